@@ -1,0 +1,176 @@
+"""Array backends: where arrays come from and how they get back to the host.
+
+This is the only module of the package that imports ``numpy``, ``cupy`` or
+``array_api_compat``. Everything else receives its array namespace from
+:func:`get_xp` and then uses only ``xp.*`` functions, operators and ``math.*``
+on Python scalars, so the same code runs on NumPy, on CuPy (GPU) and on
+``array_api_strict`` (the reference implementation of the Python array API
+standard, which we use on CPU to prove the CuPy paths portable).
+
+There is no global switch: NumPy arrays in give NumPy arrays out, CuPy arrays
+in give CuPy arrays out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+__all__ = ["Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array"]
+
+
+def get_xp(*arrays: Any) -> Any:
+    """Return the array namespace shared by ``arrays`` (``None`` entries are skipped).
+
+    NumPy inputs give the plain ``numpy`` module, so a reader stepping through
+    the code sees ordinary NumPy; other libraries give their array-API
+    namespace (through ``array_api_compat.array_namespace``).
+
+    Parameters
+    ----------
+    *arrays : array or None
+        Arrays from one library. Mixing libraries raises ``TypeError``.
+
+    Returns
+    -------
+    module
+        The namespace ``xp`` whose functions operate on these arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> get_xp(np.zeros(3), None) is np
+    True
+    """
+    present = [a for a in arrays if a is not None]
+    if not present:
+        raise TypeError("get_xp: needs at least one array, got none")
+    for a in present:
+        if isinstance(a, (bool, int, float, complex)) or not array_api_compat.is_array_api_obj(a):
+            raise TypeError(
+                f"expected an array (NumPy, CuPy or another array-API library), "
+                f"got {type(a).__name__}; wrap Python lists with numpy.asarray first"
+            )
+    try:
+        xp = array_api_compat.array_namespace(*present)
+    except TypeError as err:
+        kinds = sorted({type(a).__module__.split(".")[0] for a in present})
+        raise TypeError(
+            f"arrays come from different libraries ({', '.join(kinds)}); "
+            f"move them to one library first"
+        ) from err
+    return np if array_api_compat.is_numpy_namespace(xp) else xp
+
+
+def is_numpy_namespace(xp: Any) -> bool:
+    """True when ``xp`` is NumPy (plain or wrapped by array-api-compat)."""
+    return xp is np or array_api_compat.is_numpy_namespace(xp)
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Copy an array of any supported backend to a NumPy array on the host.
+
+    This is the one exit to the host: plots, printing and checkers call it.
+    Python scalars and nested lists are accepted too.
+
+    Examples
+    --------
+    >>> to_numpy([1.0, 2.0])
+    array([1., 2.])
+    """
+    if isinstance(x, np.ndarray):
+        return x
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    if array_api_compat.is_array_api_obj(x) and not isinstance(x, np.generic):
+        # array_api_strict refuses implicit conversion on its simulated
+        # accelerator, so move the array to its CPU device explicitly first.
+        if array_api_compat.is_array_api_strict_namespace(array_api_compat.array_namespace(x)):
+            xp = array_api_compat.array_namespace(x)
+            x = array_api_compat.to_device(x, xp.Device("CPU_DEVICE"))
+            return np.asarray(x)
+        if array_api_compat.is_torch_array(x):
+            return x.detach().cpu().numpy()
+        return np.asarray(array_api_compat.to_device(x, "cpu"))
+    return np.asarray(x)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A place to create arrays: a namespace, a device and a floating dtype.
+
+    Random parameters are always drawn on the host from one seeded
+    ``numpy.random.Generator`` and moved once, so a seed gives the same
+    weights on CPU, GPU and ``array_api_strict`` devices.
+
+    Parameters
+    ----------
+    xp : module
+        Array namespace (``numpy``, ``cupy``, ``array_api_strict``, ...).
+    device : object, optional
+        Device of that namespace; ``None`` means its default.
+    dtype : str
+        ``"float64"`` or ``"float32"``.
+
+    Examples
+    --------
+    >>> be = numpy_backend("float32")
+    >>> be.asarray([[1, 2], [3, 4]]).dtype
+    dtype('float32')
+    >>> w = be.normal((2, 3), seed=0)
+    >>> w.shape, w.dtype
+    ((2, 3), dtype('float32'))
+    """
+
+    xp: Any
+    device: Any = None
+    dtype: str = "float64"
+
+    @classmethod
+    def like(cls, x: Any) -> Backend:
+        """The backend (namespace, device, dtype) of an existing array."""
+        xp = get_xp(x)
+        return cls(xp, array_api_compat.device(x), str(x.dtype).split(".")[-1])
+
+    @property
+    def float_dtype(self) -> Any:
+        return getattr(self.xp, self.dtype)
+
+    def asarray(self, data: Any, dtype: Any = None) -> Any:
+        """Host data (lists, NumPy arrays) as an array of this backend."""
+        host = np.asarray(data, dtype=np.dtype(self.dtype) if dtype is None else dtype)
+        if self.xp is np:
+            return host.copy()
+        target = self.float_dtype if dtype is None else getattr(self.xp, np.dtype(dtype).name)
+        return self.xp.asarray(host, dtype=target, device=self.device)
+
+    def normal(self, shape: tuple[int, ...], seed: int | np.random.Generator = 0,
+               scale: float = 1.0) -> Any:
+        """Standard-normal samples times ``scale``, drawn on the host and moved once.
+
+        ``seed`` may be an int or a shared ``numpy.random.Generator`` (to draw
+        several parameter matrices from one stream).
+        """
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        return self.asarray(scale * rng.standard_normal(shape))
+
+    def glorot(self, shape: tuple[int, int], seed: int | np.random.Generator = 0) -> Any:
+        """A weight matrix with variance 2 / (fan_in + fan_out) (Glorot/Xavier)."""
+        return self.normal(shape, seed, scale=math.sqrt(2.0 / (shape[0] + shape[1])))
+
+
+def numpy_backend(dtype: str = "float64") -> Backend:
+    """The NumPy backend on the host, in ``dtype``."""
+    return Backend(np, None, dtype)
+
+
+def format_array(x: Any, precision: int = 3, max_elements: int = 400) -> str:
+    """A NumPy-style text picture of any backend's array, for step tables."""
+    host = to_numpy(x)
+    if host.size > max_elements:
+        return f"<{host.size} values; too many to print>"
+    return np.array2string(host, precision=precision, suppress_small=True, floatmode="fixed")

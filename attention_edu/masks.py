@@ -1,0 +1,126 @@
+"""Boolean attention masks: True = may attend.
+
+Masks broadcast to the scores ``(..., m, n)`` and are applied *before* the
+softmax, by replacing disallowed scores with −inf ("Attention Mechanisms:
+Fundamentals", section "Masked Attention"; "Neural attention mechanism
+vectorization", section 4.1). ``exp(−inf) = 0``, so masked keys get weight
+exactly 0; a query whose every key is masked gets all-zero weights and a zero
+output (see :func:`attention_edu.softmax`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import math
+
+from .backend import Backend, get_xp, numpy_backend
+from .shapes import Dims
+
+__all__ = ["causal_mask", "padding_mask", "apply_mask"]
+
+
+def causal_mask(m: int, n: int | None = None, backend: Backend | None = None) -> Any:
+    """Causal (autoregressive) mask: query i may attend to key j iff j ≤ i + (n − m).
+
+    With ``n == m`` (the default) this is the lower triangle: no token sees
+    the future. With ``n > m`` the *last* query is aligned with the *last* key,
+    as when m new tokens are decoded after n − m cached ones: query i sits at
+    position i + n − m and sees every key up to there.
+
+    Parameters
+    ----------
+    m : int
+        Number of queries (≥ 1).
+    n : int, optional
+        Number of keys (≥ 1); defaults to ``m``.
+    backend : Backend, optional
+        Where to create the mask (namespace and device); NumPy by default.
+
+    Returns
+    -------
+    bool array (m, n)
+
+    Notes
+    -----
+    "Attention Mechanisms: Fundamentals", section "Masked Attention": the
+    chapter adds M_ij = −inf for j > i; this mask is True exactly where M_ij = 0.
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+    >>> causal_mask(2, 4).astype(int)
+    array([[1, 1, 1, 0],
+           [1, 1, 1, 1]])
+    """
+    n = m if n is None else n
+    for name, value in (("m", m), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"causal_mask: {name} must be a positive int, got {value!r}")
+    be = backend or numpy_backend()
+    xp = be.xp
+    rows = xp.reshape(xp.arange(m, device=be.device), (m, 1))  # (m, 1)
+    cols = xp.reshape(xp.arange(n, device=be.device), (1, n))  # (1, n)
+    return cols <= rows + (n - m)  # (m, n)
+
+
+def padding_mask(lengths: Any, n: int) -> Any:
+    """Padding mask: in sequence b, key j is visible iff j < lengths[b].
+
+    Parameters
+    ----------
+    lengths : int array (B,)
+        True length of each sequence, 0 ≤ lengths[b] ≤ n. The mask is created
+        on the same backend and device as ``lengths``.
+    n : int
+        Padded length (number of keys).
+
+    Returns
+    -------
+    bool array (B, 1, n)
+        The middle axis of size 1 broadcasts over the m queries.
+
+    Notes
+    -----
+    "Neural attention mechanism vectorization", section 4.1 (padding masks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> padding_mask(np.array([2, 3]), 4).astype(int)
+    array([[[1, 1, 0, 0]],
+    <BLANKLINE>
+           [[1, 1, 1, 0]]])
+    """
+    xp = get_xp(lengths)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"padding_mask: n must be a positive int, got {n!r}")
+    if not xp.isdtype(lengths.dtype, "integral"):
+        raise TypeError(f"padding_mask: lengths has dtype {lengths.dtype} but must hold integers")
+    Dims("padding_mask").shape("lengths", tuple(lengths.shape), "B")
+    if bool(xp.any(lengths < 0)) or bool(xp.any(lengths > n)):
+        raise ValueError(f"padding_mask: every length must lie in [0, n = {n}]")
+    device = getattr(lengths, "device", None)
+    positions = xp.reshape(xp.arange(n, device=device), (1, 1, n))  # (1, 1, n)
+    limits = xp.reshape(lengths, (lengths.shape[0], 1, 1))  # (B, 1, 1)
+    return positions < limits  # (B, 1, n)
+
+
+def apply_mask(scores: Any, mask: Any | None) -> Any:
+    """Scores with disallowed entries replaced by −inf (a new array; ``scores`` is kept).
+
+    ``mask`` must already have been checked against ``scores`` by the caller.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> apply_mask(np.array([[1.0, 2.0]]), np.array([[True, False]]))
+    array([[  1., -inf]])
+    """
+    if mask is None:
+        return scores
+    xp = get_xp(scores)
+    return xp.where(mask, scores, xp.full_like(scores, -math.inf))

@@ -1,0 +1,160 @@
+"""Multi-head attention and the reshapes between (..., L, H*d) and (..., H, L, d).
+
+"Neural attention mechanism vectorization", section 3 (multi-head shapes
+(B, H, L, d_k) and scores (B, H, L, L)); "Attention Mechanisms: Fundamentals",
+section "Projecting to QKV" (d_k = d_model / h). Head h uses columns
+h*d_k:(h+1)*d_k of W_Q and W_K (h*d_v:(h+1)*d_v of W_V); the heads' outputs are
+concatenated and projected: output = concat(heads) W_O, W_O (H*d_v, d_model).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .backend import get_xp
+from .dot_product import scaled_items
+from .shapes import Dims
+from .steps import Steps
+
+__all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_steps"]
+
+
+def _check_heads(func: str, num_heads: Any) -> int:
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
+        raise ValueError(f"{func}: num_heads must be a positive int, got {num_heads!r}")
+    return num_heads
+
+
+def _heads_of(dims: Dims, arg: str, shape: tuple[int, ...], width: str, num_heads: int) -> int:
+    """Size per head of dimension ``width`` (= num_heads * d), or a clear error."""
+    if dims[width] % num_heads:
+        raise dims.error(
+            f"{arg} has shape {shape}: its {width} = {dims[width]} does not split into "
+            f"num_heads = {num_heads} equal heads; choose num_heads dividing {dims[width]}"
+        )
+    return dims[width] // num_heads
+
+
+def split_heads(X: Any, num_heads: int) -> Any:
+    """Split the last axis into heads and move heads before the sequence axis.
+
+    (..., L, H*d) → reshape (..., L, H, d) → swap → (..., H, L, d).
+    Head h gets columns h*d:(h+1)*d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(12.0).reshape(2, 6)          # L = 2, H*d = 6
+    >>> split_heads(X, 3).shape
+    (3, 2, 2)
+    >>> split_heads(X, 3)[1]                        # head 1: columns 2:4
+    array([[2., 3.],
+           [8., 9.]])
+    """
+    xp = get_xp(X)
+    dims = Dims("split_heads")
+    num_heads = _check_heads("split_heads", num_heads)
+    dims.array("X", X, "... L Hd", finite=False)
+    d = _heads_of(dims, "X", tuple(X.shape), "Hd", num_heads)
+    lead = tuple(X.shape[:-2])
+    split = xp.reshape(X, lead + (dims["L"], num_heads, d))  # (..., L, H, d)
+    k = len(lead)
+    return xp.permute_dims(split, tuple(range(k)) + (k + 1, k, k + 2))  # (..., H, L, d)
+
+
+def merge_heads(X: Any) -> Any:
+    """Inverse of :func:`split_heads`: (..., H, L, d) → (..., L, H*d).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(12.0).reshape(2, 6)
+    >>> bool((merge_heads(split_heads(X, 3)) == X).all())
+    True
+    """
+    xp = get_xp(X)
+    dims = Dims("merge_heads")
+    dims.array("X", X, "... H L d", finite=False)
+    k = X.ndim - 3
+    lead = tuple(X.shape[:k])
+    moved = xp.permute_dims(X, tuple(range(k)) + (k + 1, k, k + 2))  # (..., L, H, d)
+    return xp.reshape(moved, lead + (dims["L"], dims["H"] * dims["d"]))  # (..., L, H*d)
+
+
+def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any,
+                               num_heads: int, mask: Any | None = None) -> Steps:
+    """Multi-head attention with every intermediate kept (see :func:`multi_head_attention`)."""
+    name = "multi_head_attention"
+    xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
+    num_heads = _check_heads(name, num_heads)
+    dims = Dims(name)
+    dims.array("X_q", X_q, "... m d_model")
+    dims.array("X_kv", X_kv, "... n d_model")
+    dims.array("W_Q", W_Q, "d_model Hd_k")
+    dims.array("W_K", W_K, "d_model Hd_k")
+    dims.array("W_V", W_V, "d_model Hd_v")
+    dims.array("W_O", W_O, "Hd_v d_model")
+    d_k = _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
+    _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
+    dims.mask("mask", mask, "... m n")
+    Q = split_heads(X_q @ W_Q, num_heads)  # (..., H, m, d_k)
+    K = split_heads(X_kv @ W_K, num_heads)  # (..., H, n, d_k)
+    V = split_heads(X_kv @ W_V, num_heads)  # (..., H, n, d_v)
+    head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n)
+    attended = scaled_items(Q, K, V, head_mask, d_k)  # scores ... (..., H, m, n); output (..., H, m, d_v)
+    heads = attended[-1][2]
+    concat = merge_heads(heads)  # (..., m, H*d_v)
+    output = concat @ W_O  # (..., m, d_model)
+    items = [("Q", "split_heads(X_q W_Q)", Q), ("K", "split_heads(X_kv W_K)", K),
+             ("V", "split_heads(X_kv W_V)", V)]
+    items += [(("heads" if key == "output" else key), eq, arr) for key, eq, arr in attended]
+    items += [("concat", "merge_heads(heads)", concat), ("output", "concat W_O", output)]
+    return Steps(name, items)
+
+
+def multi_head_attention(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any,
+                         num_heads: int, mask: Any | None = None) -> tuple[Any, Any]:
+    """Multi-head attention: concat_h(softmax(Q_h K_hᵀ / √d_k) V_h) W_O.
+
+    Q_h = (X_q W_Q)[..., h*d_k:(h+1)*d_k], likewise K_h from X_kv W_K and
+    V_h from X_kv W_V. Pass the same array as X_q and X_kv for self-attention.
+
+    Parameters
+    ----------
+    X_q : array (..., m, d_model)
+    X_kv : array (..., n, d_model)
+    W_Q, W_K : array (d_model, H*d_k)
+    W_V : array (d_model, H*d_v)
+    W_O : array (H*d_v, d_model)
+    num_heads : int
+        H; must divide the columns of W_Q and W_V.
+    mask : bool array broadcastable to (..., m, n), optional
+        Shared by all heads (it has no head axis).
+
+    Returns
+    -------
+    output : array (..., m, d_model)
+    weights : array (..., H, m, n)
+        Per-head attention weights.
+
+    Notes
+    -----
+    "Neural attention mechanism vectorization", section 3, and "Attention
+    Mechanisms: Fundamentals", section "Projecting to QKV".
+
+    Examples
+    --------
+    With one head and W_O = I this is single-head self-attention; on
+    "cat sat mat" (identity projections) it gives the scaled weights:
+
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> I = np.eye(2)
+    >>> output, weights = multi_head_attention(X, X, I, I, I, I, num_heads=1)
+    >>> weights.shape
+    (1, 3, 3)
+    >>> np.round(weights[0, 0], 2)
+    array([0.4, 0.2, 0.4])
+    """
+    steps = multi_head_attention_steps(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask)
+    return steps.output, steps.weights

@@ -1,0 +1,213 @@
+"""Runtime shape checks with named dimensions, and errors a beginner can act on.
+
+Every public function starts the same way::
+
+    xp = get_xp(Q, K, V)
+    dims = Dims("scaled_dot_product_attention")
+    dims.array("Q", Q, "... m d_k")      # binds m and d_k
+    dims.array("K", K, "... n d_k")      # binds n, re-checks d_k
+    dims.array("V", V, "... n d_v")      # re-checks n, binds d_v
+    dims.mask("mask", mask, "... m n")   # boolean, broadcastable to the scores
+
+A pattern is a space-separated list of dimension names, integers, and an
+optional leading ``...`` for batch dimensions (which must broadcast across
+arguments). The first argument that shows a name binds it; later arguments
+must agree, and a disagreement raises :class:`ShapeError` naming the
+function, the argument, the pattern, the actual shape and who bound the
+dimension::
+
+    scaled_dot_product_attention: K has shape (5, 4) but pattern (..., n, d_k)
+    needs d_k = 3, bound by Q (5, 3)
+
+Why not jaxtyping? It checks NumPy and array-API arrays, but it is driven by
+annotations plus a runtime type checker, and its failures read as type-checker
+reports about "the parameter with name ..." rather than naming the dimension
+that disagrees and where it was bound. A small helper gives clearer messages
+and no extra dependencies. See the README, section "Design choices".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .backend import get_xp
+
+__all__ = ["ShapeError", "Dims", "broadcast_shapes"]
+
+
+class ShapeError(ValueError):
+    """An argument's shape does not fit the pattern the function needs."""
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NumPy broadcasting of two shapes, or ``None`` if they do not broadcast."""
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _fmt_pattern(tokens: list[str]) -> str:
+    return "(" + ", ".join(tokens) + ")"
+
+
+class Dims:
+    """Named dimensions bound while the arguments of one call are checked.
+
+    Parameters
+    ----------
+    func : str
+        Name of the public function, used in every message.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dims = Dims("demo")
+    >>> dims.array("Q", np.zeros((5, 3)), "... m d_k")
+    >>> dims["d_k"], dims.batch
+    (3, ())
+    >>> dims.array("K", np.zeros((5, 4)), "... n d_k")
+    Traceback (most recent call last):
+    ...
+    attention_edu.shapes.ShapeError: demo: K has shape (5, 4) but pattern (..., n, d_k) needs d_k = 3, bound by Q (5, 3)
+    """
+
+    def __init__(self, func: str):
+        self.func = func
+        self._bound: dict[str, tuple[int, str]] = {}   # name -> (size, "Q (5, 3)")
+        self.batch: tuple[int, ...] = ()
+        self._batch_from: list[str] = []
+        self._dtype: tuple[Any, str] | None = None
+
+    def __getitem__(self, name: str) -> int:
+        return self._bound[name][0]
+
+    def error(self, message: str) -> ShapeError:
+        """A :class:`ShapeError` prefixed with the function name."""
+        return ShapeError(f"{self.func}: {message}")
+
+    # -- shapes ---------------------------------------------------------------
+    def shape(self, arg: str, shape: tuple[int, ...], pattern: str) -> None:
+        """Check a bare shape against ``pattern`` and bind its dimensions."""
+        tokens = pattern.split()
+        batched = bool(tokens) and tokens[0] == "..."
+        named = tokens[1:] if batched else tokens
+        where = f"{arg} {_fmt(shape)}"
+        shown = _fmt_pattern(tokens)
+        if len(shape) < len(named) or (not batched and len(shape) != len(named)):
+            need = f"at least {len(named)}" if batched else f"exactly {len(named)}"
+            raise self.error(
+                f"{arg} has shape {_fmt(shape)} ({len(shape)} dimensions) but pattern "
+                f"{shown} needs {need} dimensions"
+            )
+        core = shape[len(shape) - len(named):]
+        trial = dict(self._bound)
+        for token, size in zip(named, core):
+            problem = self._bind(trial, token, size, where)
+            if problem:
+                hint = self._transpose_hint(named, core, arg)
+                raise self.error(f"{arg} has shape {_fmt(shape)} but pattern {shown} needs {problem}{hint}")
+        for token, size in zip(named, core):
+            if size == 0:
+                raise self.error(
+                    f"{arg} has shape {_fmt(shape)}: dimension {token} is 0, "
+                    f"but attention needs at least one {'key' if token == 'n' else 'entry'} along it"
+                )
+        if batched:
+            lead = shape[: len(shape) - len(named)]
+            merged = broadcast_shapes(self.batch, lead)
+            if merged is None:
+                raise self.error(
+                    f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
+                    f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
+                )
+            self.batch = merged
+            self._batch_from.append(where)
+        self._bound = trial
+
+    def _bind(self, bound: dict, token: str, size: int, where: str) -> str | None:
+        if token.isdigit():
+            return None if int(token) == size else f"{token} there, got {size}"
+        if token in bound:
+            want, source = bound[token]
+            return None if want == size else f"{token} = {want}, bound by {source}"
+        bound[token] = (size, where)
+        return None
+
+    def _transpose_hint(self, named: list[str], core: tuple[int, ...], arg: str) -> str:
+        if len(core) < 2:
+            return ""
+        swapped = core[:-2] + (core[-1], core[-2])
+        trial = dict(self._bound)
+        if all(self._bind(trial, t, s, "") is None for t, s in zip(named, swapped)):
+            return f" (it looks transposed: pass {arg} with its last two axes swapped)"
+        return ""
+
+    # -- whole arguments ------------------------------------------------------
+    def array(self, arg: str, x: Any, pattern: str, *, finite: bool = True) -> None:
+        """Check a floating-point array argument: type, dtype, finiteness, shape.
+
+        All floating arguments of one call must share one dtype (so that the
+        dtype in is the dtype out). NaN or infinite values raise ``ValueError``.
+        """
+        if x is None:
+            raise TypeError(f"{self.func}: {arg} is None; pass an array of shape {_fmt_pattern(pattern.split())}")
+        xp = get_xp(x)
+        if not xp.isdtype(x.dtype, "real floating"):
+            raise TypeError(
+                f"{self.func}: {arg} has dtype {x.dtype} but attention needs floating-point "
+                f"numbers; convert it, e.g. {arg}.astype('float64')"
+            )
+        if self._dtype is None:
+            self._dtype = (x.dtype, arg)
+        elif x.dtype != self._dtype[0]:
+            raise TypeError(
+                f"{self.func}: {arg} has dtype {x.dtype} but {self._dtype[1]} has dtype "
+                f"{self._dtype[0]}; give all arrays the same floating dtype"
+            )
+        self.shape(arg, tuple(x.shape), pattern)
+        if finite and not bool(xp.all(xp.isfinite(x))):
+            kind = "NaN" if bool(xp.any(xp.isnan(x))) else "infinite"
+            raise ValueError(f"{self.func}: {arg} {_fmt(tuple(x.shape))} contains {kind} values")
+
+    def mask(self, arg: str, mask: Any, pattern: str = "... m n") -> None:
+        """Check a boolean mask broadcastable to the pattern's (already bound) shape.
+
+        The mask joins the batch broadcast, so a mask with extra leading axes
+        widens the output's batch shape.
+        """
+        if mask is None:
+            return
+        xp = get_xp(mask)
+        if mask.dtype != xp.bool:
+            raise TypeError(
+                f"{self.func}: {arg} has dtype {mask.dtype} but masks are boolean, "
+                f"True = may attend; build one with causal_mask/padding_mask or (x != 0)"
+            )
+        shape = tuple(mask.shape)
+        named = pattern.split()[1:]
+        target = [self[t] for t in named]
+        if len(shape) < len(named) or any(
+            s not in (1, t) for s, t in zip(shape[len(shape) - len(named):], target)
+        ):
+            sources = ", ".join(f"{t} = {self[t]} from {self._bound[t][1]}" for t in named)
+            raise self.error(
+                f"{arg} has shape {_fmt(shape)} but must broadcast to {_fmt_pattern(pattern.split())} "
+                f"with {sources}: each of its last {len(named)} axes must be that size or 1"
+            )
+        lead = shape[: len(shape) - len(named)]
+        merged = broadcast_shapes(self.batch, lead)
+        if merged is None:
+            raise self.error(
+                f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
+                f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
+            )
+        self.batch = merged
