@@ -20,7 +20,15 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-__all__ = ["Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array"]
+__all__ = [
+    "Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array",
+    "host_numpy", "cupy_if_available",
+]
+
+#: NumPy itself, for host-side code (worked-example catalogue, checkers, plots,
+#: benchmarks) that only ever handles host arrays, typically after to_numpy.
+#: Mechanisms never use it: they take ``xp`` from their inputs with get_xp.
+host_numpy = np
 
 
 def get_xp(*arrays: Any) -> Any:
@@ -174,3 +182,15 @@ def format_array(x: Any, precision: int = 3, max_elements: int = 400) -> str:
     if host.size > max_elements:
         return f"<{host.size} values; too many to print>"
     return np.array2string(host, precision=precision, suppress_small=True, floatmode="fixed")
+
+
+def cupy_if_available() -> Any:
+    """The ``cupy`` module when it imports and sees a CUDA device, else ``None``."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.cuda.is_available() else None
+    except Exception:  # a broken CUDA install reports itself in many ways
+        return None
