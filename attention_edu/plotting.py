@@ -1,0 +1,180 @@
+"""Pictures of attention: labelled heatmaps, one distribution as bars, benchmark curves.
+
+The only module of the package that imports matplotlib (the core never does).
+Every function takes arrays of any backend and brings them to the host with
+:func:`attention_edu.backend.to_numpy`, and returns the matplotlib object it
+drew on so a notebook can adjust titles or save the figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from .backend import host_numpy as np
+from .backend import to_numpy
+
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "plot_benchmark"]
+
+
+def _labels(given: Sequence[str] | None, count: int, what: str) -> list[str]:
+    if given is None:
+        return [str(i + 1) for i in range(count)]
+    if len(given) != count:
+        raise ValueError(f"{what} has {len(given)} labels but the weights have {count} along that axis")
+    return [str(label) for label in given]
+
+
+def attention_heatmap(weights: Any, query_labels: Sequence[str] | None = None,
+                      key_labels: Sequence[str] | None = None, ax: Any = None,
+                      title: str | None = None, annotate: bool | None = None,
+                      cmap: str = "viridis") -> Any:
+    """Draw an attention matrix (m, n): queries down the rows, keys across the columns.
+
+    Parameters
+    ----------
+    weights : array (m, n)
+        One attention matrix (index a batch or head first).
+    query_labels, key_labels : sequence of str, optional
+        Tokens for the rows (queries) and columns (keys); 1..m and 1..n by default.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+    title : str, optional
+    annotate : bool, optional
+        Write each weight in its cell; by default only when m, n ≤ 12.
+    cmap : str
+        Colour map; weights are drawn on the fixed scale [0, 1].
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ax = attention_heatmap(np.full((2, 3), 1 / 3), ["le", "chat"], ["the", "cat", "sat"])
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['the', 'cat', 'sat']
+    """
+    w = to_numpy(weights)
+    if w.ndim != 2:
+        raise ValueError(f"attention_heatmap: weights has shape {w.shape}; pass one (m, n) matrix")
+    m, n = w.shape
+    rows, cols = _labels(query_labels, m, "query_labels"), _labels(key_labels, n, "key_labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.6 * n, 0.8 + 0.5 * m))
+    image = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(n), cols, rotation=45 if max(len(c) for c in cols) > 3 else 0)
+    ax.set_yticks(range(m), rows)
+    ax.set_xlabel("keys (attended to)")
+    ax.set_ylabel("queries")
+    if annotate if annotate is not None else max(m, n) <= 12:
+        for i in range(m):
+            for j in range(n):
+                ax.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color="black" if w[i, j] > 0.6 else "white")
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def distribution_bars(weights: Any, labels: Sequence[str] | None = None, ax: Any = None,
+                      title: str | None = None, highlight_max: bool = True) -> Any:
+    """Bar chart of one attention distribution (n,), e.g. the weights of one query.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ax = distribution_bars(np.array([0.05, 0.82, 0.13]), ["the", "cat", "sat"])
+    >>> len(ax.patches)
+    3
+    """
+    w = to_numpy(weights)
+    if w.ndim != 1:
+        raise ValueError(f"distribution_bars: weights has shape {w.shape}; pass one row (n,)")
+    names = _labels(labels, w.shape[0], "labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.6 * len(names), 2.6))
+    colours = ["tab:orange" if highlight_max and i == int(np.argmax(w)) else "tab:blue"
+               for i in range(len(names))]
+    ax.bar(range(len(names)), w, color=colours)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylim(0, max(1.0, float(w.max()) * 1.05))
+    ax.set_ylabel("weight")
+    for i, value in enumerate(w):
+        ax.text(i, value + 0.02, f"{value:.2f}", ha="center", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def heads_heatmaps(weights: Any, query_labels: Sequence[str] | None = None,
+                   key_labels: Sequence[str] | None = None, title: str | None = None) -> Figure:
+    """One heatmap per head for weights (H, m, n), side by side.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig = heads_heatmaps(np.full((2, 3, 3), 1 / 3))
+    >>> len(fig.axes)  # two heads and their colour bars
+    4
+    """
+    w = to_numpy(weights)
+    if w.ndim != 3:
+        raise ValueError(f"heads_heatmaps: weights has shape {w.shape}; pass (H, m, n)")
+    H, m, n = w.shape
+    fig, axes = plt.subplots(1, H, figsize=(H * (1.2 + 0.5 * n), 1.0 + 0.5 * m), squeeze=False)
+    for h in range(H):
+        attention_heatmap(w[h], query_labels, key_labels, ax=axes[0, h], title=f"head {h}",
+                          annotate=max(m, n) <= 6)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
+                   y: str = "seconds", series: str = "series", title: str | None = None) -> Figure:
+    """Log-log curves of a measured quantity against size, one line per series.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Each has keys ``x``, ``y`` and ``series`` (e.g. {"series": "blockwise",
+        "n": 4096, "seconds": 0.12}); rows whose ``y`` is None are skipped.
+    path : str, optional
+        Write the figure there (PNG/SVG/PDF by suffix) as well as returning it.
+
+    Returns
+    -------
+    matplotlib Figure
+
+    Examples
+    --------
+    >>> fig = plot_benchmark([{"series": "a", "n": 1, "seconds": 1.0},
+    ...                       {"series": "a", "n": 2, "seconds": 4.0}])
+    >>> fig.axes[0].get_xscale()
+    'log'
+    """
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    names = list(dict.fromkeys(row[series] for row in rows))
+    for name in names:
+        points = sorted((row[x], row[y]) for row in rows if row[series] == name and row.get(y) is not None)
+        if points:
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, marker="o", label=str(name))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    if path is not None:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
