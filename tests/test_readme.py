@@ -1,0 +1,28 @@
+"""The README's promises: its quick start runs, and CI runs its test command verbatim."""
+
+import doctest
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", text, re.S)]
+
+
+def test_quickstart_runs_as_written():
+    result = doctest.testfile(str(README), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5
+    assert result.failed == 0
+
+
+def test_readme_states_two_commands_and_ci_runs_the_test_command():
+    blocks = _bash_blocks(README.read_text())
+    main_job = [b for b in blocks if "attention-edu examples" in b]
+    tests = [b for b in blocks if "pytest" in b]
+    assert len(main_job) == 1 and len(tests) == 1
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert tests[0] in ci.splitlines(), "the README's test command must appear verbatim in .ci/run"
