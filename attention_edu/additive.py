@@ -37,7 +37,6 @@ def additive_score_items(S: Any, H: Any, W1: Any, W2: Any, v: Any) -> list[tuple
 def bahdanau_attention_steps(S: Any, H: Any, W1: Any, W2: Any, v: Any,
                              mask: Any | None = None) -> Steps:
     """Bahdanau attention with every intermediate kept (see :func:`bahdanau_attention`)."""
-    get_xp(S, H, W1, W2, v, mask)
     dims = Dims("bahdanau_attention")
     dims.array("S", S, "... m d_s")
     dims.array("H", H, "... n d_h")

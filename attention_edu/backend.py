@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = [
     "Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array",
-    "host_numpy", "cupy_if_available",
+    "host_numpy", "cupy_if_available", "device_of",
 ]
 
 #: NumPy itself, for host-side code (worked-example catalogue, checkers, plots,
@@ -72,6 +72,29 @@ def get_xp(*arrays: Any) -> Any:
             f"move them to one library first"
         ) from err
     return np if array_api_compat.is_numpy_namespace(xp) else xp
+
+
+def device_of(x: Any) -> Any:
+    """The device an array lives on (``"cpu"`` for NumPy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> device_of(np.zeros(2))
+    'cpu'
+    """
+    return array_api_compat.device(x)
+
+
+def _array_api_namespace(xp: Any) -> Any:
+    """``xp`` itself, or its array-API wrapper where the raw module lacks ``device=`` keywords."""
+    if xp is np or array_api_compat.is_numpy_namespace(xp):
+        return np
+    if array_api_compat.is_cupy_namespace(xp):
+        # cupy.asarray/arange take no device= keyword; array_api_compat.cupy does.
+        import array_api_compat.cupy as cupy_namespace
+        return cupy_namespace
+    return xp
 
 
 def is_numpy_namespace(xp: Any) -> bool:
@@ -137,6 +160,10 @@ class Backend:
     xp: Any
     device: Any = None
     dtype: str = "float64"
+
+    def __post_init__(self) -> None:
+        # Backend(cupy) must work like the namespace get_xp gives for CuPy arrays.
+        object.__setattr__(self, "xp", _array_api_namespace(self.xp))
 
     @classmethod
     def like(cls, x: Any) -> Backend:

@@ -33,8 +33,8 @@ def _check_qkv(func: str, Q: Any, K: Any, V: Any, mask: Any | None) -> Dims:
 
 def dot_product_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None) -> Steps:
     """Unscaled dot-product attention, every intermediate kept (see :func:`dot_product_attention`)."""
-    xp = get_xp(Q, K, V, mask)
     _check_qkv("dot_product_attention", Q, K, V, mask)
+    xp = get_xp(Q, K, V, mask)
     scores = Q @ xp.matrix_transpose(K)  # (..., m, n)
     return Steps("dot_product_attention", [("scores", "Q Kᵀ", scores)] + weigh(scores, V, mask))
 
@@ -97,7 +97,6 @@ def scaled_dot_product_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None 
     >>> steps.names
     ('scores', 'scaled_scores', 'weights', 'output')
     """
-    get_xp(Q, K, V, mask)
     dims = _check_qkv("scaled_dot_product_attention", Q, K, V, mask)
     return Steps("scaled_dot_product_attention", scaled_items(Q, K, V, mask, dims["d_k"]))
 

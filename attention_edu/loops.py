@@ -64,7 +64,6 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     >>> np.round(output[0], 2)
     array([0.84, 0.58])
     """
-    xp = get_xp(Q, K, V, mask)
     dims = Dims("attention_loop")
     dims.array("Q", Q, "m d_k")
     dims.array("K", K, "n d_k")
@@ -73,6 +72,7 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
         dims.mask("mask", mask, "... m n")
         if mask.ndim != 2:
             raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+    xp = get_xp(Q, K, V, mask)
     scale = math.sqrt(dims["d_k"]) if scaled else 1.0
     rows = [[xp.sum(Q[i, :] * K[j, :]) / scale for j in range(dims["n"])] for i in range(dims["m"])]
     return _attend_rows(xp, rows, V, mask)
@@ -104,7 +104,6 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     >>> np.round(weights, 2)
     array([[0.5, 0.5]])
     """
-    xp = get_xp(S, H, W1, W2, v, mask)
     dims = Dims("bahdanau_attention_loop")
     dims.array("S", S, "m d_s")
     dims.array("H", H, "n d_h")
@@ -115,6 +114,7 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
         dims.mask("mask", mask, "... m n")
         if mask.ndim != 2:
             raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+    xp = get_xp(S, H, W1, W2, v, mask)
     rows = []
     for t in range(dims["m"]):
         query_part = W1 @ S[t, :]  # (d_a,): computed once per decoder step

@@ -51,7 +51,6 @@ def luong_attention_steps(S: Any, H: Any, score: str = "dot", W: Any | None = No
             raise TypeError(f"{name}: score={score!r} needs {arg}")
         if arg not in needs and value is not None:
             raise TypeError(f"{name}: score={score!r} takes no {arg}; pass {arg}=None")
-    get_xp(S, H, W, v, mask)
     dims = Dims(name)
     dims.array("S", S, "... m d_s")
     try:

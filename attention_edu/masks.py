@@ -10,12 +10,11 @@ output (see :func:`attention_edu.softmax`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import math
-
 from .backend import Backend, get_xp, numpy_backend
-from .shapes import Dims
+from .shapes import Dims, positive_int
 
 __all__ = ["causal_mask", "padding_mask", "apply_mask"]
 
@@ -56,10 +55,8 @@ def causal_mask(m: int, n: int | None = None, backend: Backend | None = None) ->
     array([[1, 1, 1, 0],
            [1, 1, 1, 1]])
     """
-    n = m if n is None else n
-    for name, value in (("m", m), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"causal_mask: {name} must be a positive int, got {value!r}")
+    m = positive_int("causal_mask", "m", m)
+    n = m if n is None else positive_int("causal_mask", "n", n)
     be = backend or numpy_backend()
     xp = be.xp
     rows = xp.reshape(xp.arange(m, device=be.device), (m, 1))  # (m, 1)
@@ -95,12 +92,14 @@ def padding_mask(lengths: Any, n: int) -> Any:
     <BLANKLINE>
            [[1, 1, 1, 0]]])
     """
-    xp = get_xp(lengths)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"padding_mask: n must be a positive int, got {n!r}")
+    n = positive_int("padding_mask", "n", n)
+    if lengths is None:
+        raise TypeError("padding_mask: lengths is None; pass an int array of shape (B,)")
+    dims = Dims("padding_mask")
+    xp = dims.namespace("lengths", lengths)
     if not xp.isdtype(lengths.dtype, "integral"):
         raise TypeError(f"padding_mask: lengths has dtype {lengths.dtype} but must hold integers")
-    Dims("padding_mask").shape("lengths", tuple(lengths.shape), "B")
+    dims.shape("lengths", tuple(lengths.shape), "B")
     if bool(xp.any(lengths < 0)) or bool(xp.any(lengths > n)):
         raise ValueError(f"padding_mask: every length must lie in [0, n = {n}]")
     device = getattr(lengths, "device", None)
@@ -112,7 +111,10 @@ def padding_mask(lengths: Any, n: int) -> Any:
 def apply_mask(scores: Any, mask: Any | None) -> Any:
     """Scores with disallowed entries replaced by −inf (a new array; ``scores`` is kept).
 
-    ``mask`` must already have been checked against ``scores`` by the caller.
+    Parameters
+    ----------
+    scores : array (..., m, n)
+    mask : bool array broadcastable to (..., m, n), or None (then ``scores`` is returned)
 
     Examples
     --------
@@ -122,5 +124,8 @@ def apply_mask(scores: Any, mask: Any | None) -> Any:
     """
     if mask is None:
         return scores
-    xp = get_xp(scores)
+    dims = Dims("apply_mask")
+    dims.array("scores", scores, "... m n", finite=False)
+    dims.mask("mask", mask, "... m n")
+    xp = get_xp(scores, mask)
     return xp.where(mask, scores, xp.full_like(scores, -math.inf))

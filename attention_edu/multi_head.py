@@ -13,16 +13,10 @@ from typing import Any
 
 from .backend import get_xp
 from .dot_product import scaled_items
-from .shapes import Dims
+from .shapes import Dims, positive_int
 from .steps import Steps
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_steps"]
-
-
-def _check_heads(func: str, num_heads: Any) -> int:
-    if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-        raise ValueError(f"{func}: num_heads must be a positive int, got {num_heads!r}")
-    return num_heads
 
 
 def _heads_of(dims: Dims, arg: str, shape: tuple[int, ...], width: str, num_heads: int) -> int:
@@ -41,6 +35,17 @@ def split_heads(X: Any, num_heads: int) -> Any:
     (..., L, H*d) → reshape (..., L, H, d) → swap → (..., H, L, d).
     Head h gets columns h*d:(h+1)*d.
 
+    Parameters
+    ----------
+    X : array (..., L, H*d)
+        L positions, each a concatenation of H head vectors of size d.
+    num_heads : int
+        H; must divide the last axis.
+
+    Returns
+    -------
+    array (..., H, L, d)
+
     Examples
     --------
     >>> import numpy as np
@@ -51,10 +56,10 @@ def split_heads(X: Any, num_heads: int) -> Any:
     array([[2., 3.],
            [8., 9.]])
     """
-    xp = get_xp(X)
     dims = Dims("split_heads")
-    num_heads = _check_heads("split_heads", num_heads)
+    num_heads = positive_int("split_heads", "num_heads", num_heads)
     dims.array("X", X, "... L Hd", finite=False)
+    xp = get_xp(X)
     d = _heads_of(dims, "X", tuple(X.shape), "Hd", num_heads)
     lead = tuple(X.shape[:-2])
     split = xp.reshape(X, lead + (dims["L"], num_heads, d))  # (..., L, H, d)
@@ -65,6 +70,16 @@ def split_heads(X: Any, num_heads: int) -> Any:
 def merge_heads(X: Any) -> Any:
     """Inverse of :func:`split_heads`: (..., H, L, d) → (..., L, H*d).
 
+    Parameters
+    ----------
+    X : array (..., H, L, d)
+        One (L, d) block per head, e.g. the heads' outputs.
+
+    Returns
+    -------
+    array (..., L, H*d)
+        Row l concatenates the heads' rows l in head order.
+
     Examples
     --------
     >>> import numpy as np
@@ -72,9 +87,9 @@ def merge_heads(X: Any) -> Any:
     >>> bool((merge_heads(split_heads(X, 3)) == X).all())
     True
     """
-    xp = get_xp(X)
     dims = Dims("merge_heads")
     dims.array("X", X, "... H L d", finite=False)
+    xp = get_xp(X)
     k = X.ndim - 3
     lead = tuple(X.shape[:k])
     moved = xp.permute_dims(X, tuple(range(k)) + (k + 1, k, k + 2))  # (..., L, H, d)
@@ -85,8 +100,7 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
                                num_heads: int, mask: Any | None = None) -> Steps:
     """Multi-head attention with every intermediate kept (see :func:`multi_head_attention`)."""
     name = "multi_head_attention"
-    xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
-    num_heads = _check_heads(name, num_heads)
+    num_heads = positive_int(name, "num_heads", num_heads)
     dims = Dims(name)
     dims.array("X_q", X_q, "... m d_model")
     dims.array("X_kv", X_kv, "... n d_model")
@@ -97,6 +111,7 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
     d_k = _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
     _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
     dims.mask("mask", mask, "... m n")
+    xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
     Q = split_heads(X_q @ W_Q, num_heads)  # (..., H, m, d_k)
     K = split_heads(X_kv @ W_K, num_heads)  # (..., H, n, d_k)
     V = split_heads(X_kv @ W_V, num_heads)  # (..., H, n, d_v)

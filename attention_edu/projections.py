@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import get_xp
 from .dot_product import scaled_items
 from .shapes import Dims
 from .steps import Steps
@@ -19,7 +18,6 @@ __all__ = ["self_attention", "self_attention_steps", "cross_attention", "cross_a
 
 def _projected_steps(name: str, X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any,
                      mask: Any | None, same_source: bool) -> Steps:
-    get_xp(X_q, X_kv, W_Q, W_K, W_V, mask)
     dims = Dims(name)
     if same_source:
         dims.array("X", X_q, "... n d_model")

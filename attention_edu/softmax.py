@@ -48,13 +48,15 @@ def softmax(x: Any, axis: int = -1) -> Any:
     >>> np.round(softmax(np.array([0.8, 2.1, 0.5])), 3)
     array([0.185, 0.678, 0.137])
     """
-    xp = get_xp(x)
     dims = Dims("softmax")
     dims.array("x", x, "...", finite=False)
+    xp = get_xp(x)
     if bool(xp.any(xp.isnan(x))) or bool(xp.any(x == xp.inf)):
         raise ValueError("softmax: x contains NaN or +inf; only -inf (a masked entry) is allowed")
     if not -x.ndim <= axis < max(x.ndim, 1):
-        raise ValueError(f"softmax: axis {axis} is out of range for x with {x.ndim} dimensions")
+        raise ValueError(f"softmax: axis {axis} is out of range for x of shape {tuple(x.shape)}")
+    if x.shape[axis] == 0:
+        raise dims.error(f"x has shape {tuple(x.shape)}: axis {axis} is empty, so there is nothing to normalise")
     row_max = xp.max(x, axis=axis, keepdims=True)
     # A row that is entirely -inf would give (-inf) - (-inf) = NaN; shift it by 0 instead.
     row_max = xp.where(xp.isfinite(row_max), row_max, xp.zeros_like(row_max))
@@ -75,6 +77,7 @@ def softmax_naive(x: Any, axis: int = -1) -> Any:
     >>> np.round(softmax_naive(np.array([10.0, 0.0])), 4)
     array([1., 0.])
     """
+    Dims("softmax_naive").array("x", x, "...", finite=False)
     xp = get_xp(x)
     exps = xp.exp(x)
     return exps / xp.sum(exps, axis=axis, keepdims=True)
@@ -108,8 +111,8 @@ def softmax_jacobian(p: Any) -> Any:
     >>> float(softmax_jacobian(p)[0, 0]) < 3e-9
     True
     """
-    xp = get_xp(p)
     Dims("softmax_jacobian").array("p", p, "... n")
+    xp = get_xp(p)
     n = p.shape[-1]
     eye = xp.eye(n, dtype=p.dtype, device=getattr(p, "device", None))  # (n, n)
     p_col = xp.expand_dims(p, axis=-1)  # (..., n, 1)
@@ -130,9 +133,9 @@ def softmax_vjp(p: Any, grad_p: Any) -> Any:
     >>> bool(np.allclose(softmax_vjp(p, g), g @ softmax_jacobian(p)))
     True
     """
-    xp = get_xp(p, grad_p)
     dims = Dims("softmax_vjp")
     dims.array("p", p, "... n")
     dims.array("grad_p", grad_p, "... n")
+    xp = get_xp(p, grad_p)
     inner = xp.sum(grad_p * p, axis=-1, keepdims=True)  # (..., 1)
     return p * (grad_p - inner)  # (..., n)
