@@ -41,3 +41,5 @@ __all__ = [
     "scaled_dot_product_attention_steps", "self_attention", "self_attention_steps", "softmax",
     "softmax_jacobian", "softmax_naive", "softmax_vjp", "split_heads", "to_numpy",
 ]
+
+from . import costs, worked_examples  # noqa: E402  (built on the mechanisms above)

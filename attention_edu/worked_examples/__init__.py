@@ -1,0 +1,23 @@
+"""The chapters' worked examples, recomputed with the library and checked.
+
+One entry per example or exercise of the chapter texts (the ids of their
+inventory). Each entry holds its inputs, every value the chapter prints (as
+text), the values computed with :mod:`attention_edu`, and one check per
+printed value, compared at the printed precision. The status of an entry is
+derived from its checks: "reproduced", "erratum" or "illustrative".
+
+>>> import attention_edu as ae
+>>> ex = ae.worked_examples.get("fund.bahdanau-params")
+>>> ex.status, ex.checks[0].printed
+('reproduced', '262,400')
+>>> len(ae.worked_examples.ids()) >= 39
+True
+"""
+
+from __future__ import annotations
+
+from . import fund_costs  # noqa: F401  (registration by import, in chapter order)
+from . import _pending  # noqa: F401
+from .catalogue import INVENTORY, Builder, Check, Example, entries, get, ids, register
+
+__all__ = ["Check", "Example", "Builder", "INVENTORY", "entries", "get", "ids", "register"]

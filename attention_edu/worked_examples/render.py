@@ -1,0 +1,83 @@
+"""Text and JSON renderings of worked examples (``Example.show`` and ``to_dict``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..backend import format_array
+from ..backend import host_numpy as np
+
+__all__ = ["jsonable", "format_value", "render_example"]
+
+
+def jsonable(value: Any) -> Any:
+    """Arrays → nested lists, NumPy scalars → Python, non-finite floats → "inf"/"-inf"/"nan"."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def format_value(value: Any, precision: int = 4) -> str:
+    """A compact text form: arrays as NumPy prints them, floats to ~6 significant digits."""
+    if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and value
+                                          and not isinstance(value[0], str)):
+        array = np.asarray(value)
+        if array.dtype.kind in "biuf":
+            return format_array(array, precision).replace("\n", " ")
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return f"{v:,.0f}" if v.is_integer() and abs(v) >= 1e4 else f"{v:.6g}"
+    return str(value)
+
+
+def _indent(text: str, pad: str = "     ") -> str:
+    return text.replace("\n", "\n" + pad)
+
+
+def render_example(example: Any) -> str:
+    """``Example.show()``: header, inputs with shapes, walkthrough, library steps, checks."""
+    lines = [f"{example.id}: {example.title}", f"Source: {example.source}"]
+    failed = len(example.errata)
+    verdict = f" ({failed} of {len(example.checks)} checks fail)" if failed else ""
+    lines.append(f"Status: {example.status}{verdict}")
+    inputs = example.inputs
+    if inputs:
+        lines.append("\nInputs")
+        for name, value in inputs.items():
+            if isinstance(value, np.ndarray):
+                lines.append(f"  {name}  shape {value.shape}")
+                lines.append(f"     {_indent(format_array(value, 3))}")
+            else:
+                lines.append(f"  {name} = {format_value(value)}")
+    if example.walkthrough:
+        lines.append("\nStep by step")
+        lines.extend(f"  {line}" for line in example.walkthrough)
+    if example.steps is not None:
+        lines.append("\nThe library's steps (attention_edu)")
+        lines.append("  " + _indent(example.steps.table(values=True, precision=4), "  "))
+    lines.append("\nChecks (printed vs computed, compared at the printed precision)")
+    for c in example.checks:
+        mark = "ok " if c.ok else "ERR"
+        printed = c.printed if c.kind != "answer" else f"(no printed value) {c.printed}"
+        lines.append(f"  [{mark}] {c.name} [{c.kind}]")
+        lines.append(f"        printed : {printed}")
+        lines.append(f"        computed: {_indent(format_value(c.computed), '                  ')}")
+        if c.note:
+            lines.append(f"        {'cause' if not c.ok else 'note'}   : {c.note}")
+    if example.notes:
+        lines.append("\nNotes")
+        lines.extend(f"  - {note}" for note in example.notes)
+    return "\n".join(lines)
