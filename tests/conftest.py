@@ -1,0 +1,64 @@
+"""Shared test configuration: a quick hypothesis profile, a seeded generator, the backend matrix.
+
+Tests may import NumPy freely; only the library is restricted to attention_edu/backend.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+from attention_edu.backend import Backend, cupy_if_available, numpy_backend
+
+# Small, fast property tests: no per-example deadline (the first call of a
+# function pays for imports), and a modest number of examples per property.
+settings.register_profile(
+    "attention_edu", deadline=None, max_examples=30, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("attention_edu")
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator with a fixed seed, so every test sees the same numbers."""
+    return np.random.default_rng(20240607)
+
+
+def _strict(device: str, dtype: str) -> Backend:
+    import array_api_strict
+
+    return Backend(array_api_strict, array_api_strict.Device(device), dtype)
+
+
+def _cupy(dtype: str) -> Backend:
+    return Backend(cupy_if_available(), None, dtype)
+
+
+_NEEDS_GPU = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(cupy_if_available() is None, reason="needs CuPy and a CUDA device"),
+]
+
+#: Every place the library must run: (id, factory, marks). array_api_strict's
+#: "device1" simulates an accelerator that refuses silent trips through NumPy;
+#: "no_float64" simulates a float32-only device (like Apple's MPS).
+BACKENDS = [
+    ("numpy-float64", lambda: numpy_backend("float64"), []),
+    ("numpy-float32", lambda: numpy_backend("float32"), []),
+    ("strict-cpu-float64", lambda: _strict("CPU_DEVICE", "float64"), []),
+    ("strict-cpu-float32", lambda: _strict("CPU_DEVICE", "float32"), []),
+    ("strict-device1-float64", lambda: _strict("device1", "float64"), []),
+    ("strict-device1-float32", lambda: _strict("device1", "float32"), []),
+    ("strict-no_float64-float32", lambda: _strict("no_float64", "float32"), []),
+    ("cupy-float64", lambda: _cupy("float64"), _NEEDS_GPU),
+    ("cupy-float32", lambda: _cupy("float32"), _NEEDS_GPU),
+]
+
+
+@pytest.fixture(params=[pytest.param(make, id=name, marks=marks) for name, make, marks in BACKENDS])
+def backend(request) -> Backend:
+    """Each backend of the matrix in turn (CuPy ones skip without a GPU)."""
+    pytest.importorskip("array_api_strict")
+    return request.param()
