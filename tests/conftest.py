@@ -14,7 +14,7 @@ from attention_edu.backend import Backend, cupy_if_available, numpy_backend
 # Small, fast property tests: no per-example deadline (the first call of a
 # function pays for imports), and a modest number of examples per property.
 settings.register_profile(
-    "attention_edu", deadline=None, max_examples=30, derandomize=True,
+    "attention_edu", deadline=None, max_examples=50, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("attention_edu")
