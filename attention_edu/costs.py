@@ -221,7 +221,10 @@ def qk_arithmetic_intensity(m: int, n: int, d_k: int, bytes_per_element: int = 2
 
     Examples
     --------
+    The chapter's 512 × 64 FP16 operands: 33,554,432 FLOPs over 131,072 bytes
+    (the figure its "Hardware Implications" section prints as ~256):
+
     >>> qk_arithmetic_intensity(512, 512, 64)
-    512.0
+    256.0
     """
     return matmul_flops(m, d_k, n) / qk_bytes_loaded(m, n, d_k, bytes_per_element)

@@ -17,6 +17,9 @@ True
 from __future__ import annotations
 
 from . import fund_costs  # noqa: F401  (registration by import, in chapter order)
+from . import fund_mechanisms  # noqa: F401
+from . import fund_scaling  # noqa: F401
+from . import fund_exercises  # noqa: F401
 from . import _pending  # noqa: F401
 from .catalogue import INVENTORY, Builder, Check, Example, entries, get, ids, register
 

@@ -168,6 +168,10 @@ def _slack(tol: Any) -> Any:
     return tol * (1 + 1e-9) + 1e-15
 
 
+def _number(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1e4 and float(x).is_integer() else f"{x:.6g}"
+
+
 def mismatches(printed: Printed, computed: Any) -> list[str]:
     """Where ``computed`` falls outside the printed precision (empty list: it matches)."""
     got = np.asarray(computed, dtype=float)
@@ -176,9 +180,9 @@ def mismatches(printed: Printed, computed: Any) -> list[str]:
         return [f"shape {got.shape} computed, {want.shape} printed"]
     bad = ~(np.abs(got - want) <= _slack(np.asarray(printed.tol, dtype=float)))
     if want.ndim == 0:
-        return [f"printed {printed.text.strip()}, computed {float(got):.6g}"] if bool(bad) else []
-    return [f"{list(idx)}: printed {want[idx]:g}, computed {got[idx]:.4g}"
-            for idx in zip(*np.nonzero(bad))]
+        return [f"printed {printed.text.strip()}, computed {_number(float(got))}"] if bool(bad) else []
+    return [f"[{', '.join(str(int(i)) for i in idx)}]: printed {want[idx]:g}, "
+            f"computed {_number(float(got[idx]))}" for idx in zip(*np.nonzero(bad))]
 
 
 def matches(text: str, computed: Any, byte_base: int | None = None) -> bool:
