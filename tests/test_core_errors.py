@@ -1,0 +1,221 @@
+"""Bad calls and the errors they must raise.
+
+Every row names the exception type and substrings the message must contain:
+the function, the argument, and the shapes/dimensions involved (bound where).
+A raw NumPy traceback or a silent answer for any of these is a bug.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import traceback
+
+import numpy as np
+import pytest
+
+import attention_edu as ae
+
+array_api_strict = pytest.importorskip("array_api_strict")
+
+r = np.random.default_rng(0)
+Q, K, V = r.normal(size=(5, 3)), r.normal(size=(6, 3)), r.normal(size=(6, 4))
+S, H = r.normal(size=(5, 3)), r.normal(size=(6, 4))
+W3x6 = r.normal(size=(3, 6))
+SDPA = ae.scaled_dot_product_attention
+
+
+def nan_at(x, index):
+    y = x.copy()
+    y[index] = math.nan
+    return y
+
+
+BAD_CALLS = [
+    # --- ranks and dimensions -------------------------------------------------------------
+    ("Q-rank-1", lambda: SDPA(Q[0], K, V), ae.ShapeError,
+     ["scaled_dot_product_attention:", "Q has shape (3,)", "(1 dimension)", "(..., m, d_k)", "at least 2"]),
+    ("d_k-mismatch", lambda: SDPA(Q, r.normal(size=(5, 4)), V), ae.ShapeError,
+     ["scaled_dot_product_attention:", "K has shape (5, 4)", "(..., n, d_k)", "d_k = 3", "bound by Q (5, 3)"]),
+    ("n-mismatch-K-V", lambda: SDPA(Q, K, V[:4]), ae.ShapeError,
+     ["scaled_dot_product_attention:", "V has shape (4, 4)", "n = 6", "bound by K (6, 3)"]),
+    ("batch-mismatch", lambda: SDPA(r.normal(size=(2, 5, 3)), r.normal(size=(3, 6, 3)), V), ae.ShapeError,
+     ["scaled_dot_product_attention:", "K has batch dimensions (3,)", "(2,) from Q (2, 5, 3)"]),
+    ("dot-d_k-mismatch", lambda: ae.dot_product_attention(Q, V, V), ae.ShapeError,
+     ["dot_product_attention:", "K has shape (6, 4)", "d_k = 3", "bound by Q (5, 3)"]),
+    ("empty-queries", lambda: SDPA(Q[:0], K, V), ae.ShapeError,
+     ["scaled_dot_product_attention:", "Q has shape (0, 3)", "dimension m is 0"]),
+    ("empty-keys", lambda: SDPA(Q, K[:0], V[:0]), ae.ShapeError,
+     ["scaled_dot_product_attention:", "K has shape (0, 3)", "dimension n is 0", "key"]),
+    # --- masks ------------------------------------------------------------------------------
+    ("mask-wrong-shape", lambda: SDPA(Q, K, V, np.ones((5, 5), bool)), ae.ShapeError,
+     ["scaled_dot_product_attention:", "mask has shape (5, 5)", "(..., m, n)", "m = 5 from Q (5, 3)",
+      "n = 6 from K (6, 3)"]),
+    ("mask-transposed", lambda: SDPA(Q, K, V, ae.causal_mask(6, 5)), ae.ShapeError,
+     ["scaled_dot_product_attention:", "mask has shape (6, 5)", "n = 6 from K (6, 3)"]),
+    ("mask-int", lambda: SDPA(Q, K, V, np.ones((5, 6), int)), TypeError,
+     ["scaled_dot_product_attention:", "mask has dtype int64", "boolean", "True = may attend"]),
+    ("mask-float", lambda: SDPA(Q, K, V, np.ones((5, 6))), TypeError,
+     ["scaled_dot_product_attention:", "mask has dtype float64", "boolean"]),
+    ("mask-list", lambda: SDPA(Q, K, V, [[True] * 6] * 5), TypeError,
+     ["scaled_dot_product_attention:", "mask is a list, not an array", "asarray"]),
+    ("mask-batch-mismatch", lambda: SDPA(r.normal(size=(2, 5, 3)), K, V, np.ones((3, 5, 6), bool)), ae.ShapeError,
+     ["scaled_dot_product_attention:", "mask has batch dimensions (3,)", "(2,) from Q (2, 5, 3)"]),
+    ("bahdanau-mask", lambda: ae.bahdanau_attention(S, H, np.ones((2, 3)), np.ones((2, 4)), np.ones(2),
+                                                     np.ones((5, 7), bool)), ae.ShapeError,
+     ["bahdanau_attention:", "mask has shape (5, 7)", "m = 5 from S (5, 3)", "n = 6 from H (6, 4)"]),
+    ("apply_mask-shape", lambda: ae.apply_mask(np.zeros((5, 3)), np.ones((5, 4), bool)), ae.ShapeError,
+     ["apply_mask:", "mask has shape (5, 4)", "n = 3 from scores (5, 3)"]),
+    # --- values and dtypes ------------------------------------------------------------------
+    ("int-input", lambda: SDPA(Q.astype(int), K, V), TypeError,
+     ["scaled_dot_product_attention:", "Q has dtype int64", "floating-point"]),
+    ("bool-input", lambda: SDPA(Q, K > 0, V), TypeError,
+     ["scaled_dot_product_attention:", "K has dtype bool", "floating-point"]),
+    ("NaN-input", lambda: SDPA(Q, K, nan_at(V, (2, 1))), ValueError,
+     ["scaled_dot_product_attention:", "V (6, 4)", "NaN"]),
+    ("inf-input", lambda: SDPA(Q, K * np.inf, V), ValueError,
+     ["scaled_dot_product_attention:", "K (6, 3)", "infinite"]),
+    ("mixed-dtypes", lambda: SDPA(Q, K.astype(np.float32), V), TypeError,
+     ["scaled_dot_product_attention:", "K has dtype float32", "Q has dtype float64", "same floating dtype"]),
+    ("mixed-libraries", lambda: SDPA(Q, array_api_strict.asarray(K), V), TypeError,
+     ["scaled_dot_product_attention:", "K is an array from array_api_strict", "Q is from numpy",
+      "one library"]),
+    ("None-for-array", lambda: SDPA(None, K, V), TypeError,
+     ["scaled_dot_product_attention:", "Q is None", "(..., m, d_k)"]),
+    ("list-for-array", lambda: SDPA(Q.tolist(), K, V), TypeError,
+     ["scaled_dot_product_attention:", "Q is a list, not an array"]),
+    ("softmax-NaN", lambda: ae.softmax(np.array([math.nan, 1.0])), ValueError,
+     ["softmax:", "x contains NaN or +inf", "-inf"]),
+    ("softmax-empty-axis", lambda: ae.softmax(np.ones((3, 0))), ae.ShapeError,
+     ["softmax:", "x has shape (3, 0)", "axis -1 is empty"]),
+    ("softmax-axis", lambda: ae.softmax(np.ones(3), axis=1), ValueError,
+     ["softmax:", "axis 1", "x of shape (3,)"]),
+    ("softmax-scalar", lambda: ae.softmax(np.float64(1.0)), TypeError,
+     ["softmax:", "x is a float64, not an array"]),
+    ("vjp-n-mismatch", lambda: ae.softmax_vjp(np.full(3, 1 / 3), np.ones(4)), ae.ShapeError,
+     ["softmax_vjp:", "grad_p has shape (4,)", "n = 3", "bound by p (3,)"]),
+    # --- Bahdanau ------------------------------------------------------------------------------
+    ("bahdanau-W1-d_s", lambda: ae.bahdanau_attention(S, H, np.ones((2, 4)), np.ones((2, 4)), np.ones(2)),
+     ae.ShapeError, ["bahdanau_attention:", "W1 has shape (2, 4)", "(d_a, d_s)", "d_s = 3", "bound by S (5, 3)"]),
+    ("bahdanau-W1-transposed", lambda: ae.bahdanau_attention(S, H, np.ones((3, 2)), np.ones((2, 4)), np.ones(2)),
+     ae.ShapeError, ["bahdanau_attention:", "W1 has shape (3, 2)", "d_s = 3", "looks transposed"]),
+    ("bahdanau-W2-d_a", lambda: ae.bahdanau_attention(S, H, np.ones((2, 3)), np.ones((5, 4)), np.ones(2)),
+     ae.ShapeError, ["bahdanau_attention:", "W2 has shape (5, 4)", "d_a = 2", "bound by W1 (2, 3)"]),
+    ("bahdanau-v-d_a", lambda: ae.bahdanau_attention(S, H, np.ones((2, 3)), np.ones((2, 4)), np.ones(5)),
+     ae.ShapeError, ["bahdanau_attention:", "v has shape (5,)", "d_a = 2", "bound by W1 (2, 3)"]),
+    ("bahdanau-v-column", lambda: ae.bahdanau_attention(S, H, np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 1))),
+     ae.ShapeError, ["bahdanau_attention:", "v has shape (2, 1)", "(2 dimensions)", "(d_a)", "exactly 1 dimension"]),
+    ("bahdanau-int-W", lambda: ae.bahdanau_attention(S, H, np.ones((2, 3), int), np.ones((2, 4)), np.ones(2)),
+     TypeError, ["bahdanau_attention:", "W1 has dtype int64"]),
+    # --- Luong ------------------------------------------------------------------------------------
+    ("luong-bad-score", lambda: ae.luong_attention(S, H, "additive"), ValueError,
+     ["luong_attention:", "score must be one of", "'dot', 'general', 'concat'", "'additive'"]),
+    ("luong-W-for-dot", lambda: ae.luong_attention(S, S, "dot", W=np.eye(3)), TypeError,
+     ["luong_attention:", "score='dot' takes no W"]),
+    ("luong-v-for-general", lambda: ae.luong_attention(S, H, "general", W=np.ones((3, 4)), v=np.ones(2)), TypeError,
+     ["luong_attention:", "score='general' takes no v"]),
+    ("luong-general-needs-W", lambda: ae.luong_attention(S, H, "general"), TypeError,
+     ["luong_attention:", "score='general' needs W"]),
+    ("luong-concat-needs-v", lambda: ae.luong_attention(S, H, "concat", W=np.ones((2, 7))), TypeError,
+     ["luong_attention:", "score='concat' needs v"]),
+    ("luong-dot-d_h", lambda: ae.luong_attention(S, H, "dot"), ae.ShapeError,
+     ["luong_attention:", "H has shape (6, 4)", "d_s = 3", "bound by S (5, 3)", "d_h = d_s"]),
+    ("luong-general-W", lambda: ae.luong_attention(S, H, "general", W=np.ones((4, 3))), ae.ShapeError,
+     ["luong_attention:", "W has shape (4, 3)", "(d_s, d_h)", "d_s = 3", "looks transposed"]),
+    ("luong-concat-W", lambda: ae.luong_attention(S, H, "concat", W=np.ones((2, 6)), v=np.ones(2)), ae.ShapeError,
+     ["luong_attention:", "W has shape (2, 6)", "3 + 4 = 7 columns", "S (5, 3)", "H (6, 4)"]),
+    ("luong-concat-v", lambda: ae.luong_attention(S, H, "concat", W=np.ones((2, 7)), v=np.ones(3)), ae.ShapeError,
+     ["luong_attention:", "W has shape (2, 7)", "d_a = 3", "bound by v (3,)"]),
+    ("luong-None-S", lambda: ae.luong_attention(None, H), TypeError,
+     ["luong_attention:", "S is None"]),
+    # --- self / cross ------------------------------------------------------------------------------
+    ("self-W_Q-d_model", lambda: ae.self_attention(Q, np.ones((4, 2)), np.ones((3, 2)), np.ones((3, 2))),
+     ae.ShapeError, ["self_attention:", "W_Q has shape (4, 2)", "d_model = 3", "bound by X (5, 3)"]),
+    ("self-W_K-d_k", lambda: ae.self_attention(Q, np.ones((3, 2)), np.ones((3, 3)), np.ones((3, 2))),
+     ae.ShapeError, ["self_attention:", "W_K has shape (3, 3)", "d_k = 2", "bound by W_Q (3, 2)"]),
+    ("self-mask", lambda: ae.self_attention(Q, np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), ae.causal_mask(4)),
+     ae.ShapeError, ["self_attention:", "mask has shape (4, 4)", "m = 5 from X (5, 3)"]),
+    ("cross-X_kv-d_model", lambda: ae.cross_attention(Q, np.ones((6, 4)), np.ones((3, 2)), np.ones((3, 2)),
+                                                      np.ones((3, 2))), ae.ShapeError,
+     ["cross_attention:", "X_kv has shape (6, 4)", "d_model = 3", "bound by X_q (5, 3)"]),
+    # --- multi-head --------------------------------------------------------------------------------
+    ("mha-heads-not-dividing", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 4), ae.ShapeError,
+     ["multi_head_attention:", "W_Q has shape (3, 6)", "6", "num_heads = 4"]),
+    ("mha-heads-not-dividing-W_V", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, np.ones((3, 4)),
+                                                                   np.ones((4, 3)), 3), ae.ShapeError,
+     ["multi_head_attention:", "W_V has shape (3, 4)", "4", "num_heads = 3"]),
+    ("mha-W_O", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, np.ones((5, 3)), 2), ae.ShapeError,
+     ["multi_head_attention:", "W_O has shape (5, 3)", "= 6", "bound by W_V (3, 6)"]),
+    ("mha-W_K", lambda: ae.multi_head_attention(Q, K, W3x6, np.ones((3, 4)), W3x6, W3x6.T, 2), ae.ShapeError,
+     ["multi_head_attention:", "W_K has shape (3, 4)", "= 6", "bound by W_Q (3, 6)"]),
+    ("mha-X_kv", lambda: ae.multi_head_attention(Q, V, W3x6, W3x6, W3x6, W3x6.T, 2), ae.ShapeError,
+     ["multi_head_attention:", "X_kv has shape (6, 4)", "d_model = 3", "bound by X_q (5, 3)"]),
+    ("mha-num_heads-zero", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 0), ValueError,
+     ["multi_head_attention:", "num_heads must be a positive int", "got 0"]),
+    ("mha-num_heads-float", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 2.0), ValueError,
+     ["multi_head_attention:", "num_heads", "got 2.0"]),
+    ("split-not-dividing", lambda: ae.split_heads(np.ones((3, 5)), 2), ae.ShapeError,
+     ["split_heads:", "X has shape (3, 5)", "5", "num_heads = 2"]),
+    ("merge-rank", lambda: ae.merge_heads(np.ones((3, 5))), ae.ShapeError,
+     ["merge_heads:", "X has shape (3, 5)", "(..., H, L, d)", "at least 3"]),
+    # --- masks' builders and loops ------------------------------------------------------------------
+    ("causal-zero", lambda: ae.causal_mask(0), ValueError, ["causal_mask:", "m must be a positive int", "got 0"]),
+    ("causal-float", lambda: ae.causal_mask(3, 2.5), ValueError, ["causal_mask:", "n must be a positive int", "2.5"]),
+    ("padding-float-lengths", lambda: ae.padding_mask(np.array([1.0, 2.0]), 3), TypeError,
+     ["padding_mask:", "lengths has dtype float64", "integers"]),
+    ("padding-too-long", lambda: ae.padding_mask(np.array([1, 4]), 3), ValueError,
+     ["padding_mask:", "[0, n = 3]"]),
+    ("padding-list", lambda: ae.padding_mask([1, 2], 3), TypeError,
+     ["padding_mask:", "lengths is a list, not an array"]),
+    ("padding-2d", lambda: ae.padding_mask(np.ones((2, 2), int), 3), ae.ShapeError,
+     ["padding_mask:", "lengths has shape (2, 2)", "(B)"]),
+    ("loop-batched", lambda: ae.attention_loop(Q[None], K, V), ae.ShapeError,
+     ["attention_loop:", "Q has shape (1, 5, 3)", "(m, d_k)", "exactly 2"]),
+    ("loop-mask-3d", lambda: ae.attention_loop(Q, K, V, np.ones((1, 5, 6), bool)), ae.ShapeError,
+     ["attention_loop:", "mask has shape (1, 5, 6)", "(m, n) or (1, n)"]),
+    ("bahdanau-loop-W2", lambda: ae.bahdanau_attention_loop(S, H, np.ones((2, 3)), np.ones((2, 3)), np.ones(2)),
+     ae.ShapeError, ["bahdanau_attention_loop:", "W2 has shape (2, 3)", "d_h = 4", "bound by H (6, 4)"]),
+]
+
+
+def test_the_table_is_large_enough():
+    assert len(BAD_CALLS) >= 30
+    assert len({row[0] for row in BAD_CALLS}) == len(BAD_CALLS)
+
+
+@pytest.mark.parametrize("call, kind, fragments", [row[1:] for row in BAD_CALLS], ids=[row[0] for row in BAD_CALLS])
+def test_bad_call_raises_a_clear_error(call, kind, fragments):
+    with pytest.raises(kind) as info:
+        call()
+    assert type(info.value).__module__.split(".")[0] in ("builtins", "attention_edu"), (
+        f"raised {type(info.value).__module__}.{type(info.value).__name__}, not one of ours")
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} missing from: {message}"
+    # raised by one of the library's checks, not from deep inside NumPy
+    raised_in = traceback.extract_tb(info.value.__traceback__)[-1].filename
+    assert f"{os.sep}attention_edu{os.sep}" in raised_in, raised_in
+
+
+def test_shape_error_is_a_value_error():
+    assert issubclass(ae.ShapeError, ValueError)
+    with pytest.raises(ValueError):
+        SDPA(Q, V, V)
+
+
+def test_mixed_devices_name_both_arguments():
+    dev1 = array_api_strict.Device("device1")
+    Qs = array_api_strict.asarray(Q)
+    with pytest.raises(ValueError) as info:
+        SDPA(Qs, array_api_strict.asarray(K, device=dev1), array_api_strict.asarray(V))
+    assert "scaled_dot_product_attention: K is on device" in str(info.value)
+    assert "but Q is on device" in str(info.value)
+
+
+def test_numpy_integers_are_accepted_where_sizes_are_expected():
+    """Sizes often come from NumPy (lengths.max(), x.shape products): they are ints too."""
+    np.testing.assert_array_equal(ae.causal_mask(np.int64(3)), ae.causal_mask(3))
+    np.testing.assert_array_equal(ae.padding_mask(np.array([1, 2]), np.int64(3)), ae.padding_mask(np.array([1, 2]), 3))
+    np.testing.assert_array_equal(ae.split_heads(W3x6, np.int32(2)), ae.split_heads(W3x6, 2))
+    with pytest.raises(ValueError, match="causal_mask: m must be a positive int, got True"):
+        ae.causal_mask(True)
