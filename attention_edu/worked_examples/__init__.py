@@ -20,7 +20,8 @@ from . import fund_costs  # noqa: F401  (registration by import, in chapter orde
 from . import fund_mechanisms  # noqa: F401
 from . import fund_scaling  # noqa: F401
 from . import fund_exercises  # noqa: F401
-from . import _pending  # noqa: F401
+from . import dot, dot_exercises  # noqa: F401
+from . import matrix_vector, sheet  # noqa: F401
 from .catalogue import INVENTORY, Builder, Check, Example, entries, get, ids, register
 
 __all__ = ["Check", "Example", "Builder", "INVENTORY", "entries", "get", "ids", "register"]
