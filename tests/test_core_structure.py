@@ -1,0 +1,202 @@
+"""The package's architecture rules, read from its source with ``ast``.
+
+(a) only attention_edu/backend.py imports numpy, cupy or array_api_compat; only
+    attention_edu/plotting.py imports matplotlib;
+(b) imports point down the layers: backend 0; shapes 1; softmax, masks, steps 2;
+    weighting 3; dot_product, additive, luong, projections, multi_head, loops 4;
+    everything else (including subpackages) 5;
+(c) no bare ``assert`` in library code (``python -O`` strips it);
+(d) no module over 250 lines;
+(e) every public name of the design's API block has a numpydoc docstring with a doctest;
+(f) the backend-neutral modules (layers 1-4) use no array methods and no ``.T``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import attention_edu as ae
+
+PACKAGE = Path(ae.__file__).resolve().parent
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+LAYERS = {
+    "backend": 0, "shapes": 1, "softmax": 2, "masks": 2, "steps": 2, "weighting": 3,
+    "dot_product": 4, "additive": 4, "luong": 4, "projections": 4, "multi_head": 4, "loops": 4,
+}
+HOST_LIBRARIES = {"numpy", "cupy", "array_api_compat"}
+
+
+def module_parts(path: Path) -> list[str]:
+    """attention_edu/sub/mod.py -> ["attention_edu", "sub", "mod"]; __init__ names its package."""
+    parts = ["attention_edu"] + list(path.relative_to(PACKAGE).with_suffix("").parts)
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def layer_of(parts: list[str]) -> int:
+    """Layer of a module given as dotted parts; the package itself and subpackages are layer 5."""
+    if len(parts) == 2 and parts[0] == "attention_edu":
+        return LAYERS.get(parts[1], 5)
+    return 5
+
+
+def is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def imported_modules(path: Path):
+    """Yield (lineno, dotted parts) of every module imported anywhere in ``path`` (also inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = module_parts(path)
+    package = here if is_package(path) else here[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name.split(".")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+            else:
+                base = []
+            module = base + (node.module.split(".") if node.module else [])
+            if node.module is None:  # from . import a, b: each name is a module
+                for alias in node.names:
+                    yield node.lineno, module + [alias.name]
+            else:
+                yield node.lineno, module
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            yield node.lineno, str(node.args[0].value).split(".")
+
+
+def relative(path: Path) -> str:
+    return path.relative_to(PACKAGE.parent).as_posix()
+
+
+def test_the_walk_sees_the_core_and_resolves_relative_imports():
+    names = {relative(p) for p in SOURCES}
+    assert {"attention_edu/backend.py", "attention_edu/shapes.py", "attention_edu/multi_head.py"} <= names
+    luong = dict((tuple(parts), line) for line, parts in imported_modules(PACKAGE / "luong.py"))
+    assert ("attention_edu", "additive") in luong and ("attention_edu", "shapes") in luong
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=relative)
+def test_only_backend_imports_array_libraries_and_only_plotting_imports_matplotlib(path):
+    for line, parts in imported_modules(path):
+        if parts[0] in HOST_LIBRARIES:
+            assert relative(path) == "attention_edu/backend.py", (
+                f"{relative(path)}:{line} imports {'.'.join(parts)}; use get_xp, or "
+                f"'from .backend import host_numpy as np' for host-only code")
+        if parts[0] == "matplotlib":
+            assert relative(path) == "attention_edu/plotting.py", f"{relative(path)}:{line} imports matplotlib"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=relative)
+def test_imports_point_down_the_layers(path):
+    own = 5 if is_package(path) else layer_of(module_parts(path))
+    for line, parts in imported_modules(path):
+        if parts[0] != "attention_edu":
+            continue
+        target = layer_of(parts[:2])
+        assert target <= own, (
+            f"{relative(path)}:{line} (layer {own}) imports {'.'.join(parts)} (layer {target})")
+
+
+def test_layer_rule_would_catch_an_upward_import(tmp_path):
+    """The checker itself: a layer-2 module importing a mechanism must be flagged."""
+    assert layer_of(["attention_edu", "softmax"]) == 2
+    assert layer_of(["attention_edu", "dot_product"]) == 4
+    assert layer_of(["attention_edu", "worked_examples"]) == 5
+    assert layer_of(["attention_edu"]) == 5
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=relative)
+def test_no_bare_assert_in_library_code(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+    assert not lines, f"{relative(path)} uses assert on lines {lines}; raise ShapeError/ValueError instead"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=relative)
+def test_no_module_over_250_lines(path):
+    count = len(path.read_text(encoding="utf-8").splitlines())
+    assert count <= 250, f"{relative(path)} has {count} lines; split the concept"
+
+
+# (e) the stable public API of DESIGN.md, "Public API (stable names)", plus the other mechanisms
+PUBLIC_FUNCTIONS = [
+    "softmax", "causal_mask", "padding_mask", "dot_product_attention", "scaled_dot_product_attention",
+    "bahdanau_attention", "luong_attention", "self_attention", "cross_attention", "multi_head_attention",
+    "split_heads", "merge_heads",
+]
+PUBLIC_CLASSES = ["ShapeError"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_FUNCTIONS)
+def test_public_function_has_numpydoc_with_a_doctest(name):
+    doc = getattr(ae, name).__doc__ or ""
+    for section in ("Parameters", "Returns", "Examples"):
+        assert re.search(rf"^\s*{section}\n\s*-{{3,}}", doc, re.M), f"ae.{name}: no numpydoc {section} section"
+    assert ">>>" in doc.split("Examples", 1)[1], f"ae.{name}: Examples holds no doctest"
+
+
+@pytest.mark.parametrize("name", PUBLIC_CLASSES)
+def test_public_class_has_numpydoc_with_a_doctest(name):
+    doc = getattr(ae, name).__doc__ or ""
+    assert re.search(r"^\s*Examples\n\s*-{3,}", doc, re.M) and ">>>" in doc, f"ae.{name}: no Examples doctest"
+
+
+def test_every_steps_twin_exists_and_is_documented():
+    for name in PUBLIC_FUNCTIONS[3:10]:
+        twin = getattr(ae, name + "_steps")
+        assert twin.__doc__ and f":func:`{name}`" in twin.__doc__, f"{name}_steps should point to {name}"
+
+
+def test_design_api_block_names_exist():
+    """When the design page is at hand, every name in its API block must exist on ``ae``."""
+    design = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+    if not design.exists():
+        pytest.skip("DESIGN.md is not part of the repository checkout")
+    block = design.read_text(encoding="utf-8").split("## Public API", 1)[1].split("```", 2)[1]
+    names = set(re.findall(r"\bae\.([A-Za-z_]\w*)", block))
+    assert names and names <= set(PUBLIC_FUNCTIONS) | set(PUBLIC_CLASSES)
+    assert all(hasattr(ae, name) for name in names)
+
+
+# (f) backend-neutral code: xp functions only
+FORBIDDEN_METHODS = {"T", "mT", "sum", "max", "min", "mean", "reshape", "transpose", "astype"}
+NEUTRAL = sorted(PACKAGE / f"{name}.py" for name, layer in LAYERS.items() if 1 <= layer <= 4)
+
+
+def is_namespace(node: ast.AST) -> bool:
+    """``xp`` or ``something.xp``: calls on the namespace are what we want."""
+    return (isinstance(node, ast.Name) and node.id == "xp") or (isinstance(node, ast.Attribute) and node.attr == "xp")
+
+
+@pytest.mark.parametrize("path", NEUTRAL, ids=relative)
+def test_neutral_modules_use_no_array_methods(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    offences = [f"line {node.lineno}: .{node.attr}" for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_METHODS
+                and not is_namespace(node.value)]
+    assert not offences, f"{relative(path)} uses array methods (use xp.* functions): {offences}"
+
+
+@pytest.mark.parametrize("path", [p for p in NEUTRAL if LAYERS[p.stem] >= 2], ids=relative)
+def test_neutral_modules_assign_into_no_array(path):
+    """No ``x[mask] = value`` (use xp.where): it fails on immutable backends and edits in place."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    stores = [node.lineno for node in ast.walk(tree)
+              if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)]
+    assert not stores, f"{relative(path)} assigns into arrays on lines {stores}"
+
+
+def test_method_check_would_catch_offences():
+    tree = ast.parse("y = x.T + x.sum() + xp.sum(x) + be.xp.reshape(x, (2,))")
+    flagged = sorted(n.attr for n in ast.walk(tree)
+                     if isinstance(n, ast.Attribute) and n.attr in FORBIDDEN_METHODS and not is_namespace(n.value))
+    assert flagged == ["T", "sum"]
