@@ -1,0 +1,164 @@
+"""Turning the first failure into a message: name the mistake, or show the evidence.
+
+On a failure the student's output (or exception) is fingerprinted and every
+mutant of the exercise runs on the same inputs; the first mutant with the
+same fingerprint names the mistake (mutants registered for the failing probe
+are tried first). With no match, exceptions are translated (see
+:mod:`.hints`) and value differences are described: the probe, the inputs,
+shape, dtype, max error, first differing index, row sums.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..backend import host_numpy as np
+from .compare import as_host, describe_difference, same_output, show
+from .harness import Outcome, student_line
+from .hints import HINTS, explain_error
+from .mutants import PROBES, Mistake, mistakes_for
+from .result import CheckResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .probes import Case, Exercise
+
+__all__ = ["Failure", "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
+
+
+@dataclass
+class Failure:
+    """The first thing that went wrong, before diagnosis."""
+
+    probe: str
+    case: Any
+    summary: str
+    hint_id: str | None
+    error: BaseException | None = None
+    fields: dict = field(default_factory=dict)
+    evidence: str = ""
+
+
+def normalise(value: Any) -> tuple:
+    """A returned value as a tuple of host arrays (or ``("object", type name)`` markers)."""
+    parts = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    out = []
+    for part in parts:
+        host = as_host(part)
+        out.append(host if host is not None else ("object", type(part).__name__))
+    return tuple(out)
+
+
+def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
+    """Run ``thunk`` and normalise what it returns or raises."""
+    try:
+        value = thunk()
+    except Exception as err:
+        return (("error", type(err).__name__, str(err)),)
+    return normalise(value)
+
+
+def _outcome_print(outcome: Outcome) -> tuple | None:
+    if outcome.timed_out:
+        return None
+    if outcome.error is not None:
+        return (("error", type(outcome.error).__name__, str(outcome.error)),)
+    return normalise(outcome.value)
+
+
+def is_stub(outcome: Outcome) -> bool:
+    """True for an untouched stub: NotImplementedError, or None/Ellipsis returned."""
+    if isinstance(outcome.error, NotImplementedError):
+        return True
+    if outcome.error is not None or outcome.timed_out:
+        return False
+    value = outcome.value
+    parts = value if isinstance(value, tuple) and value else (value,)
+    return all(p is None or p is Ellipsis for p in parts)
+
+
+def stub_result(outcome: Outcome, exercise: Exercise) -> CheckResult:
+    how = "raises NotImplementedError" if outcome.error is not None else f"returns {outcome.value!r}"
+    return CheckResult(exercise.name, passed=False, attempted=False,
+                       summary=f"{exercise.function} is still a stub (it {how}). Replace the stub "
+                               f"with your code and run this check again.")
+
+
+def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str) -> Mistake | None:
+    """The first registered mistake whose mutant reproduces ``mine`` on ``case``."""
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: m.probe != probe)
+    for mistake in mistakes:
+        theirs = fingerprint(exercise, lambda: mistake.mutant(*copy.deepcopy(case.args)))
+        if same_output(mine, theirs, case.float_dtypes):
+            return mistake
+    return None
+
+
+def _inputs(case: Case) -> list[str]:
+    lines = []
+    for name, arg in zip(case.names, case.args):
+        if case.literal or not isinstance(arg, np.ndarray):
+            body = show(arg) if isinstance(arg, np.ndarray) else repr(arg)
+            lines.append(f"  {name} = " + body.replace("\n", "\n      "))
+        else:
+            lines.append(f"  {name}: shape {arg.shape}, {arg.dtype}")
+    return lines
+
+
+def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> list[str]:
+    lines = []
+    for name, a, e in zip(exercise.outputs, mine, expected):
+        if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)):
+            continue
+        if case.literal:
+            lines.append(f"Yours:    {name} = " + show(a).replace("\n", "\n" + " " * 10))
+            lines.append(f"Expected: {name} = " + show(e).replace("\n", "\n" + " " * 10))
+        lines.extend(describe_difference(name, a, e, row_sums=name in exercise.row_sums))
+    return lines
+
+
+def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple,
+           log: list[Outcome], hint: str | None = None) -> CheckResult:
+    """The CheckResult for ``failure``: diagnosis, hint and evidence."""
+    case = failure.case
+    mine = _outcome_print(outcome)
+    mistake = None
+    if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
+        mistake = match_mistake(exercise, case, mine, failure.probe)
+    if mistake is not None:
+        hint_id, hint = mistake.id, mistake.hint
+    else:
+        hint_id = failure.hint_id
+        if hint_id is None and failure.error is not None:
+            hint_id = explain_error(failure.error, case.args)
+        fields = {"signature": exercise.signature, **failure.fields}
+        hint = hint or HINTS[hint_id].format(**fields)
+    lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
+    if failure.error is not None:
+        where = student_line(failure.error)
+        lines.append(f"Error: {type(failure.error).__name__}: {failure.error}" + (f" ({where})" if where else ""))
+    if case.args:
+        lines.append("Inputs:")
+        lines.extend(_inputs(case))
+    if mine is not None and expected and failure.probe not in ("inputs", "determinism"):
+        lines.extend(_evidence(exercise, case, mine, expected))
+    if failure.evidence:
+        lines.append(failure.evidence)
+    if outcome.warnings:
+        lines.append("NumPy warned while your function ran: " + "; ".join(outcome.warnings[:3]))
+    return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary,
+                       hint=hint, hint_id=hint_id, probe=failure.probe, case=case,
+                       details="\n".join(lines), notes=print_notes(log))
+
+
+def print_notes(log: list[Outcome]) -> tuple[str, ...]:
+    """A note when the student's function printed anything during the run."""
+    printed = "".join(o.printed for o in log)
+    if not printed:
+        return ()
+    text = printed.strip()
+    first = text.splitlines()[0][:80] if text else "(blank lines)"
+    count = len(printed.splitlines())
+    return (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
+            f'first: "{first}"); remove debugging prints once it works.',)

@@ -1,0 +1,99 @@
+"""Hints that do not come from a misconception's mutant: errors, time limits, wrong types.
+
+When the student's function raises, the exception is translated into a
+hint a beginner can act on (a broadcasting error usually means a missing
+``keepdims=True``; a matmul core-dimension error on 4-D input usually means
+``.T`` on a batched array). The other entries describe what the harness sees
+(prints, in-place changes, time limits) and the fallback when no mutant
+matches. Every id here is reachable; the tests trigger each one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backend import host_numpy as np
+from .harness import student_line
+
+__all__ = ["HINTS", "explain_error"]
+
+#: hint id -> hint text (format fields are filled in where the hint is used)
+HINTS: dict[str, str] = {
+    "error.broadcast": (
+        "Two arrays did not line up for broadcasting; if one of them comes from a reduction "
+        "(sum, max), keep the reduced axis with keepdims=True so it broadcasts back."),
+    "error.batched-transpose": (
+        "On a batched array .T reverses every axis, batch axes included: swap only the last two "
+        "axes with np.swapaxes(K, -1, -2) (or np.matrix_transpose)."),
+    "error.matmul-shapes": (
+        "A matrix product got operands whose inner sizes differ: check every operand's shape "
+        "against the signature {signature}."),
+    "error.fixed-ndim": (
+        "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], "
+        "axis=-1) so that leading batch axes are allowed."),
+    "error.signature": (
+        "The checker calls your function as {signature}, and it does not accept those arguments: "
+        "make the parameters match."),
+    "error.name": (
+        "Your function uses a name it never defines: work only with the arguments it receives "
+        "(the checker never shares the notebook's variables) and import numpy as np."),
+    "error.exit": "Your function called exit(): return the result instead.",
+    "error.other": "Read the error and the line it points to; the inputs that triggered it are shown below.",
+    "harness.timeout": (
+        "Look for a loop that never ends or work that grows far too fast with the input size; "
+        "the inputs of this probe are small."),
+    "harness.mutated": (
+        "Your function changed its argument {name} in place: compute into a new array "
+        "(y = x - m instead of x -= m)."),
+    "harness.wrong-type": "Return a NumPy array; np.asarray turns a list into one.",
+    "harness.arity": "Return exactly {arity} values, in the order {order}.",
+    "harness.dtype": "{dtype_hint}",
+    "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what order.",
+    "harness.nondeterministic": (
+        "The same inputs gave different outputs: remove randomness (dropout, np.random) "
+        "and anything kept between calls."),
+    "value.nan": (
+        "NaN or inf appeared where the expected values are finite; look for exp of a large "
+        "number or a division by zero."),
+    "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
+}
+
+
+def _has_batched_input(args: tuple) -> bool:
+    return any(isinstance(a, np.ndarray) and a.ndim >= 3 for a in args)
+
+
+def explain_error(error: BaseException, args: tuple) -> str:
+    """The hint id for an exception raised by the student's function.
+
+    Examples
+    --------
+    >>> try:
+    ...     np.ones((2, 3)) / np.ones(2)
+    ... except ValueError as err:
+    ...     explain_error(err, ())
+    'error.broadcast'
+    """
+    text = str(error)
+    if isinstance(error, SystemExit):
+        return "error.exit"
+    if isinstance(error, NameError):
+        return "error.name"
+    if isinstance(error, TypeError) and not student_line(error) and (
+            "argument" in text or "positional" in text):
+        return "error.signature"
+    if isinstance(error, ValueError) and "could not be broadcast" in text:
+        return "error.broadcast"
+    if isinstance(error, ValueError) and "mismatch in its core dimension" in text:
+        return "error.batched-transpose" if _has_batched_input(args) else "error.matmul-shapes"
+    if isinstance(error, ValueError) and "not aligned" in text:
+        return "error.matmul-shapes"
+    if isinstance(error, np.exceptions.AxisError) or isinstance(error, IndexError) or (
+            isinstance(error, ValueError) and "values to unpack" in text):
+        return "error.fixed-ndim"
+    return "error.other"
+
+
+def hint_text(hint_id: str, **fields: Any) -> str:
+    """The text of a hint id with its fields filled in."""
+    return HINTS[hint_id].format(**fields)

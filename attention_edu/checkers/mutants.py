@@ -1,0 +1,96 @@
+"""The registry of known misconceptions, each with a deliberately wrong implementation.
+
+A misconception ("mistake") has an id, the exercise it belongs to, the probe
+where it first shows, a hint of at most two sentences that states the
+convention and the fix, and a *mutant*: a small function that makes exactly
+that mistake. When a student's function fails a probe, every mutant of the
+exercise runs on the same inputs; the one whose output the student's output
+matches names the mistake ("diagnosis by fingerprint").
+
+The mutants themselves live next to their checkers (``softmax_checks``,
+``attention_checks``, ...), registered with the :func:`mistake` decorator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Mistake", "mistake", "mistakes_for", "all_mistakes", "PROBES"]
+
+#: Probe ids in the order they run, with the titles used in messages.
+PROBES: dict[str, str] = {
+    "attempted": "attempted",
+    "runs": "runs without error",
+    "returns": "return type, arity, shape and dtype",
+    "inputs": "inputs unmodified",
+    "small": "small exact case",
+    "random": "random shapes, all dimensions distinct",
+    "batched": "other ranks: 1-D, batched 3-D and 4-D",
+    "stability": "large logits (about 1000)",
+    "masks": "masks, including a fully masked row",
+    "properties": "properties and metamorphic relations",
+    "determinism": "determinism",
+}
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known misconception and the wrong implementation that makes it.
+
+    Attributes
+    ----------
+    id : str
+        ``"<exercise prefix>.<name>"``, e.g. ``"softmax.wrong-axis"``.
+    exercise : str
+        The exercise whose checker diagnoses it.
+    probe : str
+        Id of the first probe (see :data:`PROBES`) that this mistake fails.
+    hint : str
+        At most two sentences: the convention, then the fix.
+    mutant : callable
+        The wrong implementation, same signature as the student's function.
+    """
+
+    id: str
+    exercise: str
+    probe: str
+    hint: str
+    mutant: Callable
+
+
+_REGISTRY: dict[str, Mistake] = {}
+
+
+def mistake(exercise: str, id: str, probe: str, hint: str) -> Callable[[Callable], Callable]:
+    """Decorator registering a mutant as the implementation of a misconception.
+
+    Examples
+    --------
+    >>> @mistake("demo", "demo.double", "small", "Do not double it.")
+    ... def doubled(x):
+    ...     return 2 * x
+    >>> [m.id for m in mistakes_for("demo")]
+    ['demo.double']
+    >>> _ = _REGISTRY.pop("demo.double")
+    """
+    if probe not in PROBES:
+        raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
+
+    def register(fn: Callable) -> Callable:
+        if id in _REGISTRY:
+            raise ValueError(f"mistake {id} is registered twice")
+        _REGISTRY[id] = Mistake(id, exercise, probe, hint, fn)
+        return fn
+
+    return register
+
+
+def mistakes_for(exercise: str) -> tuple[Mistake, ...]:
+    """The mistakes of one exercise, in registration order."""
+    return tuple(m for m in _REGISTRY.values() if m.exercise == exercise)
+
+
+def all_mistakes() -> tuple[Mistake, ...]:
+    """Every registered mistake."""
+    return tuple(_REGISTRY.values())

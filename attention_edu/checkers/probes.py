@@ -1,0 +1,237 @@
+"""Exercises, their probe cases, and the runner that reports the first failure.
+
+An :class:`Exercise` lists its cases in probe order (small exact case,
+random shapes, other ranks, large logits, masks), then properties, then a
+determinism check. For every case the runner calls the student's function
+through the harness and checks, in order: it ran, it returned the right
+type, arity, shape and dtype, it left its inputs alone, and its values match
+the reference. The first failure stops the run; the mistakes registry is
+consulted to name it (see :mod:`.mutants`), else the evidence is shown.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..backend import host_numpy as np
+from .compare import as_host, close
+from .diagnosis import Failure, failed, fingerprint, is_stub, print_notes, stub_result
+from .harness import DEFAULT_TIMEOUT, Outcome, call
+from .mutants import PROBES
+from .result import CheckResult, finish
+
+__all__ = ["Case", "Property", "Exercise", "run_checker"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One set of inputs for the student's function, belonging to one probe."""
+
+    probe: str
+    title: str
+    args: tuple
+    names: tuple[str, ...]
+    literal: bool = False    # small enough to print the inputs in full
+    note: str = ""
+
+    @property
+    def float_dtypes(self) -> tuple:
+        return tuple(a.dtype for a in self.args if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+
+
+@dataclass(frozen=True)
+class Property:
+    """A relation every correct implementation satisfies, checked on fresh inputs.
+
+    ``check(student)`` calls ``student(*args)`` (which returns the outputs as
+    a tuple of host arrays) and returns None, or a description of the violation.
+    """
+
+    id: str
+    title: str
+    hint: str
+    check: Callable[[Callable[..., tuple]], str | None]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A coding exercise: the student's signature, the reference, the cases."""
+
+    name: str
+    signature: str
+    reference: Callable
+    outputs: tuple[str, ...]
+    cases: Callable[[], list[Case]]
+    properties: tuple[Property, ...] = ()
+    row_sums: tuple[str, ...] = ()
+    dtype_hint: str = "Return floating-point numbers (float64 or float32)."
+
+    @property
+    def function(self) -> str:
+        """Name of the student's function (the part of the signature before '(')."""
+        return self.signature.split("(")[0]
+
+
+class _Stopped(Exception):
+    """A property's call failed a basic check; carries the failure."""
+
+    def __init__(self, failure: Failure):
+        super().__init__(failure.summary)
+        self.failure = failure
+
+
+def _parts(exercise: Exercise, value: Any) -> tuple | None:
+    """The returned value as a tuple of outputs, or None when its arity is wrong."""
+    if len(exercise.outputs) == 1:
+        return (value,)
+    if isinstance(value, (tuple, list)) and len(value) == len(exercise.outputs):
+        return tuple(value)
+    return None
+
+
+def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple,
+                   timeout: float) -> Failure | None:
+    """Checks that do not look at values: ran, arity, type, dtype, shape, inputs."""
+    where = f'on the case "{case.title}"'
+    if outcome.timed_out:
+        return Failure("runs", case, f"your function did not finish within {timeout:g} s {where}",
+                       "harness.timeout")
+    if outcome.error is not None:
+        err = outcome.error
+        return Failure("runs", case, f"your function raised {type(err).__name__} {where}: {err}",
+                       None, error=err)
+    parts = _parts(exercise, outcome.value)
+    if parts is None:
+        n = len(exercise.outputs)
+        got = type(outcome.value).__name__
+        if isinstance(outcome.value, (tuple, list)):
+            got = f"{got} of {len(outcome.value)} values"
+        return Failure("returns", case, f"expected a tuple of {n} values ({', '.join(exercise.outputs)}), "
+                       f"got {got}", "harness.arity",
+                       fields={"arity": n, "order": ", ".join(exercise.outputs)})
+    for name, part, want in zip(exercise.outputs, parts, expected):
+        host = as_host(part)
+        if host is None:
+            return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
+                           "harness.wrong-type")
+        kind_ok = host.dtype.kind == "b" if want.dtype.kind == "b" else host.dtype.kind == "f"
+        if not kind_ok:
+            return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
+                           "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})
+        if host.shape != want.shape:
+            return Failure("returns", case, f"{name} has shape {host.shape}, expected {want.shape}",
+                           "harness.shape", fields={"expected": str(want.shape)})
+    if outcome.mutated:
+        names = ", ".join(outcome.mutated)
+        return Failure("inputs", case, f"your function modified its input {names} in place {where}",
+                       "harness.mutated", fields={"name": names})
+    return None
+
+
+def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple) -> Failure | None:
+    parts = _parts(exercise, outcome.value)
+    for name, part, want in zip(exercise.outputs, parts, expected):
+        if not close(as_host(part), want, case.float_dtypes):
+            mine = as_host(part)
+            hint = "value.nan" if (~np.isfinite(mine.astype(np.float64)) & np.isfinite(
+                want.astype(np.float64))).any() else "value.mismatch"
+            verb = "do" if name.endswith("s") else "does"
+            return Failure(case.probe, case, f'your {name} {verb} not match the expected values '
+                           f'on the case "{case.title}"', hint)
+    return None
+
+
+def _student(exercise: Exercise, fn: Callable, timeout: float, log: list[Outcome],
+             title: str) -> Callable[..., tuple]:
+    """The student's function as a property sees it: basic checks, host arrays out."""
+    def student(*args: Any) -> tuple:
+        case = Case("properties", title, args, _names(exercise, len(args)))
+        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(args)))
+        outcome = call(fn, args, case.names, timeout)
+        log.append(outcome)
+        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        if failure is not None:
+            raise _Stopped(failure)
+        return tuple(as_host(p) for p in _parts(exercise, outcome.value))
+    return student
+
+
+def _names(exercise: Exercise, count: int) -> tuple[str, ...]:
+    inside = exercise.signature.split("(", 1)[1].split(")")[0]
+    names = [p.split("=")[0].strip() for p in inside.split(",")]
+    return tuple(names[:count]) + tuple(f"arg{i}" for i in range(len(names), count))
+
+
+def _determinism(exercise: Exercise, fn: Callable, case: Case, timeout: float,
+                 log: list[Outcome]) -> Failure | None:
+    outputs = []
+    for _ in range(3):
+        outcome = call(fn, case.args, case.names, timeout)
+        log.append(outcome)
+        if not outcome.ok:
+            return _basic_failure(exercise, case, outcome, (), timeout)
+        outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
+    for other in outputs[1:]:
+        if any(not np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(outputs[0], other)):
+            return Failure("determinism", case, "three calls with identical inputs gave different outputs",
+                           "harness.nondeterministic")
+    return None
+
+
+def _covered(exercise: Exercise, cases: list[Case]) -> str:
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case.probe] = counts.get(case.probe, 0) + 1
+    parts = [f"{PROBES[p]} ({n} case{'s' if n > 1 else ''})" for p, n in counts.items()]
+    if exercise.properties:
+        parts.append("properties: " + ", ".join(p.title for p in exercise.properties))
+    parts.append("determinism")
+    return "; ".join(parts)
+
+
+def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
+                timeout: float | None = None) -> CheckResult:
+    """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc)."""
+    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    log: list[Outcome] = []
+    with np.errstate(all="ignore"):
+        if not callable(fn):
+            result = CheckResult(exercise.name, False, True,
+                                 f"expected your function itself, got a {type(fn).__name__}",
+                                 hint=f"Pass the function without calling it: check_{exercise.name}"
+                                      f"({exercise.function}).", hint_id="harness.not-callable")
+        else:
+            result = _run(exercise, fn, timeout, log)
+    return finish(result, strict)
+
+
+def _run(exercise: Exercise, fn: Callable, timeout: float, log: list[Outcome]) -> CheckResult:
+    cases = exercise.cases()
+    for index, case in enumerate(cases):
+        outcome = call(fn, case.args, case.names, timeout)
+        log.append(outcome)
+        if index == 0 and is_stub(outcome):
+            return stub_result(outcome, exercise)
+        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
+        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        failure = failure or _value_failure(exercise, case, outcome, expected)
+        if failure is not None:
+            return failed(exercise, failure, outcome, expected, log)
+    for prop in exercise.properties:
+        try:
+            problem = prop.check(_student(exercise, fn, timeout, log, prop.title))
+        except _Stopped as stop:
+            return failed(exercise, stop.failure, log[-1], (), log)
+        if problem:
+            case = Case("properties", prop.title, (), ())
+            failure = Failure("properties", case, f"property violated: {prop.title}", prop.id,
+                              evidence=problem)
+            return failed(exercise, failure, log[-1], (), log, prop.hint)
+    sample = next((c for c in cases if c.probe == "random"), cases[0])
+    failure = _determinism(exercise, fn, sample, timeout, log)
+    if failure is not None:
+        return failed(exercise, failure, log[-1], (), log)
+    return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
+                       notes=print_notes(log))

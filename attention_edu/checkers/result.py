@@ -1,0 +1,149 @@
+"""What a checker hands back: a result that reads well in a terminal and in Jupyter.
+
+A :class:`CheckResult` says whether the student's code passed, whether it was
+attempted at all (a stub is not), which probe failed first and why. ``str()``
+gives plain text, ``_repr_html_`` a coloured box in a notebook. In strict mode
+a result that did not pass is raised as :class:`CheckFailed` instead, so a
+course's CI can grade notebooks by running them.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CheckResult", "CheckFailed", "strict_from_env", "finish", "STRICT_ENV"]
+
+#: Environment variable that turns strict mode on for every checker (e.g. in CI).
+STRICT_ENV = "ATTENTION_EDU_STRICT"
+
+
+class CheckFailed(AssertionError):
+    """Raised in strict mode when a check does not pass; ``.result`` holds the details.
+
+    It subclasses ``AssertionError`` so test runners count it as a failed
+    check rather than a crash, but it is never raised bare.
+    """
+
+    def __init__(self, result: CheckResult):
+        super().__init__(str(result))
+        self.result = result
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one checker run.
+
+    Attributes
+    ----------
+    exercise : str
+        Exercise name (``"softmax"``) or answer id (``"fund.exercise-2"``).
+    passed : bool
+        Every probe passed.
+    attempted : bool
+        False when the function is still a stub (raises NotImplementedError,
+        returns None or Ellipsis) or an answer was left as ``...``.
+    summary : str
+        One line: what happened.
+    hint : str
+        The diagnosis (at most two sentences), or "" when there is none.
+    hint_id : str or None
+        Identifier of the diagnosis, e.g. ``"softmax.wrong-axis"``.
+    probe : str or None
+        The first probe that failed.
+    case : object or None
+        The input case on which it failed (a ``Case`` for coding exercises).
+    details : str
+        Inputs, your output and the expected output, or other evidence.
+    notes : tuple of str
+        Remarks that do not fail the check (e.g. the function printed).
+
+    Examples
+    --------
+    >>> r = CheckResult("softmax", passed=True, attempted=True, summary="all probes passed")
+    >>> print(r)
+    check softmax: passed. all probes passed
+    """
+
+    exercise: str
+    passed: bool
+    attempted: bool
+    summary: str
+    hint: str = ""
+    hint_id: str | None = None
+    probe: str | None = None
+    case: Any = None
+    details: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def status(self) -> str:
+        """``"passed"``, ``"not attempted"`` or ``"failed"``."""
+        if self.passed:
+            return "passed"
+        return "failed" if self.attempted else "not attempted"
+
+    @property
+    def message(self) -> str:
+        """The full plain-text message (the same as ``str(result)``)."""
+        return str(self)
+
+    def __str__(self) -> str:
+        lines = [f"check {self.exercise}: {self.status}. {self.summary}"]
+        if self.hint:
+            tag = f" [{self.hint_id}]" if self.hint_id else ""
+            lines.append(f"Hint{tag}: {self.hint}")
+        if self.details:
+            lines.append(self.details)
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        colour = {"passed": "#2e7d32", "not attempted": "#9e9e9e", "failed": "#c62828"}[self.status]
+        mark = {"passed": "&#10004;", "not attempted": "&#9675;", "failed": "&#10008;"}[self.status]
+        parts = [
+            f'<div style="border-left: 6px solid {colour}; padding: 4px 10px; margin: 4px 0;">',
+            f"<b>{mark} check {html.escape(self.exercise)}: {self.status}.</b> "
+            f"{html.escape(self.summary)}",
+        ]
+        if self.hint:
+            tag = f" <code>{html.escape(self.hint_id)}</code>" if self.hint_id else ""
+            parts.append(f"<p><b>Hint</b>{tag}: {html.escape(self.hint)}</p>")
+        if self.details:
+            parts.append(f'<pre style="font-size: 90%;">{html.escape(self.details)}</pre>')
+        parts.extend(f"<p><i>Note:</i> {html.escape(note)}</p>" for note in self.notes)
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def strict_from_env() -> bool:
+    """True when ``ATTENTION_EDU_STRICT`` is set to 1/true/yes (case-insensitive)."""
+    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def finish(result: CheckResult, strict: bool | None) -> CheckResult:
+    """Return ``result``, or raise :class:`CheckFailed` if strict and it did not pass.
+
+    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT``.
+    A stub that was not attempted counts as not passed.
+
+    Examples
+    --------
+    >>> bad = CheckResult("softmax", passed=False, attempted=True, summary="wrong")
+    >>> finish(bad, strict=False).passed
+    False
+    >>> finish(bad, strict=True)
+    Traceback (most recent call last):
+    ...
+    attention_edu.checkers.result.CheckFailed: check softmax: failed. wrong
+    """
+    if strict is None:
+        strict = strict_from_env()
+    if strict and not result.passed:
+        raise CheckFailed(result)
+    return result
