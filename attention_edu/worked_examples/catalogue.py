@@ -54,10 +54,11 @@ class Check:
     ok: bool
     note: str = ""
     kind: str = "printed"
+    byte_base: int | None = None  # what KB/MB mean in ``printed``: 1000 or 1024 (None: no bytes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "printed": self.printed, "computed": jsonable(self.computed),
-                "ok": self.ok, "note": self.note, "kind": self.kind}
+                "ok": self.ok, "note": self.note, "kind": self.kind, "byte_base": self.byte_base}
 
 
 def _frozen(value: Any) -> Any:
@@ -161,13 +162,17 @@ class Builder:
         """
         self.printed[name] = printed
         self.computed.setdefault(name, computed)
-        wrong = mismatches(parse_printed(printed, byte_base), computed)
+        reading = parse_printed(printed, byte_base)
+        wrong = mismatches(reading, computed)
         if wrong:
             detail = "; ".join(wrong[:4]) + ("; ..." if len(wrong) > 4 else "")
-            note = f"{cause} ({detail})" if cause else f"no cause found ({detail})"
+            if np.ndim(reading.value) == 0:  # printed and computed already say it all
+                note = cause or f"no cause found ({detail})"
+            else:
+                note = f"{cause} ({detail})" if cause else f"no cause found ({detail})"
         else:
             note = convention
-        return self._add(Check(name, printed, computed, not wrong, note, "printed"))
+        return self._add(Check(name, printed, computed, not wrong, note, "printed", byte_base))
 
     def shape(self, name: str, printed: str, computed_shape: tuple[int, ...],
               bindings: dict[str, int] | None = None, cause: str = "") -> Check:

@@ -62,7 +62,10 @@ def _soft_lookup_loop(query: np.ndarray, keys: np.ndarray, values: np.ndarray) -
     """The section's soft lookup, one key at a time (the oracle for the library call)."""
     scores = np.array([float(np.dot(query, k)) for k in keys])
     weights = np.exp(scores - scores.max()) / np.sum(np.exp(scores - scores.max()))
-    return sum(w * v for w, v in zip(weights, values))
+    blended = np.zeros(values.shape[1])  # (d_v,)
+    for j in range(keys.shape[0]):
+        blended += weights[j] * values[j]
+    return blended
 
 
 @register("dot.soft-lookup", "Hard dictionary lookup against soft (attention) lookup",

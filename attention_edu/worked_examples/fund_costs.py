@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from .. import costs
 from .catalogue import Builder, register
+from .printed import matches
 
 FUND = "Attention Mechanisms: Fundamentals"
-KIB = "KB = 1024 bytes here: (50 + 50)·1024·4 = 409,600 B = 400 × 1024"
-DECIMAL = "KB/MB = 10^3/10^6 bytes here (the binary reading does not give the printed figure)"
+
+
+def units(printed: str, nbytes: int, base: int) -> str:
+    """Say which kilobyte the printed figure uses, and whether the other one would also fit."""
+    other = 1024 if base == 1000 else 1000
+    also = "also rounds" if matches(printed, nbytes, other) else "does not round"
+    return f"read with 1 KB = {base} B ({nbytes:,} B); with {other} B it {also} to {printed}"
+
+
+def _bytes(ex: Builder, name: str, printed: str, nbytes: int, base: int, cause: str = "") -> None:
+    ex.value(name, printed, nbytes, cause=cause, byte_base=base, convention=units(printed, nbytes, base))
 
 
 @register("fund.seq2seq-memory", "Hidden-state memory of an RNN encoder-decoder",
@@ -23,7 +33,8 @@ def _seq2seq_memory(ex: Builder) -> None:
     ex.say("(n + m) hidden states of d_h numbers, 4 bytes each (FP32):",
            f"(50 + 50) × 1024 × 4 = {total:,} bytes = {total / 1024:g} KiB = {total / 1000:g} kB",
            "A batch of 32 sequences of 50 steps is 32 × 50 sequential encoder steps.")
-    ex.value("hidden_state_bytes", "400 KB", total, byte_base=1024, convention=KIB)
+    _bytes(ex, "hidden_state_bytes", "400 KB", total, 1024)
+    ex.note("KB = 1024 B: the text's own product (50 + 50) × 1024 × 4 = 409,600 B is 400 × 1024.")
     ex.value("sequential_steps_batch_32", "1600", 32 * 50)
 
 
@@ -38,10 +49,9 @@ def _attention_matrix_memory(ex: Builder) -> None:
            f"50 × 50 = {50 * 50:,} weights → {short:,} bytes",
            f"1000 × 1000 × 4 = {long:,} bytes; × 32 sequences = {batch:,} bytes")
     ex.value("entries_50", "2500", 50 * 50)
-    ex.value("bytes_50", "10 KB", short, byte_base=1000, convention=DECIMAL)
-    ex.value("bytes_1000", "4 MB", long, byte_base=1000, convention=DECIMAL)
-    ex.value("bytes_1000_batch_32", "128 MB", batch, byte_base=1000,
-             convention=DECIMAL + ": 128,000,000 B (122 MiB)")
+    _bytes(ex, "bytes_50", "10 KB", short, 1000)
+    _bytes(ex, "bytes_1000", "4 MB", long, 1000)
+    _bytes(ex, "bytes_1000_batch_32", "128 MB", batch, 1000)
 
 
 @register("fund.bahdanau-flops", "FLOPs of additive (Bahdanau) scoring",
@@ -71,15 +81,15 @@ def _bahdanau_memory(ex: Builder) -> None:
     ex.computed.update(bytes_per_sequence=one)
     ex.say("Encoder states (n, d_h), scores and weights (m, n), tanh features (m, n, d_a), FP32:",
            *(f"  {k:15s} {v:>10,} bytes" for k, v in one.items()))
-    ex.value("encoder_states", "102 KB", one["encoder_states"], byte_base=1000, convention=DECIMAL)
-    ex.value("scores", "10 KB", one["scores"], byte_base=1000, convention=DECIMAL)
-    ex.value("weights", "10 KB", one["weights"], byte_base=1000, convention=DECIMAL)
-    ex.value("intermediate", "2.5 MB", one["intermediate"], byte_base=1000,
-             cause="50·50·256·4 = 2,560,000 B is 2.56 MB (2.44 MiB): 2.5 truncates, "
-                   "neither unit rounds to it")
-    ex.value("intermediate_batch_32", "80 MB", 32 * one["intermediate"], byte_base=1000,
-             convention="32 × 2.56 MB = 81.9 MB; the printed round figure 80 agrees to its one "
-                        "significant digit (it is 32 × the truncated 2.5)")
+    _bytes(ex, "encoder_states", "102 KB", one["encoder_states"], 1000)
+    _bytes(ex, "scores", "10 KB", one["scores"], 1000)
+    _bytes(ex, "weights", "10 KB", one["weights"], 1000)
+    _bytes(ex, "intermediate", "2.5 MB", one["intermediate"], 1000,
+           cause="50·50·256·4 = 2,560,000 B is 2.56 MB (2.44 MiB): 2.5 truncates, "
+                 "neither unit rounds to it")
+    _bytes(ex, "intermediate_batch_32", "80 MB", 32 * one["intermediate"], 1000)
+    ex.note("The batch figure 80 MB is 32 × the truncated 2.5 MB; 81.92 MB still rounds to the "
+            "round figure 80 at its one significant digit.")
 
 
 @register("fund.bahdanau-params", "Parameters of additive attention",
@@ -97,8 +107,8 @@ def _bert_attention_memory(ex: Builder) -> None:
     total = costs.attention_matrix_bytes(32, 12, 512, 512, 4)
     ex.say("b × h × n² × 4 bytes = 32 × 12 × 512² × 4",
            f"= {total:,} bytes = {total / 1e6:.2f} MB = {total / 2**20:g} MiB")
-    ex.value("bytes_per_layer", "~402 MB", total, byte_base=1000,
-             cause="402,653,184 B is 402.65 MB, which rounds to 403 (the text truncates; 384 MiB "
-                   "in binary units)")
+    _bytes(ex, "bytes_per_layer", "~402 MB", total, 1000,
+           cause="402,653,184 B is 402.65 MB, which rounds to 403 (the text truncates; 384 MiB "
+                 "in binary units)")
     ex.note('The "57% of per-layer activation memory" refers to a breakdown in another chapter '
             "and cannot be checked here.")

@@ -12,6 +12,7 @@ from .. import costs
 from ..backend import host_numpy as np
 from ..softmax import softmax, softmax_jacobian
 from .catalogue import Builder, register
+from .fund_costs import units
 
 FUND = "Attention Mechanisms: Fundamentals"
 VARIANCE = f'{FUND}, section "Why Scaling Matters: Variance Analysis"'
@@ -152,8 +153,7 @@ def _arithmetic_intensity(ex: Builder) -> None:
     ex.say(f"Loaded: Q and K, 2 × 512 × 64 × 2 bytes = {loaded:,} B; FLOPs: 2·512·512·64 = {flops:,}",
            f"Intensity {flops:,} / {loaded:,} = {intensity:g} FLOPs per byte",
            f"A100 ridge point 312 TFLOPS / 1.5 TB/s = {ridge:.0f} FLOPs/byte: above it, compute-bound")
-    ex.value("bytes_loaded", "131 KB", loaded, byte_base=1000,
-             convention="KB = 1000 B here: 131,072 B = 131.07 kB (= 128 KiB)")
+    ex.value("bytes_loaded", "131 KB", loaded, byte_base=1000, convention=units("131 KB", loaded, 1000))
     both = "67 MFLOPs is Q Kᵀ and A V together, 2·512·512·(64 + 64) = 67,108,864"
     ex.value("flops", "67 MFLOPs", flops, cause=f"2·512·512·64 = 33,554,432 for Q Kᵀ; {both}")
     ex.value("flops_in_ratio", "67,000,000", flops,

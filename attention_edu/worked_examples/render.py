@@ -26,20 +26,38 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def format_value(value: Any, precision: int = 4) -> str:
-    """A compact text form: arrays as NumPy prints them, floats to ~6 significant digits."""
-    if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple)) and value
-                                          and not isinstance(value[0], str)):
-        array = np.asarray(value)
-        if array.dtype.kind in "biuf":
-            return format_array(array, precision).replace("\n", " ")
+def _number(x: float, digits: int) -> str:
+    if x.is_integer() and abs(x) >= 1e4:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def _nested(array: Any, digits: int) -> str:
+    if array.ndim == 0:
+        return _number(float(array), digits)
+    return "[" + ", ".join(_nested(row, digits) for row in array) + "]"
+
+
+def format_value(value: Any, digits: int = 5) -> str:
+    """A compact text form: numbers (also inside arrays) to ``digits`` significant digits.
+
+    Examples
+    --------
+    >>> format_value([0.999955, 4.54e-05])
+    '[0.99996, 4.54e-05]'
+    >>> format_value(2_560_000)
+    '2,560,000'
+    """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value) and not isinstance(value[0], str):
+        array = np.asarray(value)
+        if array.dtype.kind in "biuf":
+            return _nested(array.astype(float), digits)
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
     if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return f"{v:,.0f}" if v.is_integer() and abs(v) >= 1e4 else f"{v:.6g}"
+        return _number(float(value), digits)
     return str(value)
 
 
