@@ -1,0 +1,231 @@
+"""Blockwise attention as fast as NumPy allows: the host path behind ``blockwise_attention``.
+
+Same algorithm as :mod:`attention_edu.blockwise` (tiles of scores, online
+softmax, nothing m × n), tuned for NumPy on a multi-core CPU:
+
+1. **No temporaries.** Each worker owns one (block_k, block_q) score tile and
+   a few small buffers, sized to stay in its core's cache, and every step
+   writes into them (``out=``, in-place ufuncs). float32 stays float32.
+2. **Keys down, queries across.** The tile is Sᵀ = K_blk q_blkᵀ, so the
+   per-query sums and maxima reduce over axis 0: NumPy adds whole rows with
+   vector instructions there, faster than reducing along each short row.
+3. **All cores.** A thread pool takes (batch, query block) tasks from a
+   queue; NumPy releases the GIL inside matmul and ufuncs. While it runs, BLAS
+   is held to one thread per call (threadpoolctl), or the two levels of
+   threads would fight; without threadpoolctl the path runs on one thread.
+4. **No max pass when none is needed.** The running max only guards exp
+   against overflow. By Cauchy–Schwarz every score obeys
+   |s_ij| ≤ U_i = ‖q_i‖·max_j ‖k_j‖/√d_k, known before any score is formed. When
+   U is small enough that exp(±U), summed over n keys and multiplied by the
+   largest |v|, stays inside the floating range with full precision, the tile
+   goes straight to exp (softmax does not change under a shift, so the result
+   is the same up to rounding). Otherwise that query block takes the online
+   softmax with its running max and rescaling, exactly as the portable code.
+
+Measured figures and the limits are in ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import lru_cache
+from typing import Any
+
+from .backend import host_numpy as np
+
+try:  # optional: without it the fast path runs on one thread
+    from threadpoolctl import ThreadpoolController
+except ImportError:  # pragma: no cover - depends on the environment
+    ThreadpoolController = None
+
+__all__ = ["blockwise_attention_fast", "exp_limit", "default_tile", "cpu_count", "TILE_ELEMENTS"]
+
+#: Scores per tile: 2^18 float32 values = 1 MiB, well inside a core's L2 cache.
+TILE_ELEMENTS = 2 ** 18
+
+
+def cpu_count() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    return None if ThreadpoolController is None else ThreadpoolController()
+
+
+def exp_limit(dtype: Any, n: int, v_max: float) -> float:
+    """Largest score bound U for which exp(s), |s| ≤ U, is safe without a shift.
+
+    Overflow: n·exp(U)·(1 + max|v|) must stay below the dtype's largest value.
+    Precision: exp(−U), the smallest possible row maximum, must keep all its
+    significant bits above the smallest normal number.
+
+    Examples
+    --------
+    >>> round(exp_limit("float32", 2048, 4.0), 1)
+    69.7
+    """
+    info = np.finfo(dtype)
+    overflow = math.log(float(info.max)) - math.log(n) - math.log1p(v_max)
+    underflow = -math.log(float(info.tiny)) - (info.nmant + 1) * math.log(2)
+    return min(overflow, underflow) - 1.0  # one unit of margin for rounding in U itself
+
+
+def default_tile(tasks_per_query_block: int, m: int, n: int, workers: int) -> tuple[int, int]:
+    """(block_q, block_k): about TILE_ELEMENTS scores, with enough tasks to keep every worker busy.
+
+    Examples
+    --------
+    >>> default_tile(8, 2048, 2048, 2), default_tile(1, 512, 65536, 2)
+    ((512, 512), (64, 4096))
+    """
+    block_q = min(m, 512)
+    while block_q > 64 and tasks_per_query_block * math.ceil(m / block_q) < 4 * workers:
+        block_q //= 2
+    return block_q, min(n, max(512, TILE_ELEMENTS // block_q))
+
+
+class _Job:
+    """One call: broadcast views of the inputs, per-batch bounds, the output, the task list."""
+
+    def __init__(self, Q: Any, K: Any, V: Any, mask: Any | None, batch: tuple[int, ...],
+                 tile: tuple[int, int] | None, causal: bool, workers: int):
+        (self.m, self.d_k), (self.n, self.d_v) = Q.shape[-2:], V.shape[-2:]
+        self.batch, self.causal, self.dtype = batch, causal, Q.dtype
+        self.Q = np.broadcast_to(Q, batch + (self.m, self.d_k))  # views: nothing is copied
+        self.K = np.broadcast_to(K, batch + (self.n, self.d_k))
+        self.V = np.broadcast_to(V, batch + (self.n, self.d_v))
+        self.mask = None if mask is None else np.broadcast_to(mask, batch + (self.m, self.n))
+        groups = math.prod(batch)
+        self.block_q, self.block_k = tile or default_tile(groups, self.m, self.n, workers)
+        self.scale = 1.0 / math.sqrt(self.d_k)
+        key_norm = np.sqrt(np.max(np.vecdot(K, K), axis=-1))  # (...): max_j ‖k_j‖
+        v_max = np.maximum(np.max(V, axis=(-2, -1)), -np.min(V, axis=(-2, -1)))  # (...)
+        self.key_norm = np.broadcast_to(key_norm, batch)  # (*batch,)
+        self.v_max = np.broadcast_to(v_max, batch)  # (*batch,)
+        self.out = np.empty(batch + (self.m, self.d_v), dtype=self.dtype)  # (..., m, d_v)
+        self.lse = np.empty(batch + (self.m,), dtype=self.dtype)  # (..., m)
+        starts = range(0, self.m, self.block_q)
+        # Causal: later query blocks see more keys; hand them out first to balance the load.
+        self.tasks = [(g, i0) for i0 in (reversed(starts) if causal else starts) for g in range(groups)]
+
+    def drain(self, tasks: queue.SimpleQueue) -> None:
+        """Worker loop: own scratch buffers, then query blocks until the queue is empty."""
+        tile = np.empty((self.block_k, self.block_q), dtype=self.dtype)  # (c, b) scores
+        hidden = np.empty((self.block_k, self.block_q), dtype=bool)  # (c, b)
+        q = np.empty((self.block_q, self.d_k), dtype=self.dtype)  # (b, d_k)
+        part = np.empty((self.block_q, self.d_v), dtype=self.dtype)  # (b, d_v)
+        while True:
+            try:
+                g, i0 = tasks.get_nowait()
+            except queue.Empty:
+                return
+            self.query_block(np.unravel_index(g, self.batch), i0, tile, hidden, q, part)
+
+    def hidden_tile(self, at: tuple, i0: int, i1: int, j0: int, j1: int, buffer: Any) -> Any | None:
+        """Hidden pairs of the (j1 − j0, i1 − i0) tile (keys down), or None if all are visible."""
+        needs_causal = self.causal and j1 - 1 > i0 + self.n - self.m
+        if self.mask is None and not needs_causal:
+            return None
+        out = buffer[: j1 - j0, : i1 - i0]  # (c, b)
+        if self.mask is not None:
+            np.logical_not(self.mask[at][i0:i1, j0:j1].T, out=out)  # (c, b)
+        else:
+            out[...] = False
+        if needs_causal:  # key j is in the future of query i iff j > i + n − m
+            future = np.greater.outer(np.arange(j0, j1), np.arange(i0, i1) + (self.n - self.m))
+            np.logical_or(out, future, out=out)  # (c, b)
+        return out
+
+    def query_block(self, at: tuple, i0: int, tile: Any, hidden: Any, q_buf: Any, part: Any) -> None:
+        """Attention of queries i0..i1−1 of batch entry ``at``, written into self.out and self.lse."""
+        Q, K, V = self.Q[at], self.K[at], self.V[at]  # (m, d_k), (n, d_k), (n, d_v)
+        i1 = min(i0 + self.block_q, self.m)
+        b = i1 - i0
+        q = np.multiply(Q[i0:i1], self.scale, out=q_buf[:b])  # (b, d_k), scaled once
+        bound = math.sqrt(float(np.max(np.vecdot(q, q)))) * float(self.key_norm[at])
+        shifted = bound > exp_limit(self.dtype, self.n, float(self.v_max[at]))  # exp could overflow or underflow: keep a running max
+        row_max = np.full(b, -math.inf, dtype=self.dtype)  # (b,)
+        denom = np.zeros(b, dtype=self.dtype)  # (b,)
+        acc = self.out[at][i0:i1]  # (b, d_v), accumulated in place
+        acc[...] = 0  # stays 0 if no key is visible
+        first = True
+        stop = min(self.n, i1 + self.n - self.m) if self.causal else self.n
+        for j0 in range(0, stop, self.block_k):
+            j1 = min(j0 + self.block_k, self.n)
+            hide = self.hidden_tile(at, i0, i1, j0, j1, hidden)
+            if hide is not None and bool(np.all(hide)):
+                continue  # nothing visible in this tile
+            s = np.matmul(K[j0:j1], q.T, out=tile[: j1 - j0, :b])  # (c, b): keys down
+            if shifted:
+                if hide is not None:
+                    np.copyto(s, -math.inf, where=hide)
+                new_max = np.maximum(row_max, np.max(s, axis=0))  # (b,)
+                shift = np.where(np.isfinite(new_max), new_max, 0)  # (b,); 0 while nothing seen
+                np.subtract(s, shift, out=s)
+                rescale = np.exp(row_max - shift)  # (b,)
+                np.multiply(denom, rescale, out=denom)
+                np.multiply(acc, rescale[:, None], out=acc)
+                row_max = new_max
+            np.exp(s, out=s)
+            if hide is not None and not shifted:
+                np.copyto(s, 0, where=hide)
+            if first:  # write straight into the accumulators: no zeroing, no extra pass
+                np.sum(s, axis=0, out=denom)  # (b,)
+                np.matmul(s.T, V[j0:j1], out=acc)  # (b, d_v)
+                first = False
+            else:
+                np.add(denom, np.sum(s, axis=0), out=denom)  # (b,)
+                np.add(acc, np.matmul(s.T, V[j0:j1], out=part[:b]), out=acc)  # (b, d_v)
+        seen = denom > 0  # (b,)
+        safe = np.where(seen, denom, 1)  # (b,)
+        np.divide(acc, safe[:, None], out=acc)  # (b, d_v)
+        base = np.where(np.isfinite(row_max), row_max, 0) if shifted else 0
+        self.lse[at][i0:i1] = np.where(seen, base + np.log(safe), -math.inf)  # (b,)
+
+
+def blockwise_attention_fast(Q: Any, K: Any, V: Any, mask: Any | None, batch: tuple[int, ...],
+                             tile: tuple[int, int] | None = None, causal: bool = False,
+                             workers: int | None = None) -> tuple[Any, Any]:
+    """Blockwise attention on NumPy arrays already checked by ``blockwise_attention``.
+
+    Parameters
+    ----------
+    Q, K, V, mask : NumPy arrays
+        As for :func:`attention_edu.blockwise_attention`.
+    batch : tuple of int
+        The broadcast batch shape (``Dims.batch`` after the checks).
+    tile : (block_q, block_k), optional
+        Default: :func:`default_tile`.
+    causal : bool
+    workers : int, optional
+        Threads; default every core (one without threadpoolctl).
+
+    Returns
+    -------
+    output : (..., m, d_v)
+    lse : (..., m)
+    """
+    controller = _blas_controller()
+    workers = workers or (cpu_count() if controller is not None else 1)
+    job = _Job(Q, K, V, mask, tuple(batch), tile, causal, workers)
+    tasks: queue.SimpleQueue = queue.SimpleQueue()
+    for task in job.tasks:
+        tasks.put(task)
+    workers = min(workers, len(job.tasks))
+    if workers == 1:
+        job.drain(tasks)
+        return job.out, job.lse
+    one_blas_thread = controller.limit(limits=1, user_api="blas") if controller else nullcontext()
+    with one_blas_thread, ThreadPoolExecutor(workers) as pool:
+        for done in [pool.submit(job.drain, tasks) for _ in range(workers)]:
+            done.result()
+    return job.out, job.lse
