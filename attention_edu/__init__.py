@@ -43,3 +43,4 @@ __all__ = [
 ]
 
 from . import costs, worked_examples  # noqa: E402  (built on the mechanisms above)
+from .blockwise import blockwise_attention  # noqa: E402  (built on the mechanisms above)
