@@ -53,6 +53,8 @@ def softmax(x: Any, axis: int = -1) -> Any:
     xp = get_xp(x)
     if bool(xp.any(xp.isnan(x))) or bool(xp.any(x == xp.inf)):
         raise ValueError("softmax: x contains NaN or +inf; only -inf (a masked entry) is allowed")
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise TypeError(f"softmax: axis must be an int (attention normalises over one axis), got {axis!r}")
     if not -x.ndim <= axis < max(x.ndim, 1):
         raise ValueError(f"softmax: axis {axis} is out of range for x of shape {tuple(x.shape)}")
     if x.shape[axis] == 0:

@@ -53,6 +53,9 @@ class Steps:
                 return array
         raise AttributeError(f"{self.mechanism} has no step {name!r}; steps are {', '.join(self.names)}")
 
+    def __reduce__(self) -> tuple:  # copy and pickle rebuild through __init__, not setattr
+        return (Steps, (self.mechanism, list(self._items)))
+
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
 

@@ -90,6 +90,8 @@ BAD_CALLS = [
      ["softmax:", "x has shape (3, 0)", "axis -1 is empty"]),
     ("softmax-axis", lambda: ae.softmax(np.ones(3), axis=1), ValueError,
      ["softmax:", "axis 1", "x of shape (3,)"]),
+    ("softmax-axis-None", lambda: ae.softmax(np.ones(3), axis=None), TypeError,
+     ["softmax:", "axis must be an int", "None"]),
     ("softmax-scalar", lambda: ae.softmax(np.float64(1.0)), TypeError,
      ["softmax:", "x is a float64, not an array"]),
     ("vjp-n-mismatch", lambda: ae.softmax_vjp(np.full(3, 1 / 3), np.ones(4)), ae.ShapeError,

@@ -3,6 +3,9 @@ and the plain call returning exactly the steps' output and weights."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -116,6 +119,18 @@ def test_printed_values_are_the_steps_values():
     text = str(ae.scaled_dot_product_attention_steps(q, keys, np.eye(3)))
     assert "[[ 0.665  0.185 -0.120]]" in text  # the chapter's scaled scores
     assert "0.482" in text and "0.298" in text and "0.220" in text
+
+
+@pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))],
+                         ids=["copy", "deepcopy", "pickle"])
+def test_steps_can_be_copied_and_pickled_and_stay_read_only(copier):
+    steps = run("bahdanau")
+    clone = copier(steps)
+    assert clone.names == steps.names and clone.mechanism == steps.mechanism
+    for name in steps.names:
+        np.testing.assert_array_equal(clone[name], steps[name])
+    with pytest.raises(AttributeError, match="read-only"):
+        clone.weights = None
 
 
 def test_unknown_step_names_the_existing_ones():
