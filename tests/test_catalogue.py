@@ -218,3 +218,24 @@ def test_exercise_answers_for_the_checkers_are_documented_keys():
     H = ae.worked_examples.get("dot.exercise-5").computed["entropy_cat_sat_mat"]
     w = _softmax([1, 0, 1])
     assert H[0] == pytest.approx(-sum(x * math.log(x) for x in w))
+
+
+def test_chapter_map_names_every_id_and_only_real_functions():
+    import importlib.util
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "chapter-map.md").read_text()
+    ids = set(re.findall(r"`((?:fund|dot|matrix|vector|sheet)\.[a-z0-9-]+)`", text))
+    ranges = re.findall(r"`(\w+)\.exercise-1` … `\1\.exercise-(\d)`", text)
+    for prefix, last in ranges:
+        ids |= {f"{prefix}.exercise-{i}" for i in range(1, int(last) + 1)}
+    assert ids == set(INVENTORY_IDS)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "`" in line]
+    for row in rows:
+        library = row.rstrip(" |").split(" | ")[-1]
+        for name in re.findall(r"`([\w.]+)`", library):
+            if name.startswith("costs."):
+                assert hasattr(ae.costs, name.split(".", 1)[1]), name
+            else:
+                assert hasattr(ae, name) or importlib.util.find_spec(f"attention_edu.{name}"), name

@@ -42,7 +42,15 @@ def _translation(ex: Builder) -> None:
              int(np.argmax(chat)) == 1, "largest weight of the row")
     ex.given("assis_peaks_at_sat", "position 3 (\"sat\")", int(np.argmax(assis)) + 1,
              int(np.argmax(assis)) == 2, "largest weight of the row")
-    ex.note("Illustrative: the text gives these weights without the states that would produce them.")
+    french = ["Le", "chat", "était", "assis", "sur", "le", "tapis"]
+    ex.computed.update(target_tokens=french)
+    ex.given("six_english_words", "all six English words", len(source), len(source) == 6,
+             "tokens of the source sentence")
+    ex.given("seven_french_words", "all seven French words", len(french), len(french) == 7,
+             '"Le chat était assis sur le tapis"')
+    ex.note("Illustrative: the text gives these weights without the states that would produce them. "
+            'Its context vectors are c_2 for "chat" and c_4 for "assis", their positions in the '
+            "French sentence.")
 
 
 def _unit_score_weights(H: np.ndarray, scores: np.ndarray) -> tuple:
