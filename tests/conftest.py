@@ -27,8 +27,7 @@ def rng() -> np.random.Generator:
 
 
 def _strict(device: str, dtype: str) -> Backend:
-    import array_api_strict
-
+    array_api_strict = pytest.importorskip("array_api_strict")
     return Backend(array_api_strict, array_api_strict.Device(device), dtype)
 
 
@@ -60,5 +59,4 @@ BACKENDS = [
 @pytest.fixture(params=[pytest.param(make, id=name, marks=marks) for name, make, marks in BACKENDS])
 def backend(request) -> Backend:
     """Each backend of the matrix in turn (CuPy ones skip without a GPU)."""
-    pytest.importorskip("array_api_strict")
     return request.param()
