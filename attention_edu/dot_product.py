@@ -67,7 +67,7 @@ def dot_product_attention(Q: Any, K: Any, V: Any, mask: Any | None = None) -> tu
 
     Examples
     --------
-    "cat sat mat" with W^Q = W^K = W^V = I, so Q = K = V = X:
+    "cat sat mat" with identity projections, so queries, keys and values all equal X:
 
     >>> import numpy as np
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
