@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
@@ -62,9 +63,14 @@ class Check:
 
 
 def _frozen(value: Any) -> Any:
+    """A read-only copy: arrays unwritable, dicts as mapping proxies, lists as tuples."""
     if isinstance(value, np.ndarray):
         value = value.copy()
         value.setflags(write=False)
+    elif isinstance(value, dict):
+        value = MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    elif isinstance(value, list):
+        value = tuple(_frozen(v) for v in value)
     return value
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ..backend import format_array
@@ -13,7 +14,7 @@ __all__ = ["jsonable", "format_value", "render_example"]
 
 def jsonable(value: Any) -> Any:
     """Arrays → nested lists, NumPy scalars → Python, non-finite floats → "inf"/"-inf"/"nan"."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
