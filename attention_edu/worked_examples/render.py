@@ -11,6 +11,9 @@ from ..backend import host_numpy as np
 
 __all__ = ["jsonable", "format_value", "render_example"]
 
+#: Arrays up to this many numbers are printed in full by ``show()``; larger ones by shape.
+SMALL = 80
+
 
 def jsonable(value: Any) -> Any:
     """Arrays → nested lists, NumPy scalars → Python, non-finite floats → "inf"/"-inf"/"nan"."""
@@ -51,6 +54,8 @@ def format_value(value: Any, digits: int = 5) -> str:
     """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return str(value)  # a shape
     if isinstance(value, (list, tuple, np.ndarray)) and len(value) and not isinstance(value[0], str):
         array = np.asarray(value)
         if array.dtype.kind in "biuf":
@@ -78,7 +83,8 @@ def render_example(example: Any) -> str:
         for name, value in inputs.items():
             if isinstance(value, np.ndarray):
                 lines.append(f"  {name}  shape {value.shape}")
-                lines.append(f"     {_indent(format_array(value, 3))}")
+                if value.size <= SMALL:
+                    lines.append(f"     {_indent(format_array(value, 3))}")
             else:
                 lines.append(f"  {name} = {format_value(value)}")
     if example.walkthrough:
@@ -86,7 +92,8 @@ def render_example(example: Any) -> str:
         lines.extend(f"  {line}" for line in example.walkthrough)
     if example.steps is not None:
         lines.append("\nThe library's steps (attention_edu)")
-        lines.append("  " + _indent(example.steps.table(values=True, precision=4), "  "))
+        small = max(int(np.prod(shape)) for shape in example.steps.shapes.values()) <= SMALL
+        lines.append("  " + _indent(example.steps.table(values=small, precision=4), "  "))
     lines.append("\nChecks (printed vs computed, compared at the printed precision)")
     for c in example.checks:
         mark = "ok " if c.ok else "ERR"
