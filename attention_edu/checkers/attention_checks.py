@@ -15,11 +15,12 @@ import math
 from ..backend import host_numpy as np
 from ..dot_product import scaled_dot_product_attention as reference_attention
 from ..masks import causal_mask, padding_mask
+from .host_attention import attend, weigh
 from .mutants import mistake
 from .probes import Case, Exercise, Property, run_checker
 from .result import CheckResult
 
-__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "check_scaled_dot_product_attention", "attend", "weigh"]
+__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "check_scaled_dot_product_attention"]
 
 _NAMES = ("Q", "K", "V", "mask")
 
@@ -124,25 +125,6 @@ def check_scaled_dot_product_attention(fn, strict: bool | None = None,
 
 
 # -- misconceptions -------------------------------------------------------------------------------
-
-def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True):
-    """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants."""
-    if mask is not None:
-        scores = np.where(mask, scores, fill)
-    top = np.max(scores, axis=axis, keepdims=True)
-    if guard:
-        top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(scores - top)
-    total = np.sum(e, axis=axis, keepdims=True)
-    weights = e / np.where(total > 0, total, 1.0) if guard else e / total
-    return weights @ V, weights
-
-
-def attend(Q, K, V, mask=None, scale=None, **knobs):
-    """Host attention for the mutants; ``scale`` None means √d_k, ``knobs`` go to :func:`weigh`."""
-    scale = math.sqrt(Q.shape[-1]) if scale is None else scale
-    return weigh(Q @ np.swapaxes(K, -1, -2) / scale, V, mask, **knobs)
-
 
 def _m(id: str, probe: str, hint: str):
     return mistake("scaled_dot_product_attention", "attention." + id, probe, hint)

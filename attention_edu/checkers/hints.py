@@ -28,6 +28,9 @@ HINTS: dict[str, str] = {
     "error.matmul-shapes": (
         "A matrix product got operands whose inner sizes differ: check every operand's shape "
         "against the signature {signature}."),
+    "error.batched-dot": (
+        "np.dot does not treat leading axes as a batch: use the @ operator (np.matmul), which "
+        "multiplies the last two axes batch by batch."),
     "error.fixed-ndim": (
         "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], "
         "axis=-1) so that leading batch axes are allowed."),
@@ -83,11 +86,13 @@ def explain_error(error: BaseException, args: tuple) -> str:
             "argument" in text or "positional" in text):
         return "error.signature"
     if isinstance(error, ValueError) and "could not be broadcast" in text:
-        return "error.broadcast"
+        # matmul reports clashing batch axes as a broadcast of "remapped shapes"
+        remapped = "remapped shapes" in text and _has_batched_input(args)
+        return "error.batched-transpose" if remapped else "error.broadcast"
     if isinstance(error, ValueError) and "mismatch in its core dimension" in text:
         return "error.batched-transpose" if _has_batched_input(args) else "error.matmul-shapes"
     if isinstance(error, ValueError) and "not aligned" in text:
-        return "error.matmul-shapes"
+        return "error.batched-dot" if _has_batched_input(args) else "error.matmul-shapes"
     if isinstance(error, np.exceptions.AxisError) or isinstance(error, IndexError) or (
             isinstance(error, ValueError) and "values to unpack" in text):
         return "error.fixed-ndim"

@@ -1,0 +1,188 @@
+"""check_answer: the chapters' pen-and-paper exercises, checked against the catalogue.
+
+The expected values come from ``ae.worked_examples.get(id).computed``. An
+answer passes when it lies within sensible rounding of the expected value
+(2 % for counts and magnitudes, ±0.006 for weights given to two or three
+decimals; shapes and yes/no answers exactly). A wrong answer is compared
+with the typical mistakes of :mod:`.answer_specs` and, where the catalogue
+marks the chapter's printed value as an erratum, with that misprint, which
+is then named together with the right value.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..backend import host_numpy as np
+from .answer_specs import SPECS, AnswerSpec, Part
+from .result import CheckResult, finish
+
+__all__ = ["check_answer", "ANSWERS", "GENERIC_HINT_IDS"]
+
+#: Every answer id with its parts.
+ANSWERS: dict[str, AnswerSpec] = {spec.id: spec for spec in SPECS}
+
+_MISPRINT = "answer.misprint"
+
+#: Hint ids of check_answer that belong to no particular mistake.
+GENERIC_HINT_IDS = (_MISPRINT, "answer.mismatch", "answer.unreadable", "answer.incomplete")
+
+
+def _example(answer_id: str) -> Any:
+    from .. import worked_examples  # the catalogue is built on the same layer; import when needed
+
+    return worked_examples.get(answer_id)
+
+
+def _read(part: Part, value: Any) -> Any:
+    """The student's value in comparable form, or None if it cannot be read."""
+    try:
+        if part.kind == "shape":
+            if isinstance(value, str):
+                return tuple(int(s) for s in re.findall(r"\d+", value))
+            return tuple(int(s) for s in value)
+        if part.kind == "bool":
+            return bool(value) if isinstance(value, (bool, np.bool_)) else None
+        if isinstance(value, str):
+            value = float(value.replace(",", "").replace("_", ""))
+        array = np.asarray(value, dtype=np.float64)
+        return float(array) if part.kind == "number" and array.ndim == 0 else array
+    except (TypeError, ValueError):
+        return None
+
+
+def _matches(part: Part, mine: Any, target: Any) -> bool:
+    if part.kind in ("shape", "bool"):
+        return mine == (tuple(target) if part.kind == "shape" else bool(target))
+    target = np.asarray(target, dtype=np.float64)
+    mine = np.asarray(mine, dtype=np.float64)
+    if mine.shape != target.shape:
+        return False
+    allowed = np.maximum(part.abs_tol, part.rel_tol * np.abs(target))
+    return bool(np.all(np.abs(mine - target) <= allowed))
+
+
+def _printed_misprint(example: Any, part: Part) -> Any:
+    """The chapter's printed value for this part when the catalogue marks it wrong, else None."""
+    from ..worked_examples.printed import parse_printed
+
+    for check in example.checks:
+        if check.name == part.name and not check.ok:
+            try:
+                return parse_printed(check.printed).value
+            except ValueError:
+                return None
+    return None
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=4, suppress_small=True)
+    if isinstance(value, float):
+        return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return repr(value)
+
+
+def _off_by(part: Part, mine: Any, target: Any) -> str:
+    """How far off, without giving the answer away."""
+    if part.kind == "shape":
+        return f"{part.name} = {mine} is not the expected shape"
+    if part.kind == "bool":
+        return f"{part.name} = {mine} is not right"
+    if part.kind == "number":
+        target = float(target)
+        ratio = mine / target if target else float("inf")
+        side = "above" if mine > target else "below"
+        return f"{part.name} = {_fmt(mine)} is {abs(ratio - 1):.0%} {side} the expected value"
+    target = np.asarray(target, dtype=np.float64)
+    if mine.shape != target.shape:
+        return f"{part.name} has shape {mine.shape}; the expected answer has shape {target.shape}"
+    worst = int(np.argmax(np.abs(mine - target)))
+    return (f"{part.name}: entry {np.unravel_index(worst, target.shape)} = {mine.flat[worst]:.4g} is "
+            f"off by more than rounding (±{max(part.abs_tol, part.rel_tol * abs(target.flat[worst])):.3g})")
+
+
+def _judge(answer_id: str, example: Any, part: Part, mine: Any) -> tuple[bool, str, str, str | None]:
+    """(passed, summary, hint, hint_id) for one part."""
+    target = example.computed[part.name]
+    if _matches(part, mine, target):
+        return True, f"{part.name} is right", "", None
+    misprint = _printed_misprint(example, part)
+    if misprint is not None and _matches(part, mine, misprint):
+        return (False, f"{part.name} = {_fmt(mine)} matches the value printed in the chapter, which is a "
+                f"misprint", f"The catalogue marks {answer_id} as an erratum: the right value of "
+                f"{part.name} is {_fmt(target)}.", _MISPRINT)
+    for wrong in part.wrongs:
+        if _matches(part, mine, wrong.value(example)):
+            if wrong.accept:
+                return True, f"{part.name} is right for a wider reading of the question", wrong.hint, wrong.hint_id
+            return False, f"{part.name} = {_fmt(mine)} is not right", wrong.hint, wrong.hint_id
+    return False, _off_by(part, mine, target), part.method, "answer.mismatch"
+
+
+def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, **parts: Any) -> CheckResult:
+    """Check a pen-and-paper answer against the worked-example catalogue.
+
+    Parameters
+    ----------
+    answer_id : str
+        An id of :data:`ANSWERS`, e.g. ``"fund.exercise-2"``.
+    answer : optional
+        The value of the first part, for answers with a single required part.
+    strict : bool, optional
+        Raise :class:`CheckFailed` unless the answer passes (default: ``ATTENTION_EDU_STRICT``).
+    **parts
+        The answer's parts by name (``...`` or None marks a part not answered yet).
+
+    Examples
+    --------
+    >>> check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20),
+    ...              qk_flops=25_600).passed
+    True
+    >>> check_answer("dot.exercise-3", 1.024e9).hint_id
+    'answer.half-flops'
+    >>> check_answer("fund.exercise-3", variance=..., std=...).status
+    'not attempted'
+    """
+    if answer_id not in ANSWERS:
+        raise ValueError(f"check_answer: unknown answer id {answer_id!r}; valid ids: {', '.join(ANSWERS)}")
+    spec = ANSWERS[answer_id]
+    names = [p.name for p in spec.parts]
+    if answer is not ...:
+        parts = {names[0]: answer, **parts}
+    unknown = sorted(set(parts) - set(names))
+    if unknown:
+        raise ValueError(f"check_answer({answer_id!r}): unknown part(s) {', '.join(unknown)}; "
+                         f"the parts are {', '.join(names)}")
+    given = {k: v for k, v in parts.items() if v is not ... and v is not None}
+    if not given:
+        return finish(CheckResult(answer_id, False, False, f"no answer yet: fill in "
+                                  f"{', '.join(p.name for p in spec.parts if p.required)}."), strict)
+    return finish(_check(answer_id, spec, given), strict)
+
+
+def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
+    example = _example(answer_id)
+    done, notes = [], []
+    for part in spec.parts:
+        if part.name not in given:
+            continue
+        mine = _read(part, given[part.name])
+        if mine is None:
+            return CheckResult(answer_id, False, True, f"cannot read {part.name} = {given[part.name]!r}",
+                               hint=f"Give {part.name} as a {part.kind} ({part.method})",
+                               hint_id="answer.unreadable")
+        ok, summary, hint, hint_id = _judge(answer_id, example, part, mine)
+        if not ok:
+            return CheckResult(answer_id, False, True, summary, hint=hint, hint_id=hint_id)
+        done.append(part.name)
+        if hint:
+            notes.append(hint)
+    missing = [p.name for p in spec.parts if p.required and p.name not in given]
+    if missing:
+        return CheckResult(answer_id, False, True, f"{', '.join(done)} right so far; still missing: "
+                           f"{', '.join(missing)}", hint_id="answer.incomplete",
+                           hint=f"Give every required part: {', '.join(missing)}.")
+    return CheckResult(answer_id, True, True, f"right within sensible rounding: {', '.join(done)}.",
+                       notes=tuple(notes))

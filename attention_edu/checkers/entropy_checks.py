@@ -1,0 +1,155 @@
+"""Checker for the attention-entropy exercise, with its misconceptions.
+
+"Section 5.2: Dot-Product Attention", Exercise 5, asks for the entropy of
+attention weights. Here: attention_entropy(weights) returns, for each query
+row, H = −Σ_j p_j log p_j with the natural log and 0 · log 0 = 0, shape
+(..., m). A uniform row over n keys has the maximum, log n; a one-hot row 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import host_numpy as np
+from ..masks import causal_mask
+from ..softmax import softmax
+from .mutants import mistake
+from .probes import Case, Exercise, Property, run_checker
+from .result import CheckResult
+
+__all__ = ["ATTENTION_ENTROPY", "check_attention_entropy", "attention_entropy"]
+
+
+def attention_entropy(weights):
+    """Entropy of each row of attention weights, in nats: −Σ_j p_j log p_j, with 0 log 0 = 0.
+
+    Parameters
+    ----------
+    weights : ndarray (..., m, n)
+        Rows that are probability distributions (or all zeros for a fully masked query).
+
+    Returns
+    -------
+    ndarray (..., m)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(attention_entropy(np.array([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0]])), 4)
+    array([1.3863, 0.    ])
+    """
+    safe = np.where(weights > 0, weights, 1.0)               # log(1) = 0 where p = 0
+    return 0.0 - np.sum(weights * np.log(safe), axis=-1)        # 0.0 - x avoids printing -0.
+
+
+def _weights(seed: int, shape: tuple[int, ...], scale: float = 1.5) -> np.ndarray:
+    return softmax(scale * np.random.default_rng(seed).standard_normal(shape))
+
+
+def _cases() -> list[Case]:
+    small = np.array([[0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1]])
+    cases = [Case("small", "weights (2, 4)", (small,), ("weights",), literal=True,
+                  note="Row 0 is uniform over 4 keys, so its entropy is log 4 = 1.3863.")]
+    for seed, shape in ((1, (3, 5)), (2, (4, 7)), (3, (6, 2))):
+        cases.append(Case("random", f"seed {seed}, weights {shape}", (_weights(seed, shape),), ("weights",)))
+    cases.append(Case("random", "float32, weights (5, 3)", (_weights(4, (5, 3)).astype(np.float32),), ("weights",)))
+    for seed, shape in ((5, (4,)), (6, (2, 3, 4)), (7, (2, 3, 4, 5))):
+        cases.append(Case("batched", f"{len(shape)}-D weights {shape}", (_weights(seed, shape),), ("weights",)))
+    scores = np.where(causal_mask(4), np.random.default_rng(8).standard_normal((4, 4)), -np.inf)
+    cases.append(Case("masks", "causal weights (4, 4) with exact zeros", (softmax(scores),), ("weights",)))
+    full = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.5], [0.2, 0.3, 0.5]])
+    cases.append(Case("masks", "row 0 fully masked (all zeros)", (full,), ("weights",), literal=True,
+                      note="0 · log 0 counts as 0, so an all-zero row has entropy 0."))
+    return cases
+
+
+def _extremes(student) -> str | None:
+    n = 6
+    uniform, one_hot = np.full((1, n), 1.0 / n), np.eye(n)[:1]
+    (h,) = student(np.concatenate([uniform, one_hot]))
+    if np.allclose(h, [math.log(n), 0.0], atol=1e-6):
+        return None
+    return f"uniform and one-hot rows over 6 keys gave {np.array2string(h, precision=4)}; expected [log 6, 0]"
+
+
+def _key_order(student) -> str | None:
+    w = _weights(61, (3, 5))
+    (a,), (b,) = student(w), student(w[:, ::-1])
+    return None if np.allclose(a, b, rtol=1e-5, atol=1e-8) else "reversing the keys changed the entropy"
+
+
+ATTENTION_ENTROPY = Exercise(
+    name="attention_entropy",
+    signature="attention_entropy(weights) -> entropy (..., m)",
+    reference=attention_entropy,
+    outputs=("entropy",),
+    cases=_cases,
+    properties=(
+        Property("attention_entropy.property-extremes", "uniform rows give log n, one-hot rows 0",
+                 "A row spread evenly over n keys has the largest entropy, log n, and a row on a "
+                 "single key has entropy 0.", _extremes),
+        Property("attention_entropy.property-key-order", "reordering the keys changes nothing",
+                 "Entropy depends on the weights, not on which key holds them: reversing a row must "
+                 "not change it.", _key_order),
+    ),
+)
+
+
+def check_attention_entropy(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
+    """Check ``attention_entropy(weights) -> entropy (..., m)`` (natural log, 0 · log 0 = 0).
+
+    Examples
+    --------
+    >>> check_attention_entropy(attention_entropy).passed
+    True
+    """
+    return run_checker(ATTENTION_ENTROPY, fn, strict, timeout)
+
+
+# -- misconceptions ---------------------------------------------------------------------------
+
+def _e(id: str, probe: str, hint: str):
+    return mistake("attention_entropy", "attention_entropy." + id, probe, hint)
+
+
+def _plogp(w, log=np.log):
+    return w * log(np.where(w > 0, w, 1.0))
+
+
+@_e("log2", "small", "Use the natural logarithm, np.log (entropy in nats); np.log2 gives bits.")
+def _log2(weights):
+    return -np.sum(_plogp(weights, np.log2), axis=-1)
+
+
+@_e("missing-minus", "small", "Entropy is minus the sum of p log p; without the minus sign every "
+    "value comes out negative.")
+def _no_minus(weights):
+    return np.sum(_plogp(weights), axis=-1)
+
+
+@_e("normalised", "small", "Return the entropy itself, not divided by its maximum log n.")
+def _normalised(weights):
+    return -np.sum(_plogp(weights), axis=-1) / math.log(weights.shape[-1])
+
+
+@_e("zero-gives-nan", "masks", "0 · log 0 must count as 0, but np.log(0) is -inf and 0 · -inf is NaN: "
+    "take the log only where p > 0, for example np.log(np.where(p > 0, p, 1)).")
+def _nan(weights):
+    return -np.sum(weights * np.log(weights), axis=-1)
+
+
+@_e("wrong-axis", "returns", "Sum over the last axis (the keys): one entropy per query row, "
+    "shape (..., m).")
+def _axis(weights):
+    return -np.sum(_plogp(weights), axis=-2)
+
+
+@_e("single-number", "returns", "Return one entropy per query row, shape (..., m), not one number "
+    "for the whole array.")
+def _total(weights):
+    return -np.sum(_plogp(weights))
+
+
+@_e("keepdims", "returns", "Drop the summed axis: the result has shape (..., m), not (..., m, 1).")
+def _keepdims(weights):
+    return -np.sum(_plogp(weights), axis=-1, keepdims=True)

@@ -1,0 +1,210 @@
+"""Checker for the multi-head attention exercise, with its misconceptions.
+
+multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)
+returns (output (..., m, d_model), weights (..., H, m, n)): head h uses the
+columns h*d_k:(h+1)*d_k of W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled
+dot-product attention per head with d_k the per-head size, then
+concat(heads) @ W_O. The mask (True = may attend) is shared by all heads.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..backend import host_numpy as np
+from ..masks import causal_mask, padding_mask
+from ..multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
+from .host_attention import attend
+from .mutants import mistake
+from .probes import Case, Exercise, Property, run_checker
+from .result import CheckResult
+
+__all__ = ["MULTI_HEAD_ATTENTION", "check_multi_head_attention"]
+
+_NAMES = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
+
+
+def _inputs(seed: int, lead: tuple, m: int, n: int, d_model: int, H: int, d_k: int, d_v: int,
+            self_attention: bool = False) -> tuple:
+    rng = np.random.default_rng(seed)
+    X_q = rng.standard_normal(lead + (m, d_model))
+    X_kv = X_q if self_attention else rng.standard_normal(lead + (n, d_model))
+    W_Q, W_K = (rng.standard_normal((d_model, H * d_k)) / math.sqrt(d_model) for _ in range(2))
+    W_V = rng.standard_normal((d_model, H * d_v)) / math.sqrt(d_model)
+    W_O = rng.standard_normal((H * d_v, d_model)) / math.sqrt(H * d_v)
+    return X_q, X_kv, W_Q, W_K, W_V, W_O, H
+
+
+def _cases() -> list[Case]:
+    rng = np.random.default_rng(0)
+    small = tuple(rng.integers(-2, 3, size=s) / 2.0 for s in ((2, 4), (3, 4), (4, 6), (4, 6), (4, 4), (4, 4)))
+    cases = [Case("small", "m=2 n=3 d_model=4, 2 heads, d_k=3 d_v=2", small + (2,), _NAMES[:7], literal=True)]
+    sizes = ((1, (3, 5, 4, 2, 3, 6)), (2, (2, 4, 6, 3, 1, 5)), (3, (4, 3, 5, 2, 6, 1)))
+    for seed, (m, n, d_model, H, d_k, d_v) in sizes:
+        cases.append(Case("random", f"seed {seed}, m={m} n={n} d_model={d_model} H={H} d_k={d_k} d_v={d_v}",
+                          _inputs(seed, (), m, n, d_model, H, d_k, d_v), _NAMES[:7]))
+    f32 = _inputs(4, (), 2, 5, 3, 4, 1, 2)
+    cases.append(Case("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2",
+                      tuple(a.astype(np.float32) for a in f32[:6]) + (4,), _NAMES[:7]))
+    cases.append(Case("batched", "3-D, B=2 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1",
+                      _inputs(5, (2,), 3, 4, 5, 3, 2, 1), _NAMES[:7]))
+    cases.append(Case("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3",
+                      _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3), _NAMES[:7]))
+    cases.append(Case("masks", "causal self-attention, m = n = 5",
+                      _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),), _NAMES))
+    cases.append(Case("masks", "padding mask (3, 1, 4), B=3, 2 heads",
+                      _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True) + (padding_mask(np.array([4, 2, 3]), 4),),
+                      _NAMES))
+    mask = np.array([[True, True, False], [False, False, False]])
+    cases.append(Case("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (mask,), _NAMES,
+                      note="A fully masked query must get zero weights in every head and a zero output."))
+    return cases
+
+
+def _rows_sum_to_one(student) -> str | None:
+    _, weights = student(*_inputs(51, (), 3, 5, 4, 2, 3, 2))
+    sums = np.sum(weights, axis=-1)
+    if np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5):
+        return None
+    return f"row sums of the weights: {np.array2string(sums, precision=4)}"
+
+
+def _future_tokens(student) -> str | None:
+    X, _, W_Q, W_K, W_V, W_O, H = _inputs(52, (), 5, 5, 4, 2, 3, 2, True)
+    X2 = X.copy()
+    X2[4] += 2.0                                             # change only the last token
+    (out, _), (out2, _) = (student(x, x, W_Q, W_K, W_V, W_O, H, causal_mask(5)) for x in (X, X2))
+    if np.allclose(out[:4], out2[:4], rtol=1e-4, atol=1e-6):
+        return None
+    return "changing the last token changed the outputs of earlier tokens under a causal mask"
+
+
+def _head_order(student) -> str | None:
+    X_q, X_kv, W_Q, W_K, W_V, W_O, H = _inputs(53, (), 3, 4, 5, 3, 2, 2)
+    order = np.array([2, 0, 1])
+
+    def permute(W, d, axis):                                 # reorder the per-head blocks of W
+        blocks = np.split(W, H, axis=axis)
+        return np.concatenate([blocks[h] for h in order], axis=axis)
+
+    (out, w) = student(X_q, X_kv, W_Q, W_K, W_V, W_O, H)
+    (out2, w2) = student(X_q, X_kv, permute(W_Q, 2, 1), permute(W_K, 2, 1), permute(W_V, 2, 1),
+                         permute(W_O, 2, 0), H)
+    if np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6):
+        return None
+    return "reordering the heads (their column blocks and W_O's row blocks) changed the output"
+
+
+MULTI_HEAD_ATTENTION = Exercise(
+    name="multi_head_attention",
+    signature="multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) "
+              "-> (output (..., m, d_model), weights (..., H, m, n))",
+    reference=reference_mha,
+    outputs=("output", "weights"),
+    cases=_cases,
+    properties=(
+        Property("multi_head_attention.property-rows", "every head's weights sum to 1 per query",
+                 "In every head each query's weights must be non-negative and add up to 1.",
+                 _rows_sum_to_one),
+        Property("multi_head_attention.property-causal", "later tokens cannot change earlier outputs",
+                 "Under a causal mask token i must not see later tokens, in any head; changing the "
+                 "last token may only change the last output row.", _future_tokens),
+        Property("multi_head_attention.property-head-order", "the order of the heads does not matter",
+                 "Heads are independent and W_O mixes them, so reordering the heads consistently "
+                 "must not change the output.", _head_order),
+    ),
+    row_sums=("weights",),
+)
+
+
+def check_multi_head_attention(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
+    """Check ``multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)``.
+
+    Examples
+    --------
+    >>> import attention_edu as ae
+    >>> check_multi_head_attention(ae.multi_head_attention).passed
+    True
+    """
+    return run_checker(MULTI_HEAD_ATTENTION, fn, strict, timeout)
+
+
+# -- misconceptions ----------------------------------------------------------------------------
+
+def _heads(X_q, X_kv, W_Q, W_K, W_V, H, split=split_heads):
+    return split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
+
+
+def _head_mask(mask):
+    return None if mask is None else np.expand_dims(mask, -3)               # (..., 1, m, n)
+
+
+def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, scale=None, merge=merge_heads,
+         split=split_heads, project=True):
+    Q, K, V = _heads(X_q, X_kv, W_Q, W_K, W_V, H, split)
+    heads, weights = attend(Q, K, V, _head_mask(mask), scale=scale)
+    concat = merge(heads)
+    return (concat @ W_O if project else concat), weights
+
+
+def _x(id: str, probe: str, hint: str):
+    return mistake("multi_head_attention", "multi_head_attention." + id, probe, hint)
+
+
+@_x("scale-by-width", "small", "Scale each head by the square root of its own size, d_k = "
+    "W_Q.shape[1] // num_heads, not of the full width H*d_k.")
+def _wide_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(W_Q.shape[1]))
+
+
+@_x("unscaled", "small", "Each head's scores must be divided by √d_k (the per-head size) before "
+    "the softmax.")
+def _no_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=1.0)
+
+
+@_x("no-output-projection", "small", "Finish with the output projection: concatenate the heads, "
+    "then multiply by W_O.")
+def _no_w_o(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, project=False)
+
+
+def _strided_split(X, H):
+    return np.moveaxis(np.reshape(X, X.shape[:-1] + (X.shape[-1] // H, H)), -1, -3)
+
+
+@_x("strided-heads", "small", "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; "
+    "yours takes every H-th column.")
+def _strided(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, split=_strided_split)
+
+
+def _merge_no_swap(X):
+    return np.reshape(X, X.shape[:-3] + (X.shape[-2], X.shape[-3] * X.shape[-1]))
+
+
+@_x("merge-without-swap", "small", "Before reshaping the heads to (..., m, H*d_v), move the head "
+    "axis next to the feature axis, (..., m, H, d_v); reshaping directly mixes tokens.")
+def _bad_merge(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, merge=_merge_no_swap)
+
+
+@_x("keys-from-queries", "returns", "Keys and values come from X_kv; only the queries come from X_q "
+    "(they differ in cross-attention).")
+def _self_only(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_q, W_Q, W_K, W_V, W_O, H, mask)
+
+
+@_x("averaged-weights", "returns", "Return every head's weights, shape (..., H, m, n), not their "
+    "average over the heads.")
+def _mean_weights(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    out, weights = _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask)
+    return out, np.mean(weights, axis=-3)
+
+
+@_x("mask-without-head-axis", "runs", "The mask has no head axis: insert one, mask[..., None, :, :], "
+    "so that it broadcasts over the heads and not against the batch.")
+def _flat_mask(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    Q, K, V = _heads(X_q, X_kv, W_Q, W_K, W_V, H)
+    heads, weights = attend(Q, K, V, mask)
+    return merge_heads(heads) @ W_O, weights
