@@ -42,7 +42,8 @@ try:  # optional: without it the fast path runs on one thread
 except ImportError:  # pragma: no cover - depends on the environment
     ThreadpoolController = None
 
-__all__ = ["blockwise_attention_fast", "exp_limit", "default_tile", "cpu_count", "TILE_ELEMENTS"]
+__all__ = ["blockwise_attention_fast", "exp_limit", "default_tile", "default_workers", "cpu_count",
+           "TILE_ELEMENTS"]
 
 #: Scores per tile: 2^18 float32 values = 1 MiB, well inside a core's L2 cache.
 TILE_ELEMENTS = 2 ** 18
@@ -59,6 +60,11 @@ def cpu_count() -> int:
 @lru_cache(maxsize=1)
 def _blas_controller() -> Any:
     return None if ThreadpoolController is None else ThreadpoolController()
+
+
+def default_workers() -> int:
+    """Threads the fast path uses by default: every core, or one without threadpoolctl."""
+    return cpu_count() if _blas_controller() is not None else 1
 
 
 def exp_limit(dtype: Any, n: int, v_max: float) -> float:
@@ -120,7 +126,8 @@ class _Job:
     def drain(self, tasks: queue.SimpleQueue) -> None:
         """Worker loop: own scratch buffers, then query blocks until the queue is empty."""
         tile = np.empty((self.block_k, self.block_q), dtype=self.dtype)  # (c, b) scores
-        hidden = np.empty((self.block_k, self.block_q), dtype=bool)  # (c, b)
+        masked = self.mask is not None or self.causal
+        hidden = np.empty((self.block_k, self.block_q) if masked else (0, 0), dtype=bool)  # (c, b)
         q = np.empty((self.block_q, self.d_k), dtype=self.dtype)  # (b, d_k)
         part = np.empty((self.block_q, self.d_v), dtype=self.dtype)  # (b, d_v)
         while True:
@@ -215,7 +222,7 @@ def blockwise_attention_fast(Q: Any, K: Any, V: Any, mask: Any | None, batch: tu
     lse : (..., m)
     """
     controller = _blas_controller()
-    workers = workers or (cpu_count() if controller is not None else 1)
+    workers = workers or default_workers()
     job = _Job(Q, K, V, mask, tuple(batch), tile, causal, workers)
     tasks: queue.SimpleQueue = queue.SimpleQueue()
     for task in job.tasks:

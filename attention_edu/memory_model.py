@@ -87,7 +87,7 @@ def naive_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsize: 
     >>> cost = naive_cost(512, 512, 64, 64)
     >>> cost.flops["scores"] + cost.flops["weighted_sum"], cost.total_flops
     (67108864, 68681728)
-    >>> cost.peak_bytes // 2**20  # MiB: four 1 MiB matrices and the output
+    >>> cost.peak_bytes // 2**20  # MiB: four 1 MiB matrices at once
     4
     """
     _positive("naive_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize)
@@ -102,7 +102,8 @@ def naive_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsize: 
     small = batch * (m * d_k + n * d_k + n * d_v + m * d_v)  # Q, K, V in; output out
     moved = itemsize * (passes * mn + small) + (mn if mask else 0)
     live = NAIVE_LIVE_SCORE_MATRICES + (1 if mask else 0)
-    peak = itemsize * (live * mn + batch * m * d_v)
+    # Inside softmax `live` matrices exist; after it one is freed and the output appears.
+    peak = itemsize * max(live * mn, (live - 1) * mn + batch * m * d_v)
     return Cost("naive", flops, moved, peak)
 
 
@@ -112,9 +113,10 @@ def _visited(m: int, n: int, block: tuple[int, int], causal: bool) -> tuple[int,
     pairs = visits = 0
     for i0 in range(0, m, block_q):
         rows = min(block_q, m - i0)
-        keys = max(0, min(n, i0 + rows + n - m)) if causal else n
-        pairs += rows * keys
-        visits += rows * math.ceil(keys / block_k)
+        visible = max(0, min(n, i0 + rows + n - m)) if causal else n  # keys any row here sees
+        tiles = math.ceil(visible / block_k)
+        pairs += rows * min(n, tiles * block_k)  # whole tiles are computed
+        visits += rows * tiles
     return pairs, visits
 
 
@@ -156,7 +158,8 @@ def blockwise_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsi
     moved = itemsize * batch * (m * d_k + query_blocks * n * (d_k + d_v) + m * d_v + m)
     if mask:
         moved += batch * m * n  # every bool of the mask is read once
-    tile = block_q * block_k * itemsize + (block_q * block_k if (mask or causal) else 0)
+    # a score tile; with a mask a bool tile of hidden pairs; with causal a second one (the future)
+    tile = block_q * block_k * (itemsize + (1 if mask or causal else 0) + (1 if causal else 0))
     scratch = workers * (tile + block_q * (d_k + d_v) * itemsize)
     peak = itemsize * batch * (m * d_v + m + n) + scratch  # output, lse, key norms
     return Cost("blockwise", flops, moved, peak)
