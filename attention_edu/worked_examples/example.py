@@ -1,0 +1,105 @@
+"""A worked example and its checks: read-only records with a derived status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from ..backend import host_numpy as np
+from ..steps import Steps
+from .render import jsonable, render_example
+
+__all__ = ["Check", "Example", "KINDS"]
+
+#: Check kinds. "printed": a printed number against our computation.
+#: "shape": a printed shape against the computed array's shape.
+#: "given": a property of numbers the chapter gives with nothing to compute them from.
+#: "answer": a property of our computed answer where the chapter prints none.
+KINDS = ("printed", "shape", "given", "answer")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison: ``printed`` text against ``computed``; ``note`` says why it fails."""
+
+    name: str
+    printed: str
+    computed: Any
+    ok: bool
+    note: str = ""
+    kind: str = "printed"
+    byte_base: int | None = None  # what KB/MB mean in ``printed``: 1000 or 1024 (None: no bytes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "printed": self.printed, "computed": jsonable(self.computed),
+                "ok": self.ok, "note": self.note, "kind": self.kind, "byte_base": self.byte_base}
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only copy: arrays unwritable, dicts as mapping proxies, lists as tuples."""
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+        value.setflags(write=False)
+    elif isinstance(value, dict):
+        value = MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    elif isinstance(value, list):
+        value = tuple(_frozen(v) for v in value)
+    return value
+
+
+class Example:
+    """One worked example: inputs, printed values, computed values, checks and status.
+
+    Read-only. ``status`` is derived: "erratum" if any check fails;
+    otherwise "reproduced" when printed values were compared and every
+    number given is computable, else "illustrative".
+    """
+
+    __slots__ = ("id", "title", "source", "_inputs", "_printed", "_computed", "checks",
+                 "steps", "walkthrough", "notes")
+
+    def __init__(self, id: str, title: str, source: str, inputs: dict, printed: dict,
+                 computed: dict, checks: tuple[Check, ...], steps: Steps | None,
+                 walkthrough: tuple[str, ...], notes: tuple[str, ...]):
+        values = dict(id=id, title=title, source=source, checks=tuple(checks), steps=steps,
+                      walkthrough=tuple(walkthrough), notes=tuple(notes),
+                      _inputs={k: _frozen(v) for k, v in inputs.items()}, _printed=dict(printed),
+                      _computed={k: _frozen(v) for k, v in computed.items()})
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Example is read-only; the catalogue rebuilds it from the chapter")
+
+    inputs = property(lambda self: dict(self._inputs), doc="Inputs (host arrays, numbers).")
+    printed = property(lambda self: dict(self._printed), doc="Printed values as printed (text).")
+    computed = property(lambda self: dict(self._computed), doc="Values computed with the library.")
+
+    @property
+    def status(self) -> str:
+        if any(not c.ok for c in self.checks):
+            return "erratum"
+        compared = any(c.kind in ("printed", "shape") for c in self.checks)
+        given = any(c.kind == "given" for c in self.checks)
+        return "reproduced" if compared and not given else "illustrative"
+
+    @property
+    def errata(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    def show(self) -> str:
+        """The example step by step, with every shape, then the checks."""
+        return render_example(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "source": self.source, "status": self.status,
+                "checks": [c.to_dict() for c in self.checks], "printed": dict(self._printed),
+                "inputs": jsonable(self._inputs), "computed": jsonable(self._computed),
+                "notes": list(self.notes)}
+
+    def __repr__(self) -> str:
+        return f"<Example {self.id} ({self.status}): {self.title}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython display
+        printer.text(self.show())
