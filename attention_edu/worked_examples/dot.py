@@ -9,7 +9,6 @@ from __future__ import annotations
 from .. import costs
 from ..backend import host_numpy as np
 from ..dot_product import dot_product_attention_steps
-from ..softmax import softmax
 from .catalogue import Builder, register
 
 DOT = "Section 5.2: Dot-Product Attention — The Core Mechanism"
