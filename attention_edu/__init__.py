@@ -44,3 +44,4 @@ __all__ = [
 
 from . import costs, worked_examples  # noqa: E402  (built on the mechanisms above)
 from .blockwise import blockwise_attention  # noqa: E402  (built on the mechanisms above)
+from . import checkers  # noqa: E402  (built on the mechanisms above)
