@@ -74,6 +74,7 @@ def test_status_is_derived_from_checks_that_hold(example_id):
     assert {c.name for c in example.errata} == failing
     if failing:
         assert example.status == "erratum"
+        assert example.status_reason == f"{len(failing)} of {len(example.checks)} checks fail"
     elif example_id in ILLUSTRATIVE:
         assert example.status == "illustrative"
         assert any(c.kind == "given" for c in example.checks) or not any(

@@ -85,6 +85,20 @@ class Example:
         return "reproduced" if compared and not given else "illustrative"
 
     @property
+    def status_reason(self) -> str:
+        """One line saying why the status is what it is (derived, like the status)."""
+        compared = [c for c in self.checks if c.kind in ("printed", "shape")]
+        given = [c.name for c in self.checks if c.kind == "given"]
+        if self.errata:
+            return f"{len(self.errata)} of {len(self.checks)} checks fail"
+        if self.status == "reproduced":
+            return f"all {len(compared)} printed values reproduced"
+        if given:
+            return ("the text gives numbers with nothing to compute them from; checked what can be "
+                    f"({', '.join(given)})")
+        return "the text prints no values to compare; the checks test the computed answer"
+
+    @property
     def errata(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if not c.ok)
 
@@ -94,7 +108,7 @@ class Example:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "source": self.source, "status": self.status,
-                "checks": [c.to_dict() for c in self.checks], "printed": dict(self._printed),
+                "status_reason": self.status_reason, "checks": [c.to_dict() for c in self.checks], "printed": dict(self._printed),
                 "inputs": jsonable(self._inputs), "computed": jsonable(self._computed),
                 "notes": list(self.notes)}
 

@@ -74,9 +74,7 @@ def _indent(text: str, pad: str = "     ") -> str:
 def render_example(example: Any) -> str:
     """``Example.show()``: header, inputs with shapes, walkthrough, library steps, checks."""
     lines = [f"{example.id}: {example.title}", f"Source: {example.source}"]
-    failed = len(example.errata)
-    verdict = f" ({failed} of {len(example.checks)} checks fail)" if failed else ""
-    lines.append(f"Status: {example.status}{verdict}")
+    lines.append(f"Status: {example.status} ({example.status_reason})")
     inputs = example.inputs
     if inputs:
         lines.append("\nInputs")
