@@ -45,3 +45,4 @@ __all__ = [
 from . import costs, worked_examples  # noqa: E402  (built on the mechanisms above)
 from .blockwise import blockwise_attention  # noqa: E402  (built on the mechanisms above)
 from . import checkers  # noqa: E402  (built on the mechanisms above)
+from . import display  # noqa: E402  (tables of the catalogue for notebooks)

@@ -13,11 +13,16 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .worked_examples import get as get_example
+from .worked_examples.render import format_value
+
 __all__ = ["verdict", "Verdict"]
 
 
 def _short(value: Any, width: int = 60) -> str:
-    text = " ".join(str(value).split())
+    # format_value, not str(): the text must not depend on NumPy's global print options.
+    text = value if isinstance(value, str) else format_value(value)
+    text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -78,7 +83,5 @@ class Verdict:
 def verdict(example: Any) -> Verdict:
     """The printed-vs-computed table of a worked example (an Example or its id)."""
     if isinstance(example, str):
-        from . import worked_examples
-
-        example = worked_examples.get(example)
+        example = get_example(example)
     return Verdict(example)
