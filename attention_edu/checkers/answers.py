@@ -164,7 +164,7 @@ def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, 
 
 def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
     example = _example(answer_id)
-    done, notes = [], []
+    done, notes, accepted = [], [], []
     for part in spec.parts:
         if part.name not in given:
             continue
@@ -179,10 +179,11 @@ def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResu
         done.append(part.name)
         if hint:
             notes.append(hint)
+            accepted.append(hint_id)
     missing = [p.name for p in spec.parts if p.required and p.name not in given]
     if missing:
         return CheckResult(answer_id, False, True, f"{', '.join(done)} right so far; still missing: "
                            f"{', '.join(missing)}", hint_id="answer.incomplete",
                            hint=f"Give every required part: {', '.join(missing)}.")
     return CheckResult(answer_id, True, True, f"right within sensible rounding: {', '.join(done)}.",
-                       notes=tuple(notes))
+                       hint_id=accepted[0] if accepted else None, notes=tuple(notes))

@@ -80,8 +80,8 @@ def _future_keys(student) -> str | None:
 
 
 def _key_order(student) -> str | None:
-    Q, K, V = _normal(23, (3, 4), (5, 4), (5, 2))
-    order = np.array([3, 0, 4, 1, 2])
+    Q, K, V = _normal(23, (3, 4), (6, 4), (6, 2))
+    order = np.array([3, 0, 5, 4, 1, 2])
     (out, w), (out2, w2) = student(Q, K, V), student(Q, K[order], V[order])
     if np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[:, order], w2, rtol=1e-4, atol=1e-6):
         return None

@@ -42,8 +42,8 @@ def _bahdanau_cases() -> list[Case]:
 
 
 def _encoder_order(student) -> str | None:
-    S, H, W1, W2, v = normal_arrays(31, (3, 4), (5, 2), (6, 4), (6, 2), (6,))
-    order = np.array([2, 4, 0, 1, 3])
+    S, H, W1, W2, v = normal_arrays(31, (2, 3), (6, 5), (4, 3), (4, 5), (4,))
+    order = np.array([2, 4, 0, 5, 1, 3])
     (a,), (b,) = student(S, H, W1, W2, v), student(S, H[order], W1, W2, v)
     if np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6):
         return None
@@ -51,7 +51,7 @@ def _encoder_order(student) -> str | None:
 
 
 def _row_independence(student) -> str | None:
-    S, H, W1, W2, v = normal_arrays(32, (3, 4), (5, 2), (6, 4), (6, 2), (6,))
+    S, H, W1, W2, v = normal_arrays(32, (4, 2), (3, 3), (5, 2), (5, 3), (5,))
     S2 = S.copy()
     S2[0] += 1.0                                            # change decoder state 0 only
     (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)

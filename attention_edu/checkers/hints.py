@@ -86,9 +86,8 @@ def explain_error(error: BaseException, args: tuple) -> str:
             "argument" in text or "positional" in text):
         return "error.signature"
     if isinstance(error, ValueError) and "could not be broadcast" in text:
-        # matmul reports clashing batch axes as a broadcast of "remapped shapes"
-        remapped = "remapped shapes" in text and _has_batched_input(args)
-        return "error.batched-transpose" if remapped else "error.broadcast"
+        # matmul reports clashing batch axes (what .T on a 3-D array causes) as "remapped shapes"
+        return "error.batched-transpose" if "remapped shapes" in text else "error.broadcast"
     if isinstance(error, ValueError) and "mismatch in its core dimension" in text:
         return "error.batched-transpose" if _has_batched_input(args) else "error.matmul-shapes"
     if isinstance(error, ValueError) and "not aligned" in text:

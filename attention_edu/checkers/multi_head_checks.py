@@ -70,11 +70,11 @@ def _rows_sum_to_one(student) -> str | None:
 
 
 def _future_tokens(student) -> str | None:
-    X, _, W_Q, W_K, W_V, W_O, H = _inputs(52, (), 5, 5, 4, 2, 3, 2, True)
+    X, _, W_Q, W_K, W_V, W_O, H = _inputs(52, (), 6, 6, 4, 2, 3, 2, True)
     X2 = X.copy()
-    X2[4] += 2.0                                             # change only the last token
-    (out, _), (out2, _) = (student(x, x, W_Q, W_K, W_V, W_O, H, causal_mask(5)) for x in (X, X2))
-    if np.allclose(out[:4], out2[:4], rtol=1e-4, atol=1e-6):
+    X2[5] += 2.0                                             # change only the last token
+    (out, _), (out2, _) = (student(x, x, W_Q, W_K, W_V, W_O, H, causal_mask(6)) for x in (X, X2))
+    if np.allclose(out[:5], out2[:5], rtol=1e-4, atol=1e-6):
         return None
     return "changing the last token changed the outputs of earlier tokens under a causal mask"
 
@@ -83,13 +83,13 @@ def _head_order(student) -> str | None:
     X_q, X_kv, W_Q, W_K, W_V, W_O, H = _inputs(53, (), 3, 4, 5, 3, 2, 2)
     order = np.array([2, 0, 1])
 
-    def permute(W, d, axis):                                 # reorder the per-head blocks of W
+    def permute(W, axis):                                    # reorder the per-head blocks of W
         blocks = np.split(W, H, axis=axis)
         return np.concatenate([blocks[h] for h in order], axis=axis)
 
     (out, w) = student(X_q, X_kv, W_Q, W_K, W_V, W_O, H)
-    (out2, w2) = student(X_q, X_kv, permute(W_Q, 2, 1), permute(W_K, 2, 1), permute(W_V, 2, 1),
-                         permute(W_O, 2, 0), H)
+    (out2, w2) = student(X_q, X_kv, permute(W_Q, 1), permute(W_K, 1), permute(W_V, 1),
+                         permute(W_O, 0), H)
     if np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6):
         return None
     return "reordering the heads (their column blocks and W_O's row blocks) changed the output"

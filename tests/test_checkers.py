@@ -1,0 +1,365 @@
+"""The exercise checkers: correct code passes, every registered mistake is named, results behave.
+
+Correct code: the reference and at least three different correct
+implementations per checker (float32, einsum or loops, logsumexp softmax,
+additive −inf masks). Mistakes: every mutant of the registry fails its own
+checker at its own probe with its own hint id, and no other mutant of the
+same probe produces the same output there.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import attention_edu as ae
+from attention_edu.checkers import CHECKERS, EXERCISES, CheckFailed, CheckResult, all_mistakes, mistakes_for
+from attention_edu.checkers.diagnosis import fingerprint
+from attention_edu.checkers.compare import same_output
+
+C = ae.checkers
+
+
+# -- correct alternatives --------------------------------------------------------------------
+
+def _guarded_exp(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    return np.exp(x - np.where(np.isfinite(top), top, 0.0))
+
+
+def softmax_float32(x):
+    e = _guarded_exp(x.astype(np.float32))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, np.float32(1))
+
+
+def softmax_logsumexp(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    total = np.sum(np.exp(x - top), axis=-1, keepdims=True)
+    lse = top + np.log(np.where(total > 0, total, 1.0))
+    return np.where(total > 0, np.exp(x - lse), 0.0)
+
+
+def softmax_rows_loop(x):
+    out = np.zeros_like(x, dtype=float)
+    for index in np.ndindex(x.shape[:-1]):
+        row = x[index]
+        if np.all(np.isneginf(row)):
+            continue
+        e = np.exp(row - row.max())
+        out[index] = e / e.sum()
+    return out
+
+
+def causal_compare(m, n=None):
+    n = m if n is None else n
+    return np.arange(n)[None, :] <= np.arange(m)[:, None] + (n - m)
+
+
+def causal_loop(m, n=None):
+    n = n or m
+    mask = np.zeros((m, n), dtype=bool)
+    for i in range(m):
+        mask[i, : i + n - m + 1] = True
+    return mask
+
+
+def causal_not_triu(m, n=None):
+    n = m if n is None else n
+    return ~np.triu(np.ones((m, n), dtype=bool), k=n - m + 1)
+
+
+def padding_compare(lengths, n):
+    return (np.arange(n) < lengths[:, None])[:, None, :]
+
+
+def padding_loop(lengths, n):
+    mask = np.zeros((len(lengths), 1, n), dtype=bool)
+    for b, length in enumerate(lengths):
+        mask[b, 0, :length] = True
+    return mask
+
+
+def padding_broadcast(lengths, n):
+    return np.expand_dims(np.arange(n)[None, :] < np.asarray(lengths)[:, None], axis=1)
+
+
+def _masked_softmax(scores):
+    e = _guarded_exp(scores)
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+
+
+def sdpa_einsum(Q, K, V, mask=None):
+    scores = np.einsum("...md,...nd->...mn", Q, K) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = _masked_softmax(scores)
+    return np.einsum("...mn,...nv->...mv", weights, V), weights
+
+
+def sdpa_float32_additive(Q, K, V, mask=None):
+    Q, K, V = (a.astype(np.float32) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.float32(math.sqrt(Q.shape[-1]))
+    if mask is not None:
+        scores = scores + np.where(mask, np.float32(0), np.float32(-np.inf))
+    weights = _masked_softmax(scores)
+    return weights @ V, weights
+
+
+def sdpa_query_loop(Q, K, V, mask=None):
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2],
+                                () if mask is None else mask.shape[:-2])
+    m, n = Q.shape[-2], K.shape[-2]
+    full = np.ones((m, n), dtype=bool) if mask is None else mask
+    Q, K, V = (np.broadcast_to(a, batch + a.shape[-2:]) for a in (Q, K, V))
+    full = np.broadcast_to(full, batch + (m, n))
+    out, weights = np.zeros(batch + (m, V.shape[-1])), np.zeros(batch + (m, n))
+    for b in np.ndindex(batch):
+        for i in range(m):
+            keep = full[b][i]
+            if not keep.any():
+                continue
+            s = K[b] @ Q[b][i] / math.sqrt(Q.shape[-1])
+            e = np.where(keep, np.exp(s - s[keep].max()), 0.0)
+            weights[b][i] = e / e.sum()
+            out[b][i] = weights[b][i] @ V[b]
+    return out, weights
+
+
+def bahdanau_loops(S, H, W1, W2, v):
+    scores = np.zeros((S.shape[0], H.shape[0]))
+    for t, s in enumerate(S):
+        for i, h in enumerate(H):
+            scores[t, i] = v @ np.tanh(W1 @ s + W2 @ h)
+    return scores
+
+
+def bahdanau_einsum(S, H, W1, W2, v):
+    features = np.tanh(np.einsum("as,ms->ma", W1, S)[:, None] + np.einsum("ah,nh->na", W2, H)[None])
+    return np.einsum("mna,a->mn", features, v)
+
+
+def bahdanau_float32(S, H, W1, W2, v):
+    S, H, W1, W2, v = (a.astype(np.float32) for a in (S, H, W1, W2, v))
+    return np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
+
+
+def luong_einsum(S, H, W):
+    return np.einsum("md,de,ne->mn", S, W, H)
+
+
+def luong_loops(S, H, W):
+    return np.array([[s @ W @ h for h in H] for s in S])
+
+
+def luong_right_first(S, H, W):
+    return S @ (W @ H.T)
+
+
+def split_stack(X, num_heads):
+    d = X.shape[-1] // num_heads
+    return np.stack([X[..., h * d:(h + 1) * d] for h in range(num_heads)], axis=-3)
+
+
+def split_moveaxis(X, num_heads):
+    return np.moveaxis(X.reshape(X.shape[:-1] + (num_heads, -1)), -2, -3)
+
+
+def split_einsum(X, num_heads):
+    return np.einsum("...lhd->...hld", X.reshape(*X.shape[:-1], num_heads, X.shape[-1] // num_heads))
+
+
+def merge_concat(X):
+    return np.concatenate([X[..., h, :, :] for h in range(X.shape[-3])], axis=-1)
+
+
+def merge_swap(X):
+    moved = np.swapaxes(X, -3, -2)
+    return moved.reshape(moved.shape[:-2] + (-1,))
+
+
+def merge_einsum(X):
+    return np.einsum("...hld->...lhd", X).reshape(*X.shape[:-3], X.shape[-2], -1)
+
+
+def mha_head_loop(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    d_k, d_v = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+    outs, weights = [], []
+    for h in range(num_heads):
+        Q = X_q @ W_Q[:, h * d_k:(h + 1) * d_k]
+        K = X_kv @ W_K[:, h * d_k:(h + 1) * d_k]
+        V = X_kv @ W_V[:, h * d_v:(h + 1) * d_v]
+        out, w = ae.scaled_dot_product_attention(Q, K, V, mask)
+        outs.append(out)
+        weights.append(w)
+    return np.concatenate(outs, axis=-1) @ W_O, np.stack(weights, axis=-3)
+
+
+def mha_einsum(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    H = num_heads
+    Q = np.einsum("...md,dhk->...hmk", X_q, W_Q.reshape(W_Q.shape[0], H, -1))
+    K = np.einsum("...nd,dhk->...hnk", X_kv, W_K.reshape(W_K.shape[0], H, -1))
+    V = np.einsum("...nd,dhv->...hnv", X_kv, W_V.reshape(W_V.shape[0], H, -1))
+    heads, weights = sdpa_einsum(Q, K, V, None if mask is None else mask[..., None, :, :])
+    return np.einsum("...hmv,hvo->...mo", heads, W_O.reshape(H, -1, W_O.shape[1])), weights
+
+
+def mha_float32(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    args = [a.astype(np.float32) for a in (X_q, X_kv, W_Q, W_K, W_V, W_O)]
+    return ae.multi_head_attention(*args, num_heads, mask)
+
+
+def entropy_nansum(weights):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.nansum(weights * np.log(weights), axis=-1)
+
+
+def entropy_log_where(weights):
+    logs = np.log(weights, out=np.zeros_like(weights, dtype=float), where=weights > 0)
+    return -(weights * logs).sum(axis=-1)
+
+
+def entropy_float32(weights):
+    p = weights.astype(np.float32)
+    return -np.sum(np.where(p > 0, p * np.log(np.maximum(p, np.float32(1e-30))), 0), axis=-1)
+
+
+CORRECT = {
+    "softmax": [ae.softmax, softmax_float32, softmax_logsumexp, softmax_rows_loop],
+    "causal_mask": [ae.causal_mask, causal_compare, causal_loop, causal_not_triu],
+    "padding_mask": [ae.padding_mask, padding_compare, padding_loop, padding_broadcast],
+    "scaled_dot_product_attention": [ae.scaled_dot_product_attention, sdpa_einsum,
+                                     sdpa_float32_additive, sdpa_query_loop],
+    "bahdanau_scores": [EXERCISES["bahdanau_scores"].reference, bahdanau_loops, bahdanau_einsum,
+                        bahdanau_float32],
+    "luong_general_scores": [EXERCISES["luong_general_scores"].reference, luong_einsum, luong_loops,
+                             luong_right_first],
+    "split_heads": [ae.split_heads, split_stack, split_moveaxis, split_einsum],
+    "merge_heads": [ae.merge_heads, merge_concat, merge_swap, merge_einsum],
+    "multi_head_attention": [ae.multi_head_attention, mha_head_loop, mha_einsum, mha_float32],
+    "attention_entropy": [C.attention_entropy, entropy_nansum, entropy_log_where, entropy_float32],
+}
+
+
+def test_every_exercise_has_a_checker_and_alternatives():
+    assert set(CORRECT) == set(EXERCISES) == set(CHECKERS)
+    assert all(len(fns) >= 4 for fns in CORRECT.values())
+
+
+@pytest.mark.parametrize("exercise,index", [(e, i) for e, fns in CORRECT.items() for i in range(len(fns))])
+def test_correct_implementations_pass(exercise, index):
+    result = CHECKERS[exercise](CORRECT[exercise][index])
+    assert result.passed, str(result)
+    assert result.attempted and result.hint_id is None and result.probe is None
+    assert "all probes passed" in str(result) and "determinism" in str(result)
+
+
+# -- the misconception registry ----------------------------------------------------------------
+
+MISTAKES = all_mistakes()
+
+
+def test_registry_is_large_and_ids_are_unique():
+    ids = [m.id for m in MISTAKES]
+    assert len(ids) >= 40 and len(set(ids)) == len(ids)
+    assert {m.exercise for m in MISTAKES} == set(EXERCISES)
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
+def test_hint_states_convention_and_fix_in_at_most_two_sentences(mistake):
+    sentences = [s for s in mistake.hint.replace("...", "…").split(". ") if s.strip()]
+    assert 1 <= len(sentences) <= 2, mistake.hint
+    assert mistake.hint.endswith(".") and len(mistake.hint) < 260
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
+def test_each_mutant_fails_its_checker_with_its_own_hint(mistake):
+    result = CHECKERS[mistake.exercise](mistake.mutant)
+    assert not result.passed and result.attempted
+    assert (result.hint_id, result.probe) == (mistake.id, mistake.probe), str(result)
+    assert mistake.hint in str(result) and mistake.id in result._repr_html_()
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
+def test_mutants_are_distinguishable_on_their_diagnostic_probe(mistake):
+    case = CHECKERS[mistake.exercise](mistake.mutant).case
+    exercise = EXERCISES[mistake.exercise]
+
+    def output(m):
+        return fingerprint(exercise, lambda: m.mutant(*copy.deepcopy(case.args)))
+
+    mine = output(mistake)
+    twins = [other.id for other in mistakes_for(mistake.exercise)
+             if other is not mistake and other.probe == mistake.probe
+             and same_output(mine, output(other), case.float_dtypes)]
+    assert not twins, f"{mistake.id} looks like {twins} on {case.title}"
+    reference = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
+    assert not same_output(mine, reference, case.float_dtypes)
+
+
+# -- results, strict mode, display --------------------------------------------------------------
+
+def _wrong_axis(x):
+    e = np.exp(x)
+    return e / e.sum(axis=0, keepdims=True)
+
+
+def test_result_reads_well_as_text_and_html():
+    result = C.check_softmax(_wrong_axis)
+    text = str(result)
+    assert text.startswith("check softmax: failed.") and "Hint [softmax.wrong-axis]" in text
+    assert "Yours:" in text and "Expected:" in text and "row sums" in text
+    html = result._repr_html_()
+    assert "failed" in html and "softmax.wrong-axis" in html and "<pre" in html
+    assert repr(result) == text and result.message == text
+
+
+def test_html_escapes_student_text():
+    result = CheckResult("x", False, True, "a <b> & c", hint="use <keepdims>")
+    assert "&lt;b&gt;" in result._repr_html_() and "&lt;keepdims&gt;" in result._repr_html_()
+
+
+def test_strict_argument_raises_the_dedicated_exception():
+    with pytest.raises(CheckFailed) as info:
+        C.check_softmax(_wrong_axis, strict=True)
+    assert type(info.value) is CheckFailed and info.value.result.hint_id == "softmax.wrong-axis"
+    assert C.check_softmax(ae.softmax, strict=True).passed
+
+
+def test_strict_environment_variable(monkeypatch):
+    monkeypatch.setenv("ATTENTION_EDU_STRICT", "1")
+    with pytest.raises(CheckFailed):
+        C.check_causal_mask(lambda m, n=None: None)        # a stub is not a pass in strict mode
+    assert C.check_causal_mask(ae.causal_mask).passed
+    assert not C.check_softmax(_wrong_axis, strict=False).passed
+    monkeypatch.setenv("ATTENTION_EDU_STRICT", "0")
+    assert not C.check_softmax(_wrong_axis).passed
+
+
+@pytest.mark.parametrize("stub", [
+    lambda *a: (_ for _ in ()).throw(NotImplementedError("write me")),
+    lambda *a: None, lambda *a: ..., lambda *a: (None, None)])
+@pytest.mark.parametrize("exercise", list(CHECKERS))
+def test_stubs_are_not_attempted(exercise, stub):
+    result = CHECKERS[exercise](stub)
+    assert (result.passed, result.attempted, result.status) == (False, False, "not attempted")
+    assert "stub" in str(result)
+
+
+def test_inputs_are_copies_and_the_originals_survive():
+    case = EXERCISES["softmax"].cases()[0]
+    before = case.args[0].copy()
+
+    def vandal(x):
+        x[...] = 0.0
+        return ae.softmax(before)
+
+    result = C.check_softmax(vandal)
+    assert result.hint_id == "harness.mutated" and result.probe == "inputs"
+    assert "modified its input x" in str(result)
+    assert np.array_equal(EXERCISES["softmax"].cases()[0].args[0], before)

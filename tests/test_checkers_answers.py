@@ -1,0 +1,134 @@
+"""check_answer: the catalogue's values pass, rounding passes, typical mistakes and misprints are named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attention_edu as ae
+from attention_edu.checkers import check_answer
+from attention_edu.checkers.answers import ANSWERS
+
+SPECS = list(ANSWERS.values())
+WRONGS = [(spec.id, part.name, wrong) for spec in SPECS for part in spec.parts for wrong in part.wrongs]
+
+
+def _computed(answer_id):
+    return ae.worked_examples.get(answer_id).computed
+
+
+def _right(spec, rounding=None):
+    computed = _computed(spec.id)
+    answer = {}
+    for part in spec.parts:
+        value = computed[part.name]
+        if rounding and part.kind in ("number", "array"):
+            value = np.asarray(rounding(np.asarray(value, dtype=float))).tolist()
+        answer[part.name] = value
+    return answer
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_the_catalogue_values_pass(spec):
+    result = check_answer(spec.id, **_right(spec))
+    assert result.passed, str(result)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_sensible_rounding_passes(spec):
+    def three_significant(x):
+        out = np.array([float(f"{v:.3g}") for v in np.ravel(x)]).reshape(np.shape(x))
+        return out if out.ndim else float(out)
+
+    assert check_answer(spec.id, **_right(spec, three_significant)).passed
+    assert check_answer(spec.id, **_right(spec, lambda x: np.round(x, 2))).passed
+
+
+def test_only_required_parts_are_needed_and_positional_answer_is_the_first_part():
+    assert check_answer("fund.exercise-1", weights=_computed("fund.exercise-1")["weights"]).passed
+    assert check_answer("dot.exercise-3", 2.048e9).passed
+    assert check_answer("dot.exercise-3", "2,048,000,000").passed
+
+
+@pytest.mark.parametrize("answer_id,part,wrong", WRONGS, ids=lambda x: getattr(x, "hint_id", str(x)))
+def test_typical_wrong_answers_get_their_hint(answer_id, part, wrong):
+    spec = ANSWERS[answer_id]
+    answer = _right(spec)
+    answer[part] = wrong.value(ae.worked_examples.get(answer_id))
+    result = check_answer(answer_id, **answer)
+    assert result.hint_id == wrong.hint_id and result.passed == wrong.accept, str(result)
+    assert wrong.hint in str(result)
+
+
+def _misprints():
+    for spec in SPECS:
+        example = ae.worked_examples.get(spec.id)
+        for part in spec.parts:
+            for check in example.checks:
+                if check.name == part.name and not check.ok:
+                    yield spec.id, part.name, check.printed
+
+
+MISPRINTS = list(_misprints())
+
+
+def test_the_known_errata_are_covered():
+    assert {(a, p) for a, p, _ in MISPRINTS} >= {("fund.exercise-1", "weights"),
+                                                 ("fund.exercise-3", "softmax_scaled")}
+
+
+@pytest.mark.parametrize("answer_id,part,printed", MISPRINTS)
+def test_the_books_misprint_gets_the_misprint_message(answer_id, part, printed):
+    from attention_edu.worked_examples.printed import parse_printed
+
+    answer = _right(ANSWERS[answer_id])
+    answer[part] = parse_printed(printed).value
+    result = check_answer(answer_id, **answer)
+    assert not result.passed and result.hint_id == "answer.misprint"
+    assert "misprint" in result.summary and "right value" in result.hint
+    right = np.round(np.asarray(_computed(answer_id)[part], dtype=float), 4)
+    assert np.array2string(right, precision=4, suppress_small=True) in result.hint
+
+
+def test_half_the_flops_names_the_multiply_add():
+    result = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20), qk_flops=12_800)
+    assert result.hint_id == "answer.half-flops" and "multiply-add" in result.hint
+
+
+def test_transposed_shape_and_shape_strings():
+    assert check_answer("fund.exercise-2", output_shape="10 × 128", attention_shape="(10, 20)",
+                        qk_flops=25_600).passed
+    result = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(20, 10), qk_flops=25_600)
+    assert result.hint_id == "answer.transposed-shape"
+
+
+def test_unscaled_versus_scaled():
+    scaled = _computed("dot.exercise-1")["output_scaled"]
+    assert check_answer("dot.exercise-1", output=scaled).hint_id == "answer.scaled"
+
+
+def test_far_off_answers_say_how_far_without_the_answer():
+    result = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20), qk_flops=30_000)
+    assert result.hint_id == "answer.mismatch" and "17% above" in result.summary
+    assert "25,600" not in str(result) and "25600" not in str(result)
+
+
+def test_not_attempted_incomplete_unreadable_and_usage_errors():
+    assert check_answer("fund.exercise-2", output_shape=..., attention_shape=..., qk_flops=...).status == \
+        "not attempted"
+    assert check_answer("fund.exercise-2").status == "not attempted"
+    incomplete = check_answer("fund.exercise-2", output_shape=(10, 128))
+    assert incomplete.hint_id == "answer.incomplete" and "qk_flops" in incomplete.hint
+    assert check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20),
+                        qk_flops="lots").hint_id == "answer.unreadable"
+    with pytest.raises(ValueError, match="unknown answer id 'fund.exercise-9'.*fund.exercise-1"):
+        check_answer("fund.exercise-9", 1)
+    with pytest.raises(ValueError, match="unknown part.*flops.*output_shape"):
+        check_answer("fund.exercise-2", flops=1)
+
+
+def test_strict_mode_for_answers():
+    from attention_edu.checkers import CheckFailed
+
+    with pytest.raises(CheckFailed):
+        check_answer("dot.exercise-3", 1.024e9, strict=True)

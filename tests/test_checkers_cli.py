@@ -1,0 +1,108 @@
+"""``attention-edu check EXERCISE FILE.py``: exit 0 on pass, 1 on fail, 2 on usage errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from attention_edu import cli
+
+GOOD = """
+import numpy as np
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+WRONG_AXIS = """
+import numpy as np
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=0, keepdims=True))
+    return e / np.sum(e, axis=0, keepdims=True)
+
+def my_mask(m, n=None):
+    return np.tril(np.ones((m, n or m), dtype=bool), k=(n or m) - m)
+"""
+
+
+@pytest.fixture
+def write(tmp_path):
+    def _write(source: str, name: str = "solution.py") -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source))
+        return str(path)
+    return _write
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """cli.main with only the check subcommand registered (the others belong to other issues)."""
+    monkeypatch.setattr(cli, "COMMANDS", {"check": "attention_edu.checkers.command"})
+    return cli.main
+
+
+def test_pass_exits_0(run, write, capsys):
+    assert run(["check", "softmax", write(GOOD)]) == 0
+    assert capsys.readouterr().out.startswith("check softmax: passed.")
+
+
+def test_fail_exits_1_and_names_the_mistake(run, write, capsys):
+    assert run(["check", "softmax", write(WRONG_AXIS)]) == 1
+    assert "Hint [softmax.wrong-axis]" in capsys.readouterr().out
+
+
+def test_function_option_and_check_prefix(run, write, capsys):
+    assert run(["check", "check_causal_mask", write(WRONG_AXIS), "--function", "my_mask"]) == 0
+    assert "check causal_mask: passed." in capsys.readouterr().out
+
+
+def test_unknown_exercise_exits_2_and_lists_the_valid_ones(run, write, capsys):
+    assert run(["check", "softmaks", write(GOOD)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown exercise 'softmaks'" in err and "scaled_dot_product_attention" in err
+
+
+@pytest.mark.parametrize("argv_tail,message", [
+    (["softmax"], "give an exercise and a file"),
+    (["softmax", "/nonexistent/solution.py"], "no such file"),
+])
+def test_usage_errors_exit_2(run, argv_tail, message, capsys):
+    assert run(["check"] + argv_tail) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_function_exits_2_and_lists_what_the_file_defines(run, write, capsys):
+    assert run(["check", "causal_mask", write(WRONG_AXIS)]) == 2
+    assert "defines no function 'causal_mask'" in capsys.readouterr().err
+
+
+def test_a_file_that_fails_to_import_exits_1(run, write, capsys):
+    assert run(["check", "softmax", write("raise RuntimeError('oops')\n")]) == 1
+    assert "RuntimeError: oops" in capsys.readouterr().out
+
+
+def test_list(run, capsys):
+    assert run(["check", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "multi_head_attention" in out and "padding_mask(lengths, n)" in out
+
+
+def test_console_script_in_a_subprocess(write):
+    good, bad = write(GOOD, "good.py"), write(WRONG_AXIS, "bad.py")
+    if importlib.util.find_spec("attention_edu.bench") is not None and shutil.which("attention-edu"):
+        command = [shutil.which("attention-edu")]
+    else:  # the bench subcommand has not landed yet: run the same dispatcher with check only
+        command = [sys.executable, "-c", "import sys; from attention_edu import cli; "
+                   "cli.COMMANDS = {'check': 'attention_edu.checkers.command'}; sys.exit(cli.main())"]
+    codes = [subprocess.run(command + ["check", exercise, path], capture_output=True, text=True,
+                            timeout=120).returncode
+             for exercise, path in (("softmax", good), ("softmax", bad), ("nonsense", good))]
+    assert codes == [0, 1, 2]

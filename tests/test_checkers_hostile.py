@@ -1,0 +1,217 @@
+"""Hostile student code, and proof that every hint id a checker can report is reachable.
+
+Each entry of TRIGGERS is a function written to produce exactly one hint
+(raising, returning None, the wrong type or shape, NaN, mutating its input,
+printing, looping forever, breaking a property while passing every fixed
+case). The test suite fails if a hint id exists that no trigger reaches.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import attention_edu as ae
+from attention_edu.checkers import CHECKERS, EXERCISES, all_mistakes, hint_ids
+from attention_edu.checkers.answers import ANSWERS, GENERIC_HINT_IDS
+
+C = ae.checkers
+sdpa, mha = ae.scaled_dot_product_attention, ae.multi_head_attention
+bahdanau = EXERCISES["bahdanau_scores"].reference
+luong = EXERCISES["luong_general_scores"].reference
+
+
+def _nan_first(x):
+    w = ae.softmax(x)
+    w.flat[0] = np.nan
+    return w
+
+
+def _exit(x):
+    sys.exit(3)
+
+
+def _forever(x):
+    while True:
+        pass
+
+
+def _noisy(x):
+    return ae.softmax(x) + np.random.default_rng().normal() * 1e-12
+
+
+def _mha_dot_t(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    Q, K, V = (ae.split_heads(X @ W, num_heads) for X, W in ((X_q, W_Q), (X_kv, W_K), (X_kv, W_V)))
+    weights = ae.softmax(Q @ K.T / np.sqrt(Q.shape[-1]))
+    return ae.merge_heads(weights @ V) @ W_O, weights
+
+
+def _sdpa_no_transpose(Q, K, V, mask=None):
+    weights = ae.softmax(Q @ K)                 # forgot the transpose
+    return weights @ V, weights
+
+
+def _sdpa_np_dot(Q, K, V, mask=None):
+    weights = ae.softmax(np.dot(Q, K.T) / np.sqrt(Q.shape[-1]))
+    return np.dot(weights, V), weights
+
+
+def _two_axes(x):
+    m, n = x.shape
+    return ae.softmax(x)
+
+
+def _three_params(Q, K, V):
+    return sdpa(Q, K, V)
+
+
+def _undefined(x):
+    return np.exp(x) / undefined_total  # noqa: F821  (the point of the test)
+
+
+def _when(shape_test, good, bad):
+    """A function that is correct except on the inputs a property uses."""
+    return lambda *a: bad(*a) if shape_test(*a) else good(*a)
+
+
+# hint id -> (exercise, function, timeout)
+TRIGGERS = {
+    "error.broadcast": ("softmax", lambda x: x + np.zeros(x.shape[-1] + 1), None),
+    "error.batched-transpose": ("multi_head_attention", _mha_dot_t, None),
+    "error.matmul-shapes": ("scaled_dot_product_attention", _sdpa_no_transpose, None),
+    "error.batched-dot": ("scaled_dot_product_attention", _sdpa_np_dot, None),
+    "error.fixed-ndim": ("softmax", _two_axes, None),
+    "error.signature": ("scaled_dot_product_attention", _three_params, None),
+    "error.name": ("softmax", _undefined, None),
+    "error.exit": ("softmax", _exit, None),
+    "error.other": ("softmax", lambda x: (_ for _ in ()).throw(RuntimeError("boom")), None),
+    "harness.timeout": ("softmax", _forever, 0.3),
+    "harness.mutated": ("softmax", lambda x: np.divide(np.exp(x, out=x), np.exp(x).sum(-1, keepdims=True)), None),
+    "harness.wrong-type": ("softmax", lambda x: ae.softmax(x).tolist(), None),
+    "harness.arity": ("scaled_dot_product_attention", lambda Q, K, V, mask=None: sdpa(Q, K, V, mask)[0], None),
+    "harness.dtype": ("causal_mask", lambda m, n=None: ae.causal_mask(m, n).astype(int), None),
+    "harness.shape": ("softmax", lambda x: ae.softmax(x)[..., :-1], None),
+    "harness.nondeterministic": ("softmax", _noisy, None),
+    "harness.not-callable": ("softmax", np.zeros(3), None),
+    "value.nan": ("softmax", _nan_first, None),
+    "value.mismatch": ("softmax", lambda x: 0.9 * ae.softmax(x), None),
+    # properties: correct on every fixed case, wrong on the property's own inputs
+    "softmax.property-shift": ("softmax", _when(lambda x: x.shape == (3, 6), ae.softmax,
+                                                lambda x: ae.softmax(x / (1 + abs(x.mean())))), None),
+    "softmax.property-rows": ("softmax", _when(lambda x: x.shape == (7, 4), ae.softmax,
+                                               lambda x: 1.1 * ae.softmax(x)), None),
+    "causal_mask.property-counts": ("causal_mask", _when(lambda m, n=None: (m, n) == (6, 8), ae.causal_mask,
+                                                         lambda m, n=None: ae.causal_mask(m, n)[::-1]), None),
+    "causal_mask.property-default": ("causal_mask", _when(lambda m, n=None: (m, n) == (5, None), ae.causal_mask,
+                                                          lambda m, n=None: np.ones((5, 5), bool)), None),
+    "padding_mask.property-counts": ("padding_mask", _when(lambda lengths, n: list(lengths) == [3, 0, 6, 1],
+                                                           ae.padding_mask, lambda lengths, n: ~ae.padding_mask(lengths, n)), None),
+    "attention.property-rows": ("scaled_dot_product_attention", _when(
+        lambda Q, K, V, mask=None: Q.shape == (6, 3), sdpa,
+        lambda Q, K, V, mask=None: (sdpa(Q, K, V)[0], 2 * sdpa(Q, K, V)[1])), None),
+    "attention.property-causal": ("scaled_dot_product_attention", _when(
+        lambda Q, K, V, mask=None: Q.shape == (5, 3) and mask is not None, sdpa,
+        lambda Q, K, V, mask=None: sdpa(Q, K, V)), None),
+    "attention.property-key-order": ("scaled_dot_product_attention", _when(
+        lambda Q, K, V, mask=None: K.shape == (6, 4), sdpa,
+        lambda Q, K, V, mask=None: (sdpa(Q, K, V)[0] + 0.01 * K[0, 0], sdpa(Q, K, V)[1])), None),
+    "bahdanau_scores.property-key-order": ("bahdanau_scores", _when(
+        lambda S, H, *w: H.shape == (6, 5), bahdanau, lambda S, H, *w: bahdanau(S, H, *w) + 0.01 * H[0, 0]), None),
+    "bahdanau_scores.property-rows": ("bahdanau_scores", _when(
+        lambda S, H, *w: S.shape == (4, 2), bahdanau, lambda S, H, *w: bahdanau(S, H, *w) + 0.01 * S.sum()), None),
+    "luong_general_scores.property-linear": ("luong_general_scores", _when(
+        lambda S, H, W: W.shape == (4, 2), luong, lambda S, H, W: luong(S, H, W) + 0.01), None),
+    "luong_general_scores.property-identity": ("luong_general_scores", _when(
+        lambda S, H, W: W.shape == (4, 4), luong, lambda S, H, W: luong(S, H, W) + 0.01), None),
+    "split_heads.property-round-trip": ("split_heads", _when(
+        lambda X, h: X.shape == (2, 5, 12), ae.split_heads, lambda X, h: ae.split_heads(X, h)[..., ::-1, :, :]), None),
+    "merge_heads.property-round-trip": ("merge_heads", _when(
+        lambda X: X.shape == (2, 3, 5, 4), ae.merge_heads, lambda X: ae.merge_heads(X)[..., ::-1, :]), None),
+    "multi_head_attention.property-rows": ("multi_head_attention", _when(
+        lambda X_q, X_kv, W_Q, W_K, W_V, *r: X_q.shape == (3, 4) and W_V.shape == (4, 4), mha,
+        lambda *a: (mha(*a)[0], 2 * mha(*a)[1])), None),
+    "multi_head_attention.property-causal": ("multi_head_attention", _when(
+        lambda *a: len(a) == 8 and a[7].shape == (6, 6), mha, lambda *a: mha(*a[:7])), None),
+    "multi_head_attention.property-head-order": ("multi_head_attention", _when(
+        lambda X_q, *r: X_q.shape == (3, 5), mha, lambda *a: (mha(*a)[0] + 0.01 * a[2][0, 0], mha(*a)[1])), None),
+    "attention_entropy.property-extremes": ("attention_entropy", _when(
+        lambda w: w.shape == (2, 6), C.attention_entropy, lambda w: C.attention_entropy(w) + 0.1), None),
+    "attention_entropy.property-key-order": ("attention_entropy", _when(
+        lambda w: w.shape == (3, 7), C.attention_entropy, lambda w: C.attention_entropy(w) + 0.01 * w[:, 0]), None),
+}
+
+
+@pytest.mark.parametrize("hint_id", sorted(TRIGGERS))
+def test_trigger_reaches_its_hint(hint_id):
+    exercise, fn, timeout = TRIGGERS[hint_id]
+    start = time.perf_counter()
+    result = CHECKERS[exercise](fn, timeout=timeout)
+    assert result.hint_id == hint_id, str(result)
+    assert not result.passed and result.attempted and result.hint
+    assert time.perf_counter() - start < 10
+
+
+def test_every_hint_id_is_reachable():
+    """Mistakes by their mutants (tests/test_checkers.py), answers by tests/test_checkers_answers.py,
+    everything else by TRIGGERS above."""
+    by_mutant = {m.id for m in all_mistakes()}
+    by_answer = {h for spec in ANSWERS.values() for h in spec.hint_ids()} | set(GENERIC_HINT_IDS)
+    assert set(hint_ids()) == by_mutant | by_answer | set(TRIGGERS)
+
+
+def test_infinite_loop_reports_the_limit_returns_promptly_and_stops_the_thread():
+    start = time.perf_counter()
+    result = C.check_softmax(_forever, timeout=0.3)
+    assert time.perf_counter() - start < 2.0
+    assert "did not finish within 0.3 s" in str(result) and result.probe == "runs"
+    time.sleep(0.2)
+    assert not any(t.name == "attention-edu-check" and t.is_alive() for t in threading.enumerate())
+
+
+def test_printing_is_reported_but_does_not_fail(capsys):
+    def chatty(x):
+        print("debug:", x.shape)
+        return ae.softmax(x)
+
+    result = C.check_softmax(chatty)
+    assert result.passed and result.notes and "printed while it ran" in result.notes[0]
+    assert 'first: "debug: (2, 3)"' in result.notes[0]
+    assert "debug" not in capsys.readouterr().out
+
+
+def test_raising_shows_the_students_line():
+    def broken(x):
+        y = x * 2
+        raise ValueError("no luck")
+
+    result = C.check_softmax(broken)
+    assert result.hint_id == "error.other" and result.probe == "runs"
+    assert "ValueError: no luck" in str(result) and "raise ValueError" in str(result)
+
+
+def test_nan_is_reported_with_its_position_and_the_numpy_warning():
+    def naive(x):
+        return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+    text = str(C.check_softmax(naive))
+    assert "NaN value(s) where finite values are expected" in text
+    assert "overflow encountered in exp" in text
+
+
+def test_wrong_shape_reports_both_shapes():
+    result = C.check_scaled_dot_product_attention(lambda Q, K, V, mask=None: (Q, sdpa(Q, K, V)[1]))
+    assert result.probe == "returns" and "output has shape (2, 4), expected (2, 5)" in str(result)
+
+
+def test_a_later_not_implemented_branch_counts_as_attempted():
+    def partial(Q, K, V, mask=None):
+        if mask is not None:
+            raise NotImplementedError("masks later")
+        return sdpa(Q, K, V)
+
+    result = C.check_scaled_dot_product_attention(partial)
+    assert result.attempted and result.probe == "runs" and "masks later" in str(result)
