@@ -16,7 +16,8 @@ GOOD = """
 import numpy as np
 
 def softmax(x):
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    top = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
     total = np.sum(e, axis=-1, keepdims=True)
     return e / np.where(total > 0, total, 1.0)
 """
