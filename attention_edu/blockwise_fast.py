@@ -1,28 +1,25 @@
 """Blockwise attention as fast as NumPy allows: the host path behind ``blockwise_attention``.
 
-Same algorithm as :mod:`attention_edu.blockwise` (tiles of scores, online
-softmax, nothing m × n), tuned for NumPy on a multi-core CPU:
+Same algorithm as :mod:`attention_edu.blockwise` (tiles, online softmax,
+nothing m × n), tuned for NumPy on a multi-core CPU:
 
-1. **No temporaries.** Each worker owns one (block_k, block_q) score tile and
-   a few small buffers, sized to stay in its core's cache, and every step
-   writes into them (``out=``, in-place ufuncs). float32 stays float32.
-2. **Keys down, queries across.** The tile is Sᵀ = K_blk q_blkᵀ, so the
-   per-query sums and maxima reduce over axis 0: NumPy adds whole rows with
-   vector instructions there, faster than reducing along each short row.
-3. **All cores.** A thread pool takes (batch, query block) tasks from a
-   queue; NumPy releases the GIL inside matmul and ufuncs. While it runs, BLAS
-   is held to one thread per call (threadpoolctl), or the two levels of
-   threads would fight; without threadpoolctl the path runs on one thread.
+1. **No temporaries.** Each worker owns a (block_k, block_q) score tile sized
+   for its core's cache and a few small buffers; every step writes into them
+   (``out=``, in-place ufuncs). float32 stays float32.
+2. **Keys down, queries across.** The tile is Sᵀ = K_blk q_blkᵀ, so per-query
+   sums and maxima reduce over axis 0, where NumPy adds whole rows at once.
+3. **All cores.** Threads take (batch, query block) tasks from a queue; NumPy
+   releases the GIL in matmul and ufuncs. Meanwhile BLAS is held to one thread
+   per call (threadpoolctl), or two levels of threads would fight; without
+   threadpoolctl, or for small inputs, one thread does everything.
 4. **No max pass when none is needed.** The running max only guards exp
-   against overflow. By Cauchy–Schwarz every score obeys
-   |s_ij| ≤ U_i = ‖q_i‖·max_j ‖k_j‖/√d_k, known before any score is formed. When
-   U is small enough that exp(±U), summed over n keys and multiplied by the
-   largest |v|, stays inside the floating range with full precision, the tile
-   goes straight to exp (softmax does not change under a shift, so the result
-   is the same up to rounding). Otherwise that query block takes the online
-   softmax with its running max and rescaling, exactly as the portable code.
+   against overflow. By Cauchy–Schwarz |s_ij| ≤ U_i = ‖q_i‖·max_j ‖k_j‖/√d_k,
+   known before any score exists. When exp(±U) cannot leave the floating
+   range (see :func:`exp_limit`), tiles go straight to exp: softmax ignores a
+   shift, so only rounding differs. Otherwise that query block runs the online
+   softmax with its running max and rescaling, as the portable code does.
 
-Measured figures and the limits are in ``docs/benchmarks.md``.
+Measured figures and the limits: ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -42,8 +39,8 @@ try:  # optional: without it the fast path runs on one thread
 except ImportError:  # pragma: no cover - depends on the environment
     ThreadpoolController = None
 
-__all__ = ["blockwise_attention_fast", "exp_limit", "default_tile", "default_workers", "cpu_count",
-           "TILE_ELEMENTS"]
+__all__ = ["blockwise_attention_fast", "exp_limit", "default_plan", "default_tile", "default_workers",
+           "cpu_count", "TILE_ELEMENTS", "PARALLEL_PAIRS"]
 
 #: Scores per tile: 2^18 float32 values = 1 MiB, well inside a core's L2 cache.
 TILE_ELEMENTS = 2 ** 18
@@ -85,6 +82,21 @@ def exp_limit(dtype: Any, n: int, v_max: float) -> float:
     return min(overflow, underflow) - 1.0  # one unit of margin for rounding in U itself
 
 
+#: Fewer query-key pairs than this run on one thread: with small tiles, threads spend
+#: more time queueing for the GIL between NumPy calls than computing in parallel.
+PARALLEL_PAIRS = 2 ** 21
+
+
+def default_plan(groups: int, m: int, n: int) -> tuple[int, tuple[int, int]]:
+    """(workers, (block_q, block_k)) the fast path uses for ``groups`` batch entries of m × n.
+
+    >>> default_plan(1, 256, 256)[0]
+    1
+    """
+    workers = default_workers() if groups * m * n >= PARALLEL_PAIRS else 1
+    return workers, default_tile(groups, m, n, workers)
+
+
 def default_tile(tasks_per_query_block: int, m: int, n: int, workers: int) -> tuple[int, int]:
     """(block_q, block_k): about TILE_ELEMENTS scores, with enough tasks to keep every worker busy.
 
@@ -103,7 +115,7 @@ class _Job:
     """One call: broadcast views of the inputs, per-batch bounds, the output, the task list."""
 
     def __init__(self, Q: Any, K: Any, V: Any, mask: Any | None, batch: tuple[int, ...],
-                 tile: tuple[int, int] | None, causal: bool, workers: int):
+                 tile: tuple[int, int], causal: bool):
         (self.m, self.d_k), (self.n, self.d_v) = Q.shape[-2:], V.shape[-2:]
         self.batch, self.causal, self.dtype = batch, causal, Q.dtype
         self.Q = np.broadcast_to(Q, batch + (self.m, self.d_k))  # views: nothing is copied
@@ -111,7 +123,7 @@ class _Job:
         self.V = np.broadcast_to(V, batch + (self.n, self.d_v))
         self.mask = None if mask is None else np.broadcast_to(mask, batch + (self.m, self.n))
         groups = math.prod(batch)
-        self.block_q, self.block_k = tile or default_tile(groups, self.m, self.n, workers)
+        self.block_q, self.block_k = tile
         self.scale = 1.0 / math.sqrt(self.d_k)
         key_norm = np.sqrt(np.max(np.vecdot(K, K), axis=-1))  # (...): max_j ‖k_j‖
         v_max = np.maximum(np.max(V, axis=(-2, -1)), -np.min(V, axis=(-2, -1)))  # (...)
@@ -159,7 +171,8 @@ class _Job:
         b = i1 - i0
         q = np.multiply(Q[i0:i1], self.scale, out=q_buf[:b])  # (b, d_k), scaled once
         bound = math.sqrt(float(np.max(np.vecdot(q, q)))) * float(self.key_norm[at])
-        shifted = bound > exp_limit(self.dtype, self.n, float(self.v_max[at]))  # exp could overflow or underflow: keep a running max
+        # Beyond the limit exp could overflow or lose precision: keep a running max.
+        shifted = bound > exp_limit(self.dtype, self.n, float(self.v_max[at]))
         row_max = np.full(b, -math.inf, dtype=self.dtype)  # (b,)
         denom = np.zeros(b, dtype=self.dtype)  # (b,)
         acc = self.out[at][i0:i1]  # (b, d_v), accumulated in place
@@ -202,28 +215,18 @@ class _Job:
 def blockwise_attention_fast(Q: Any, K: Any, V: Any, mask: Any | None, batch: tuple[int, ...],
                              tile: tuple[int, int] | None = None, causal: bool = False,
                              workers: int | None = None) -> tuple[Any, Any]:
-    """Blockwise attention on NumPy arrays already checked by ``blockwise_attention``.
+    """(output (..., m, d_v), lse (..., m)) for NumPy arguments already checked by ``blockwise_attention``.
 
-    Parameters
-    ----------
-    Q, K, V, mask : NumPy arrays
-        As for :func:`attention_edu.blockwise_attention`.
-    batch : tuple of int
-        The broadcast batch shape (``Dims.batch`` after the checks).
-    tile : (block_q, block_k), optional
-        Default: :func:`default_tile`.
-    causal : bool
-    workers : int, optional
-        Threads; default every core (one without threadpoolctl).
-
-    Returns
-    -------
-    output : (..., m, d_v)
-    lse : (..., m)
+    ``batch`` is the broadcast batch shape (``Dims.batch``); ``tile`` (block_q,
+    block_k) and ``workers`` default to :func:`default_plan`.
     """
     controller = _blas_controller()
-    workers = workers or default_workers()
-    job = _Job(Q, K, V, mask, tuple(batch), tile, causal, workers)
+    groups, m, n = math.prod(batch), Q.shape[-2], K.shape[-2]
+    if workers is None:
+        workers, auto_tile = default_plan(groups, m, n)
+    else:
+        auto_tile = default_tile(groups, m, n, workers)
+    job = _Job(Q, K, V, mask, tuple(batch), tile or auto_tile, causal)
     tasks: queue.SimpleQueue = queue.SimpleQueue()
     for task in job.tasks:
         tasks.put(task)

@@ -18,7 +18,7 @@ import pytest
 
 import attention_edu as ae
 from attention_edu import costs
-from attention_edu.blockwise_fast import default_tile, default_workers
+from attention_edu.blockwise_fast import default_plan
 from attention_edu.memory_model import blockwise_cost, naive_cost
 
 
@@ -215,8 +215,8 @@ def test_blockwise_peak_bytes_measured(rng, n, causal):
     d = 64
     Q, K, V = (rng.standard_normal((n, d), dtype=np.float32) for _ in range(3))
     peak = measured_peak(lambda: ae.blockwise_attention(Q, K, V, causal=causal))
-    workers = default_workers()
-    predicted = blockwise_cost(n, n, d, d, block=default_tile(1, n, n, workers), causal=causal,
+    workers, tile = default_plan(1, n, n)
+    predicted = blockwise_cost(n, n, d, d, block=tile, causal=causal,
                                workers=workers).peak_bytes
     assert peak == pytest.approx(predicted, rel=0.15)
     assert peak < naive_cost(n, n, d, d).peak_bytes / 20

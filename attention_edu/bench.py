@@ -1,0 +1,189 @@
+"""``attention-edu bench``: predict, then measure, the cost of attention on this machine.
+
+    attention-edu bench            full run (a few minutes on 2 cores)
+    attention-edu bench --quick    small sizes, under 30 s
+    attention-edu bench --json     results as JSON instead of tables
+    attention-edu bench --plot P   time curves to P, peak-memory curves next to it (P-memory.png)
+
+Sections: loops against vectorized code; Bahdanau against scaled dot-product
+attention (measured time ratio beside the FLOP ratios); naive against blockwise
+attention as n grows (time, NumPy peak memory measured and predicted by
+:mod:`attention_edu.memory_model`, torch and CuPy when present, the GEMM floor);
+and the fast path against torch's fused kernel at B = 1, H = 8, n = 2048, d = 64
+(n = 1024 with --quick).
+How times and memory are measured: :mod:`attention_edu.bench_timing`; the
+tables and plots: :mod:`attention_edu.bench_report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from . import costs
+from .additive import bahdanau_attention
+from .backend import cupy_if_available
+from .backend import host_numpy as np
+from .bench_report import format_tables, write_plots
+from .bench_timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
+from .blockwise import blockwise_attention
+from .blockwise_fast import default_plan
+from .dot_product import scaled_dot_product_attention
+from .loops import attention_loop, bahdanau_attention_loop
+from .memory_model import blockwise_cost, naive_cost
+
+__all__ = ["register", "run", "run_benchmarks", "SIZES"]
+
+MiB = 2 ** 20
+#: Sizes of each section, full and --quick.
+SIZES = {
+    False: dict(loop=64, bahdanau_loop=24, chapter=512, ns=(256, 1024, 4096, 8192, 16384, 32768, 65536),
+                naive_max_bytes=2 * 2 ** 30, budget=1.0, headline=(1, 8, 2048, 64)),
+    True: dict(loop=16, bahdanau_loop=8, chapter=128, ns=(256, 1024, 4096),
+               naive_max_bytes=2 ** 28, budget=0.2, headline=(1, 8, 1024, 64)),
+}
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _normal(rng: Any, *shape: int) -> Any:
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def _loops(size: int, loop_bahdanau: int, budget: float) -> list[dict]:
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((size, 16)) for _ in range(3))
+    S, H = rng.standard_normal((loop_bahdanau, 512)), rng.standard_normal((loop_bahdanau, 512))
+    W1, W2, v = rng.standard_normal((256, 512)), rng.standard_normal((256, 512)), rng.standard_normal(256)
+    pairs = [("scaled dot-product", f"m=n={size}, d_k=d_v=16", lambda: attention_loop(Q, K, V),
+              lambda: scaled_dot_product_attention(Q, K, V)),
+             ("Bahdanau", f"m=n={loop_bahdanau}, d_a=256, d_s=d_h=512",
+              lambda: bahdanau_attention_loop(S, H, W1, W2, v), lambda: bahdanau_attention(S, H, W1, W2, v))]
+    rows = []
+    for name, sizes, loop, vectorized in pairs:
+        slow, fast = median_seconds(loop, budget), median_seconds(vectorized, budget)
+        rows.append({"section": "loops", "series": name, "sizes": sizes, "loop_s": slow,
+                     "vectorized_s": fast, "speedup": slow / fast})
+    return rows
+
+
+def _bahdanau_vs_sdpa(size: int, budget: float) -> dict:
+    rng = np.random.default_rng(1)
+    m = n = size
+    d_k, d_a, d_s = 64, 256, 512
+    Q, K, V = _normal(rng, m, d_k), _normal(rng, n, d_k), _normal(rng, n, d_k)
+    S, H = _normal(rng, m, d_s), _normal(rng, n, d_s)
+    W1, W2, v = _normal(rng, d_a, d_s), _normal(rng, d_a, d_s), _normal(rng, d_a)
+    sdpa = median_seconds(lambda: scaled_dot_product_attention(Q, K, V), budget)
+    additive = median_seconds(lambda: bahdanau_attention(S, H, W1, W2, v), budget)
+    chapter = costs.bahdanau_flops(m, n, d_a, d_s, d_s) / costs.scaled_dot_product_flops(m, n, d_k, d_k)
+    # as the library computes it: W1 s_t and W2 h_i once each, then d_a adds, tanh (3 d_a as the
+    # chapter counts it) and the v product (2 d_a) per pair, softmax, and the context
+    computed = (costs.matmul_flops(m, d_s, d_a) + costs.matmul_flops(n, d_s, d_a) + m * n * 6 * d_a
+                + 5 * m * n + costs.matmul_flops(m, n, d_s))
+    ratio = computed / costs.scaled_dot_product_flops(m, n, d_k, d_k, softmax=True)
+    return {"section": "bahdanau_vs_sdpa", "sizes": f"m=n={size}, d_k=d_v={d_k}; d_a={d_a}, d_s=d_h={d_s}",
+            "bahdanau_s": additive, "sdpa_s": sdpa, "time_ratio": additive / sdpa,
+            "chapter_flop_ratio": chapter, "computed_flop_ratio": ratio}
+
+
+def _scaling_plan(ns: tuple[int, ...], naive_max: int, budget: float, rate: float) -> list:
+    """One (label, thunk) per measurement; each thunk returns a list of rows."""
+    torch, cupy = _torch(), cupy_if_available()
+    plan: list[tuple[str, Callable[[], list[dict]]]] = []
+    for n in ns:
+        def measure(n: int = n) -> list[dict]:
+            rng = np.random.default_rng(n)
+            Q, K, V = _normal(rng, n, 64), _normal(rng, n, 64), _normal(rng, n, 64)
+            flops = costs.scaled_dot_product_flops(n, n, 64, 64)
+            rows = [{"series": "GEMM floor", "seconds": flops / rate}]
+            if naive_cost(n, n, 64, 64).peak_bytes <= naive_max:
+                seconds = median_seconds(lambda: scaled_dot_product_attention(Q, K, V), budget)
+                rows.append({"series": "naive", "seconds": seconds,
+                             "peak_mib": numpy_peak_bytes(lambda: scaled_dot_product_attention(Q, K, V)) / MiB,
+                             "predicted_peak_mib": naive_cost(n, n, 64, 64).peak_bytes / MiB})
+            seconds = median_seconds(lambda: blockwise_attention(Q, K, V), budget)
+            workers, tile = default_plan(1, n, n)
+            rows.append({"series": "blockwise", "seconds": seconds,
+                         "peak_mib": numpy_peak_bytes(lambda: blockwise_attention(Q, K, V)) / MiB,
+                         "predicted_peak_mib": blockwise_cost(n, n, 64, 64, block=tile, workers=workers).peak_bytes
+                         / MiB})
+            if torch is not None:
+                tq, tk, tv = (torch.from_numpy(x)[None, None] for x in (Q, K, V))
+                sdpa = torch.nn.functional.scaled_dot_product_attention
+                rows.append({"series": "torch", "seconds": median_seconds(lambda: sdpa(tq, tk, tv), budget)})
+            if cupy is not None:
+                cq, ck, cv = (cupy.asarray(x) for x in (Q, K, V))
+                sync = cupy.cuda.Device().synchronize
+                rows.append({"series": "cupy blockwise", "seconds": median_seconds(
+                    lambda: blockwise_attention(cq, ck, cv, block_size=1024), budget, sync)})
+            return [{"section": "scaling", "n": n, **row} for row in rows]
+        plan.append((f"n={n}", measure))
+    return plan
+
+
+def _headline(B: int, H: int, n: int, d: int, budget: float) -> dict:
+    """The fast path against torch's fused kernel, in blocks of calls, three rounds, one process."""
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((B, H, n, d), dtype=np.float32) for _ in range(3))
+    row = {"section": "headline", "sizes": f"B={B}, H={H}, n={n}, d={d}, float32",
+           "numpy_naive_s": median_seconds(lambda: scaled_dot_product_attention(Q, K, V), budget)}
+    rounds = {"fast_s": [], "torch_s": []}
+    torch = _torch()
+    if torch is not None:
+        tq, tk, tv = (torch.from_numpy(x) for x in (Q, K, V))
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+    for _ in range(3):
+        rounds["fast_s"].append(median_seconds(lambda: blockwise_attention(Q, K, V), budget))
+        if torch is not None:
+            rounds["torch_s"].append(median_seconds(lambda: sdpa(tq, tk, tv), budget))
+    row["fast_s"] = float(np.median(rounds["fast_s"]))
+    row["torch_s"] = float(np.median(rounds["torch_s"])) if torch is not None else None
+    row["fast_over_torch"] = row["fast_s"] / row["torch_s"] if torch is not None else None
+    row["error_vs_naive"] = float(np.max(np.abs(blockwise_attention(Q, K, V)
+                                                - scaled_dot_product_attention(Q, K, V)[0])))
+    return row
+
+
+def run_benchmarks(quick: bool = False, progress: bool = True) -> dict:
+    """Every measurement; returns {"machine": ..., "rows": [...]} (the JSON of ``--json``)."""
+    from tqdm.auto import tqdm
+
+    sizes = SIZES[quick]
+    rate = matmul_rate()
+    plan = [("loops", lambda: _loops(sizes["loop"], sizes["bahdanau_loop"], sizes["budget"])),
+            ("Bahdanau vs scaled dot-product", lambda: [_bahdanau_vs_sdpa(sizes["chapter"], sizes["budget"])])]
+    plan += _scaling_plan(sizes["ns"], sizes["naive_max_bytes"], sizes["budget"], rate)
+    plan.append(("fast path vs torch", lambda: [_headline(*sizes["headline"], sizes["budget"])]))
+    rows: list[dict] = []
+    with tqdm(plan, desc="bench", unit="step", file=sys.stderr, disable=not progress) as bar:
+        for label, measure in bar:
+            bar.set_postfix_str(label)
+            rows += measure()
+    return {"machine": machine(), "matmul_gflops": rate / 1e9, "quick": quick, "rows": rows}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``bench`` subcommand to the ``attention-edu`` parser."""
+    p = subparsers.add_parser("bench", help="time and memory of attention on this machine, predicted and measured",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="small sizes only (under 30 s)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--plot", metavar="PATH", help="write time curves to PATH (and memory curves beside it)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmarks and print them; the exit code."""
+    results = run_benchmarks(quick=args.quick, progress=not args.no_progress)
+    print(json.dumps(results, indent=1) if args.json else format_tables(results))
+    return write_plots(results, args.plot) if args.plot else 0

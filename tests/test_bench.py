@@ -1,0 +1,65 @@
+"""``attention-edu bench``: the quick run end to end, and its results' structure on tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from attention_edu import bench
+from attention_edu.bench_report import format_tables, write_plots
+
+
+def test_quick_bench_runs_under_30_seconds(tmp_path):
+    plot = tmp_path / "bench.png"
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "attention_edu.cli", "bench", "--quick", "--plot", str(plot)],
+                          capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr
+    assert seconds < 30, f"bench --quick took {seconds:.1f} s"
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("machine: ") and " cores (" in lines[0] and "numpy " in lines[0]
+    for title in ("Loops against vectorized code", "Bahdanau against scaled dot-product attention",
+                  "Naive against blockwise attention", "Fast path against torch"):
+        assert any(line.startswith(title) for line in lines), title
+    table = lines[lines.index(next(l for l in lines if l.startswith("Naive against"))) + 1:]
+    assert table[0].split()[:3] == ["n", "naive", "naive"] and set(table[1]) <= {"-", " "}
+    assert [row.split()[0] for row in table[2:5]] == ["256", "1,024", "4,096"]
+    assert "bench: 100%" in done.stderr  # the progress bar finished
+    pytest.importorskip("matplotlib")
+    assert plot.stat().st_size > 0 and (tmp_path / "bench-memory.png").stat().st_size > 0
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    monkeypatch.setitem(bench.SIZES, True, dict(loop=4, bahdanau_loop=3, chapter=16, ns=(256, 512),
+                                                naive_max_bytes=2 ** 24, budget=0.01, headline=(1, 2, 96, 8)))
+    return bench.run_benchmarks(quick=True, progress=False)
+
+
+def test_results_are_json_and_predictions_match_measurements(tiny):
+    results = json.loads(json.dumps(tiny))
+    sections = {row["section"] for row in results["rows"]}
+    assert sections == {"loops", "bahdanau_vs_sdpa", "scaling", "headline"}
+    for row in results["rows"]:
+        if row["section"] == "scaling" and row["series"] in ("naive", "blockwise"):
+            assert row["seconds"] > 0
+            assert row["peak_mib"] == pytest.approx(row["predicted_peak_mib"], rel=0.25), row
+    ratio = next(r for r in results["rows"] if r["section"] == "bahdanau_vs_sdpa")
+    assert ratio["chapter_flop_ratio"] == pytest.approx(256 * 1027 / 128)  # independent of m, n
+    assert 1 < ratio["computed_flop_ratio"] < ratio["chapter_flop_ratio"]
+    headline = next(r for r in results["rows"] if r["section"] == "headline")
+    assert headline["error_vs_naive"] < 1e-5
+    text = format_tables(results)
+    assert text.splitlines()[0].startswith("machine: ") and "fast / torch" in text
+
+
+def test_plot_without_matplotlib_says_so(tiny, monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "attention_edu.plotting", None)  # import now fails
+    assert write_plots(tiny, str(tmp_path / "x.png")) == 1
+    assert "--plot needs matplotlib" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
