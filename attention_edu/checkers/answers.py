@@ -44,7 +44,9 @@ def _read(part: Part, value: Any) -> Any:
             return tuple(int(s) for s in value)
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
-        if isinstance(value, str):
+        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed
+            value = [float(s) for s in re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))]
+        elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
         array = np.asarray(value, dtype=np.float64)
         return float(array) if part.kind == "number" and array.ndim == 0 else array
