@@ -46,6 +46,8 @@ def test_sensible_rounding_passes(spec):
 
 def test_only_required_parts_are_needed_and_positional_answer_is_the_first_part():
     assert check_answer("fund.exercise-1", weights=_computed("fund.exercise-1")["weights"]).passed
+    assert check_answer("fund.exercise-1", weights=_computed("fund.exercise-1")["weights"][None, :]).passed
+    assert check_answer("dot.exercise-3", np.array([2.048e9])).passed
     assert check_answer("dot.exercise-3", 2.048e9).passed
     assert check_answer("dot.exercise-3", "2,048,000,000").passed
 

@@ -49,7 +49,7 @@ def _read(part: Part, value: Any) -> Any:
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
         array = np.asarray(value, dtype=np.float64)
-        return float(array) if part.kind == "number" and array.ndim == 0 else array
+        return float(array.reshape(())) if part.kind == "number" and array.size == 1 else array
     except (TypeError, ValueError):
         return None
 
@@ -59,6 +59,8 @@ def _matches(part: Part, mine: Any, target: Any) -> bool:
         return mine == (tuple(target) if part.kind == "shape" else bool(target))
     target = np.asarray(target, dtype=np.float64)
     mine = np.asarray(mine, dtype=np.float64)
+    if mine.shape != target.shape and np.squeeze(mine).shape == np.squeeze(target).shape:
+        mine = np.reshape(mine, target.shape)                    # (1, 4) for (4,) is fine
     if mine.shape != target.shape:
         return False
     allowed = np.maximum(part.abs_tol, part.rel_tol * np.abs(target))

@@ -100,8 +100,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
                        "harness.timeout")
     if outcome.error is not None:
         err = outcome.error
-        return Failure("runs", case, f"your function raised {type(err).__name__} {where}: {err}",
-                       None, error=err)
+        return Failure("runs", case, f"your function raised {type(err).__name__} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
         n = len(exercise.outputs)
