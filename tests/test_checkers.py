@@ -317,6 +317,7 @@ def test_result_reads_well_as_text_and_html():
     html = result._repr_html_()
     assert "failed" in html and "softmax.wrong-axis" in html and "<pre" in html
     assert repr(result) == text and result.message == text
+    assert not result and C.check_softmax(ae.softmax)
 
 
 def test_html_escapes_student_text():

@@ -166,11 +166,13 @@ def _names(exercise: Exercise, count: int) -> tuple[str, ...]:
 def _determinism(exercise: Exercise, fn: Callable, case: Case, timeout: float,
                  log: list[Outcome]) -> Failure | None:
     outputs = []
+    expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     for _ in range(3):
         outcome = call(fn, case.args, case.names, timeout)
         log.append(outcome)
-        if not outcome.ok:
-            return _basic_failure(exercise, case, outcome, (), timeout)
+        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        if failure is not None:
+            return failure
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
     for other in outputs[1:]:
         if any(not np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(outputs[0], other)):

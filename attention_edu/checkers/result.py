@@ -85,6 +85,10 @@ class CheckResult:
             return "passed"
         return "failed" if self.attempted else "not attempted"
 
+    def __bool__(self) -> bool:
+        """A result is truthy only when it passed (so ``assert check_x(f)`` cannot pass silently)."""
+        return self.passed
+
     @property
     def message(self) -> str:
         """The full plain-text message (the same as ``str(result)``)."""
