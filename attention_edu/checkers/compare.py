@@ -122,6 +122,13 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         if actual.ndim >= 2 and actual.shape[:-2] + actual.shape[-2:][::-1] == expected.shape:
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")
         return lines
+    if actual.dtype.kind == "b" and expected.dtype.kind == "b":
+        wrong = np.argwhere(actual != expected)
+        if wrong.size:
+            first = tuple(int(i) for i in wrong[0])
+            lines.append(f"{name}: {len(wrong)} of {actual.size} entries differ; first at index {first}: "
+                         f"yours {bool(actual[first])}, expected {bool(expected[first])}")
+        return lines
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         bad = ~np.isclose(a, e, rtol=1e-5, atol=1e-8, equal_nan=True)
