@@ -19,6 +19,13 @@ from .softmax import softmax
 __all__ = ["attention_loop", "bahdanau_attention_loop"]
 
 
+def _check_loop_mask(dims: Dims, mask: Any | None) -> None:
+    if mask is not None:
+        dims.mask("mask", mask, "... m n")
+        if mask.ndim != 2:
+            raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+
+
 def _attend_rows(xp: Any, score_rows: list[list[Any]], values: Any, mask: Any | None) -> tuple[Any, Any]:
     weights_rows, outputs = [], []
     for i, row in enumerate(score_rows):
@@ -68,10 +75,7 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     dims.array("Q", Q, "m d_k")
     dims.array("K", K, "n d_k")
     dims.array("V", V, "n d_v")
-    if mask is not None:
-        dims.mask("mask", mask, "... m n")
-        if mask.ndim != 2:
-            raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+    _check_loop_mask(dims, mask)
     xp = get_xp(Q, K, V, mask)
     scale = math.sqrt(dims["d_k"]) if scaled else 1.0
     rows = [[xp.sum(Q[i, :] * K[j, :]) / scale for j in range(dims["n"])] for i in range(dims["m"])]
@@ -110,10 +114,7 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     dims.array("W1", W1, "d_a d_s")
     dims.array("W2", W2, "d_a d_h")
     dims.array("v", v, "d_a")
-    if mask is not None:
-        dims.mask("mask", mask, "... m n")
-        if mask.ndim != 2:
-            raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+    _check_loop_mask(dims, mask)
     xp = get_xp(S, H, W1, W2, v, mask)
     rows = []
     for t in range(dims["m"]):

@@ -143,16 +143,20 @@ class Dims:
                     f"but attention needs at least one {'key' if token == 'n' else 'entry'} along it"
                 )
         if batched:
-            lead = shape[: len(shape) - len(named)]
-            merged = broadcast_shapes(self.batch, lead)
-            if merged is None:
-                raise self.error(
-                    f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
-                    f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
-                )
-            self.batch = merged
-            self._batch_from.append(where)
+            self._merge_batch(arg, shape[: len(shape) - len(named)], where)
         self._bound = trial
+
+    def _merge_batch(self, arg: str, lead: tuple[int, ...], where: str | None) -> None:
+        """Broadcast ``lead`` into the batch shape bound so far (``where`` names the source)."""
+        merged = broadcast_shapes(self.batch, lead)
+        if merged is None:
+            raise self.error(
+                f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
+                f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
+            )
+        self.batch = merged
+        if where is not None:
+            self._batch_from.append(where)
 
     def _bind(self, bound: dict, token: str, size: int, where: str) -> str | None:
         if token.isdigit():
@@ -238,11 +242,4 @@ class Dims:
                 f"{arg} has shape {_fmt(shape)} but must broadcast to {_fmt_pattern(pattern.split())} "
                 f"with {sources}: each of its last {len(named)} axes must be that size or 1"
             )
-        lead = shape[: len(shape) - len(named)]
-        merged = broadcast_shapes(self.batch, lead)
-        if merged is None:
-            raise self.error(
-                f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
-                f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
-            )
-        self.batch = merged
+        self._merge_batch(arg, shape[: len(shape) - len(named)], None)
