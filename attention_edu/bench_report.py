@@ -25,6 +25,10 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{value:,.1f}" if isinstance(value, float) else str(value)
 
 
+def _times(ratio: float) -> str:
+    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
+
+
 def _grid(header: list[str], lines: list[list[str]]) -> str:
     """Right-aligned columns under a header and a rule."""
     widths = [max(len(row[i]) for row in [header] + lines) for i in range(len(header))]
@@ -57,12 +61,12 @@ def format_tables(results: dict) -> str:
     out = [machine_line(results["machine"]),
            f"NumPy float32 matmul (best of 20, 1024^3): {results['matmul_gflops']:.0f} GFLOP/s", ""]
     loops = [[r["series"], r["sizes"], _fmt(r["loop_s"], "s"), _fmt(r["vectorized_s"], "s"),
-              f"{r['speedup']:,.0f}x"] for r in rows if r["section"] == "loops"]
+              _times(r["speedup"])] for r in rows if r["section"] == "loops"]
     out += ["Loops against vectorized code (float64, median times)",
             _grid(["mechanism", "sizes", "loop", "vectorized", "speedup"], loops), ""]
     for r in (r for r in rows if r["section"] == "bahdanau_vs_sdpa"):
-        values = [_fmt(r["bahdanau_s"], "s"), _fmt(r["sdpa_s"], "s"), f"{r['time_ratio']:,.0f}x",
-                  f"{r['chapter_flop_ratio']:,.0f}x", f"{r['computed_flop_ratio']:,.1f}x"]
+        values = [_fmt(r["bahdanau_s"], "s"), _fmt(r["sdpa_s"], "s"), _times(r["time_ratio"]),
+                  _times(r["chapter_flop_ratio"]), _times(r["computed_flop_ratio"])]
         out += [f"Bahdanau against scaled dot-product attention ({r['sizes']}, float32)",
                 _grid(["Bahdanau", "scaled dot-product", "time ratio", "FLOP ratio, chapter's formula",
                        "as computed"], [values]),
@@ -73,7 +77,7 @@ def format_tables(results: dict) -> str:
             "(peak MiB: measured (predicted))",
             _scaling_table([r for r in rows if r["section"] == "scaling"]), ""]
     for r in (r for r in rows if r["section"] == "headline"):
-        ratio = "-" if r["fast_over_torch"] is None else f"{r['fast_over_torch']:.2f}x"
+        ratio = "-" if r["fast_over_torch"] is None else _times(r["fast_over_torch"])
         values = [_fmt(r["numpy_naive_s"], "s"), _fmt(r["fast_s"], "s"), _fmt(r["torch_s"], "s"), ratio]
         out += [f"Fast path against torch ({r['sizes']}; max |difference| from naive "
                 f"{r['error_vs_naive']:.1e})",
