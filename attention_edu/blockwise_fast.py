@@ -132,8 +132,9 @@ class _Job:
         self.out = np.empty(batch + (self.m, self.d_v), dtype=self.dtype)  # (..., m, d_v)
         self.lse = np.empty(batch + (self.m,), dtype=self.dtype)  # (..., m)
         starts = range(0, self.m, self.block_q)
-        # Causal: later query blocks see more keys; hand them out first to balance the load.
-        self.tasks = [(g, i0) for i0 in (reversed(starts) if causal else starts) for g in range(groups)]
+        # One batch entry after another, so consecutive tasks share K and V in the caches;
+        # causal: later query blocks see more keys, so they go first and the small ones fill in.
+        self.tasks = [(g, i0) for g in range(groups) for i0 in (reversed(starts) if causal else starts)]
 
     def drain(self, tasks: queue.SimpleQueue) -> None:
         """Worker loop: own scratch buffers, then query blocks until the queue is empty."""
