@@ -30,6 +30,7 @@ import queue
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 from .backend import host_numpy as np
@@ -138,17 +139,19 @@ class _Job:
 
     def drain(self, tasks: queue.SimpleQueue) -> None:
         """Worker loop: own scratch buffers, then query blocks until the queue is empty."""
-        tile = np.empty((self.block_k, self.block_q), dtype=self.dtype)  # (c, b) scores
         masked = self.mask is not None or self.causal
-        hidden = np.empty((self.block_k, self.block_q) if masked else (0, 0), dtype=bool)  # (c, b)
-        q = np.empty((self.block_q, self.d_k), dtype=self.dtype)  # (b, d_k)
-        part = np.empty((self.block_q, self.d_v), dtype=self.dtype)  # (b, d_v)
+        scratch = SimpleNamespace(
+            tile=np.empty((self.block_k, self.block_q), dtype=self.dtype),  # (c, b) scores
+            hidden=np.empty((self.block_k, self.block_q) if masked else (0, 0), dtype=bool),  # (c, b)
+            q=np.empty((self.block_q, self.d_k), dtype=self.dtype),  # (b, d_k)
+            part=np.empty((self.block_q, self.d_v), dtype=self.dtype),  # (b, d_v)
+            sums=np.empty(self.block_q, dtype=self.dtype))  # (b,)
         while True:
             try:
                 g, i0 = tasks.get_nowait()
             except queue.Empty:
                 return
-            self.query_block(np.unravel_index(g, self.batch), i0, tile, hidden, q, part)
+            self.query_block(np.unravel_index(g, self.batch), i0, scratch)
 
     def hidden_tile(self, at: tuple, i0: int, i1: int, j0: int, j1: int, buffer: Any) -> Any | None:
         """Hidden pairs of the (j1 − j0, i1 − i0) tile (keys down), or None if all are visible."""
@@ -165,47 +168,51 @@ class _Job:
             np.logical_or(out, future, out=out)  # (c, b)
         return out
 
-    def query_block(self, at: tuple, i0: int, tile: Any, hidden: Any, q_buf: Any, part: Any) -> None:
+    def query_block(self, at: tuple, i0: int, scratch: SimpleNamespace) -> None:
         """Attention of queries i0..i1−1 of batch entry ``at``, written into self.out and self.lse."""
         Q, K, V = self.Q[at], self.K[at], self.V[at]  # (m, d_k), (n, d_k), (n, d_v)
         i1 = min(i0 + self.block_q, self.m)
         b = i1 - i0
-        q = np.multiply(Q[i0:i1], self.scale, out=q_buf[:b])  # (b, d_k), scaled once
+        q = np.multiply(Q[i0:i1], self.scale, out=scratch.q[:b])  # (b, d_k), scaled once
+        part, sums = scratch.part[:b], scratch.sums[:b]  # (b, d_v), (b,)
         bound = math.sqrt(float(np.max(np.vecdot(q, q)))) * float(self.key_norm[at])
         # Beyond the limit exp could overflow or lose precision: keep a running max.
         shifted = bound > exp_limit(self.dtype, self.n, float(self.v_max[at]))
         row_max = np.full(b, -math.inf, dtype=self.dtype)  # (b,)
-        denom = np.zeros(b, dtype=self.dtype)  # (b,)
+        denom = np.empty(b, dtype=self.dtype)  # (b,)
         acc = self.out[at][i0:i1]  # (b, d_v), accumulated in place
-        acc[...] = 0  # stays 0 if no key is visible
-        first = True
+        first = True  # the first visible tile writes ℓ and A instead of adding to them
         stop = min(self.n, i1 + self.n - self.m) if self.causal else self.n
         for j0 in range(0, stop, self.block_k):
             j1 = min(j0 + self.block_k, self.n)
-            hide = self.hidden_tile(at, i0, i1, j0, j1, hidden)
+            hide = self.hidden_tile(at, i0, i1, j0, j1, scratch.hidden)
             if hide is not None and bool(np.all(hide)):
                 continue  # nothing visible in this tile
-            s = np.matmul(K[j0:j1], q.T, out=tile[: j1 - j0, :b])  # (c, b): keys down
+            s = np.matmul(K[j0:j1], q.T, out=scratch.tile[: j1 - j0, :b])  # (c, b): keys down
             if shifted:
                 if hide is not None:
                     np.copyto(s, -math.inf, where=hide)
                 new_max = np.maximum(row_max, np.max(s, axis=0))  # (b,)
                 shift = np.where(np.isfinite(new_max), new_max, 0)  # (b,); 0 while nothing seen
                 np.subtract(s, shift, out=s)
-                rescale = np.exp(row_max - shift)  # (b,)
-                np.multiply(denom, rescale, out=denom)
-                np.multiply(acc, rescale[:, None], out=acc)
+                if not first:
+                    rescale = np.exp(row_max - shift)  # (b,)
+                    np.multiply(denom, rescale, out=denom)
+                    np.multiply(acc, rescale[:, None], out=acc)
                 row_max = new_max
             np.exp(s, out=s)
             if hide is not None and not shifted:
                 np.copyto(s, 0, where=hide)
-            if first:  # write straight into the accumulators: no zeroing, no extra pass
+            if first:
                 np.sum(s, axis=0, out=denom)  # (b,)
                 np.matmul(s.T, V[j0:j1], out=acc)  # (b, d_v)
                 first = False
             else:
-                np.add(denom, np.sum(s, axis=0), out=denom)  # (b,)
-                np.add(acc, np.matmul(s.T, V[j0:j1], out=part[:b]), out=acc)  # (b, d_v)
+                np.add(denom, np.sum(s, axis=0, out=sums), out=denom)  # (b,)
+                np.add(acc, np.matmul(s.T, V[j0:j1], out=part), out=acc)  # (b, d_v)
+        if first:  # no key visible to any query of the block
+            denom[...] = 0
+            acc[...] = 0
         seen = denom > 0  # (b,)
         safe = np.where(seen, denom, 1)  # (b,)
         np.divide(acc, safe[:, None], out=acc)  # (b, d_v)
