@@ -213,3 +213,27 @@ def test_torch_oracle_float32_causal(rng):
     theirs = torch.nn.functional.scaled_dot_product_attention(
         *(torch.from_numpy(x) for x in (Q, K, V)), is_causal=True).numpy()
     np.testing.assert_allclose(out, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fast_path_with_threads_equals_naive(rng, causal):
+    """Several workers sharing the task queue (forced here; large inputs get them by default)."""
+    from attention_edu.blockwise_fast import blockwise_attention_fast
+
+    Q, K, V = qkv(rng, (3, 2), 45, 38, 6, 5)
+    Q[0] *= 40.0  # batch entry 0 needs the running max, the others do not
+    mask = rng.random((3, 1, 45, 38)) < 0.8
+    mask[1, :, 7] = False  # a fully masked row
+    out, lse = blockwise_attention_fast(Q, K, V, mask, (3, 2), tile=(4, 9), causal=causal, workers=3)
+    check(out, lse, *reference(Q, K, V, mask, causal), "float64")
+
+
+def test_default_plan_uses_threads_for_large_inputs(rng):
+    from attention_edu.blockwise_fast import PARALLEL_PAIRS, default_plan, default_workers
+
+    B, m, n = 2, 1100, 1000
+    assert B * m * n >= PARALLEL_PAIRS and default_plan(B, m, n)[0] == default_workers()
+    Q, K, V = qkv(rng, (B,), m, n, 16, 8, "float32")
+    mask = ae.padding_mask(np.array([1000, 613]), n)  # (B, 1, n)
+    out = ae.blockwise_attention(Q, K, V, mask, causal=True)
+    np.testing.assert_allclose(out, reference(Q, K, V, mask, causal=True)[0], **TOL["float32"])
