@@ -49,10 +49,8 @@ TILE_ELEMENTS = 2 ** 18
 
 def cpu_count() -> int:
     """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
+    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
 
 
 @lru_cache(maxsize=1)
@@ -89,11 +87,7 @@ PARALLEL_PAIRS = 2 ** 21
 
 
 def default_plan(groups: int, m: int, n: int) -> tuple[int, tuple[int, int]]:
-    """(workers, (block_q, block_k)) the fast path uses for ``groups`` batch entries of m × n.
-
-    >>> default_plan(1, 256, 256)[0]
-    1
-    """
+    """(workers, (block_q, block_k)) for ``groups`` batch entries of m × n; ``default_plan(1, 256, 256)[0] == 1``."""
     workers = default_workers() if groups * m * n >= PARALLEL_PAIRS else 1
     return workers, default_tile(groups, m, n, workers)
 
@@ -137,15 +131,18 @@ class _Job:
         # causal: later query blocks see more keys, so they go first and the small ones fill in.
         self.tasks = [(g, i0) for g in range(groups) for i0 in (reversed(starts) if causal else starts)]
 
-    def drain(self, tasks: queue.SimpleQueue) -> None:
-        """Worker loop: own scratch buffers, then query blocks until the queue is empty."""
+    def scratch(self) -> SimpleNamespace:
+        """One worker's buffers: a score tile (and a bool tile with masks), q, a partial sum."""
         masked = self.mask is not None or self.causal
-        scratch = SimpleNamespace(
+        return SimpleNamespace(
             tile=np.empty((self.block_k, self.block_q), dtype=self.dtype),  # (c, b) scores
             hidden=np.empty((self.block_k, self.block_q) if masked else (0, 0), dtype=bool),  # (c, b)
             q=np.empty((self.block_q, self.d_k), dtype=self.dtype),  # (b, d_k)
             part=np.empty((self.block_q, self.d_v), dtype=self.dtype),  # (b, d_v)
             sums=np.empty(self.block_q, dtype=self.dtype))  # (b,)
+
+    def drain(self, tasks: queue.SimpleQueue, scratch: SimpleNamespace) -> None:
+        """Worker loop: query blocks from the queue until it is empty."""
         while True:
             try:
                 g, i0 = tasks.get_nowait()
@@ -238,12 +235,13 @@ def blockwise_attention_fast(Q: Any, K: Any, V: Any, mask: Any | None, batch: tu
     tasks: queue.SimpleQueue = queue.SimpleQueue()
     for task in job.tasks:
         tasks.put(task)
-    workers = min(workers, len(job.tasks))
-    if workers == 1:
-        job.drain(tasks)
+    # Buffers made here, before any thread starts, so the peak memory is the same every run.
+    scratches = [job.scratch() for _ in range(min(workers, len(job.tasks)))]
+    if len(scratches) == 1:
+        job.drain(tasks, scratches[0])
         return job.out, job.lse
     one_blas_thread = controller.limit(limits=1, user_api="blas") if controller else nullcontext()
-    with one_blas_thread, ThreadPoolExecutor(workers) as pool:
-        for done in [pool.submit(job.drain, tasks) for _ in range(workers)]:
+    with one_blas_thread, ThreadPoolExecutor(len(scratches)) as pool:
+        for done in [pool.submit(job.drain, tasks, scratch) for scratch in scratches]:
             done.result()
     return job.out, job.lse
