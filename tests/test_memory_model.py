@@ -18,6 +18,7 @@ import pytest
 
 import attention_edu as ae
 from attention_edu import costs
+from attention_edu.bench_timing import numpy_peak_bytes
 from attention_edu.blockwise_fast import default_plan
 from attention_edu.memory_model import blockwise_cost, naive_cost
 
@@ -190,15 +191,7 @@ def test_bytes_moved_grow_quadratically_for_naive_only():
 
 def measured_peak(call) -> int:
     call()  # warm up: first calls allocate caches that later calls reuse
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        result = call()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    del result
-    return peak
+    return numpy_peak_bytes(call)
 
 
 @pytest.mark.parametrize("masked", [False, True])
