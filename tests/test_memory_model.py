@@ -10,7 +10,6 @@ a real call, which the model must predict.
 from __future__ import annotations
 
 import math
-import tracemalloc
 from collections import Counter
 
 import numpy as np
