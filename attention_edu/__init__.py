@@ -42,7 +42,9 @@ __all__ = [
     "softmax_jacobian", "softmax_naive", "softmax_vjp", "split_heads", "to_numpy",
 ]
 
-from . import costs, worked_examples  # noqa: E402  (built on the mechanisms above)
-from .blockwise import blockwise_attention  # noqa: E402  (built on the mechanisms above)
-from . import checkers  # noqa: E402  (built on the mechanisms above)
-from . import display  # noqa: E402  (tables of the catalogue for notebooks)
+# Built on the mechanisms above. `plotting` is not imported here, so that importing the
+# library never imports matplotlib: use `import attention_edu.plotting`.
+from . import checkers, costs, display, memory_model, worked_examples  # noqa: E402
+from .blockwise import blockwise_attention  # noqa: E402
+
+__all__ += ["blockwise_attention", "checkers", "costs", "display", "memory_model", "worked_examples"]

@@ -5,6 +5,9 @@ Tests may import NumPy freely; only the library is restricted to attention_edu/b
 
 from __future__ import annotations
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
@@ -60,3 +63,15 @@ BACKENDS = [
 def backend(request) -> Backend:
     """Each backend of the matrix in turn (CuPy ones skip without a GPU)."""
     return request.param()
+
+
+@pytest.fixture(scope="session")
+def console_script():
+    """The installed ``attention-edu`` script of the running environment.
+
+    Looked up beside the interpreter, not on PATH: CI runs ``.venv/bin/python -m pytest``
+    without activating the environment.
+    """
+    script = pathlib.Path(sys.executable).parent / "attention-edu"
+    assert script.exists(), f"{script} is missing: install the package (pip install -e .)"
+    return str(script)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -44,9 +41,7 @@ def write(tmp_path):
 
 
 @pytest.fixture
-def run(monkeypatch):
-    """cli.main with only the check subcommand registered (the others belong to other issues)."""
-    monkeypatch.setattr(cli, "COMMANDS", {"check": "attention_edu.checkers.command"})
+def run():
     return cli.main
 
 
@@ -96,13 +91,9 @@ def test_list(run, capsys):
     assert "multi_head_attention" in out and "padding_mask(lengths, n)" in out
 
 
-def test_console_script_in_a_subprocess(write):
+def test_console_script_in_a_subprocess(write, console_script):
     good, bad = write(GOOD, "good.py"), write(WRONG_AXIS, "bad.py")
-    if importlib.util.find_spec("attention_edu.bench") is not None and shutil.which("attention-edu"):
-        command = [shutil.which("attention-edu")]
-    else:  # the bench subcommand has not landed yet: run the same dispatcher with check only
-        command = [sys.executable, "-c", "import sys; from attention_edu import cli; "
-                   "cli.COMMANDS = {'check': 'attention_edu.checkers.command'}; sys.exit(cli.main())"]
+    command = [console_script]
     codes = [subprocess.run(command + ["check", exercise, path], capture_output=True, text=True,
                             timeout=120).returncode
              for exercise, path in (("softmax", good), ("softmax", bad), ("nonsense", good))]

@@ -1,38 +1,20 @@
 """``attention-edu examples``: the table, one entry step by step, JSON, the errata page, bad ids."""
 
-import argparse
-import importlib.util
 import json
 import pathlib
-import shutil
 import subprocess
 
 import pytest
 
 import attention_edu as ae
 from attention_edu import cli
-from attention_edu.worked_examples import command
 from attention_edu.worked_examples.errata import errata_markdown
 
 ERRATA_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "errata.md"
 
 
-def _dispatcher_complete() -> bool:
-    try:  # find_spec imports parent packages, which may be half-written by now
-        return all(importlib.util.find_spec(name) is not None for name in cli.COMMANDS.values())
-    except ImportError:
-        return False
-
-
 def main(argv):
-    """attention_edu.cli.main; while another subcommand's module is still missing from the
-    tree, the same register/run contract with only the examples subcommand."""
-    if _dispatcher_complete():
-        return cli.main(argv)
-    parser = argparse.ArgumentParser(prog="attention-edu")
-    command.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.run(args) or 0)
+    return cli.main(argv)
 
 
 def test_list_shows_every_id_with_status_and_source(capsys):
@@ -97,11 +79,8 @@ def test_errata_page_lists_every_failing_check():
             assert f"| {check.name} | {check.printed} |" in page
 
 
-def test_console_script_runs(tmp_path):
-    script = shutil.which("attention-edu")
-    assert script is not None, "the attention-edu console script is not installed (pip install -e .)"
-    if not _dispatcher_complete():
-        pytest.skip("another subcommand's module is not in the tree yet")  # see the report
+def test_console_script_runs(console_script):
+    script = console_script
     result = subprocess.run([script, "examples", "fund.bahdanau-params"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
