@@ -17,7 +17,7 @@ __all__ = ["main", "build_parser"]
 COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
     "check": "attention_edu.checkers.command",
-    "bench": "attention_edu.bench",
+    "bench": "attention_edu.bench.command",
 }
 
 

@@ -9,18 +9,14 @@ rather than typing results in.
 
 from __future__ import annotations
 
+from .shapes import positive_sizes
+
 __all__ = [
     "matmul_flops", "scaled_dot_product_flops", "additive_score_flops", "bahdanau_flops",
     "bahdanau_memory", "bahdanau_params", "qkv_projection_flops", "qkv_params",
     "attention_matrix_bytes", "rnn_hidden_state_bytes", "qk_bytes_loaded",
     "qk_arithmetic_intensity",
 ]
-
-
-def _positive(func: str, **sizes: int) -> None:
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{func}: {name} must be a positive int, got {value!r}")
 
 
 def matmul_flops(m: int, k: int, n: int) -> int:
@@ -33,7 +29,7 @@ def matmul_flops(m: int, k: int, n: int) -> int:
     >>> matmul_flops(10, 64, 20)
     25600
     """
-    _positive("matmul_flops", m=m, k=k, n=n)
+    positive_sizes("matmul_flops", m=m, k=k, n=n)
     return 2 * m * k * n
 
 
@@ -63,7 +59,7 @@ def scaled_dot_product_flops(m: int, n: int, d_k: int, d_v: int, softmax: bool =
     >>> scaled_dot_product_flops(512, 512, 64, 64, softmax=True)
     68681728
     """
-    _positive("scaled_dot_product_flops", m=m, n=n, d_k=d_k, d_v=d_v)
+    positive_sizes("scaled_dot_product_flops", m=m, n=n, d_k=d_k, d_v=d_v)
     return 2 * m * n * (d_k + d_v) + (6 * m * n if softmax else 0)
 
 
@@ -78,7 +74,7 @@ def additive_score_flops(d_a: int, d_s: int, d_h: int) -> int:
     >>> additive_score_flops(256, 512, 512)
     525824
     """
-    _positive("additive_score_flops", d_a=d_a, d_s=d_s, d_h=d_h)
+    positive_sizes("additive_score_flops", d_a=d_a, d_s=d_s, d_h=d_h)
     return 2 * d_a * d_s + 2 * d_a * d_h + d_a + 3 * d_a + 2 * d_a
 
 
@@ -97,7 +93,7 @@ def bahdanau_flops(m: int, n: int, d_a: int, d_s: int, d_h: int) -> int:
     >>> round(bahdanau_flops(50, 50, 256, 512, 512) / 1e9, 1)
     1.3
     """
-    _positive("bahdanau_flops", m=m, n=n)
+    positive_sizes("bahdanau_flops", m=m, n=n)
     return m * n * additive_score_flops(d_a, d_s, d_h)
 
 
@@ -117,7 +113,7 @@ def bahdanau_memory(m: int, n: int, d_h: int, d_a: int, bytes_per_element: int =
     >>> bahdanau_memory(50, 50, 512, 256)["intermediate"]
     2560000
     """
-    _positive("bahdanau_memory", m=m, n=n, d_h=d_h, d_a=d_a, bytes_per_element=bytes_per_element,
+    positive_sizes("bahdanau_memory", m=m, n=n, d_h=d_h, d_a=d_a, bytes_per_element=bytes_per_element,
               batch=batch)
     per = bytes_per_element * batch
     return {"encoder_states": n * d_h * per, "scores": m * n * per, "weights": m * n * per,
@@ -132,7 +128,7 @@ def bahdanau_params(d_a: int, d_s: int, d_h: int) -> int:
     >>> bahdanau_params(256, 512, 512)
     262400
     """
-    _positive("bahdanau_params", d_a=d_a, d_s=d_s, d_h=d_h)
+    positive_sizes("bahdanau_params", d_a=d_a, d_s=d_s, d_h=d_h)
     return d_a * d_s + d_a * d_h + d_a
 
 
@@ -152,7 +148,7 @@ def qkv_projection_flops(n: int, d_model: int, d_k: int, d_v: int | None = None)
     983040
     """
     d_v = d_k if d_v is None else d_v
-    _positive("qkv_projection_flops", n=n, d_model=d_model, d_k=d_k, d_v=d_v)
+    positive_sizes("qkv_projection_flops", n=n, d_model=d_model, d_k=d_k, d_v=d_v)
     return 2 * n * d_model * (2 * d_k + d_v)
 
 
@@ -165,7 +161,7 @@ def qkv_params(d_model: int, d_k: int, d_v: int | None = None, heads: int = 1) -
     1769472
     """
     d_v = d_k if d_v is None else d_v
-    _positive("qkv_params", d_model=d_model, d_k=d_k, d_v=d_v, heads=heads)
+    positive_sizes("qkv_params", d_model=d_model, d_k=d_k, d_v=d_v, heads=heads)
     return heads * d_model * (2 * d_k + d_v)
 
 
@@ -179,7 +175,7 @@ def attention_matrix_bytes(batch: int, heads: int, m: int, n: int, bytes_per_ele
     >>> attention_matrix_bytes(1, 1, 50, 50)
     10000
     """
-    _positive("attention_matrix_bytes", batch=batch, heads=heads, m=m, n=n,
+    positive_sizes("attention_matrix_bytes", batch=batch, heads=heads, m=m, n=n,
               bytes_per_element=bytes_per_element)
     return batch * heads * m * n * bytes_per_element
 
@@ -194,7 +190,7 @@ def rnn_hidden_state_bytes(n: int, m: int, d_h: int, bytes_per_element: int = 4,
     >>> rnn_hidden_state_bytes(50, 50, 1024) / 1024
     400.0
     """
-    _positive("rnn_hidden_state_bytes", n=n, m=m, d_h=d_h, bytes_per_element=bytes_per_element,
+    positive_sizes("rnn_hidden_state_bytes", n=n, m=m, d_h=d_h, bytes_per_element=bytes_per_element,
               batch=batch)
     return (n + m) * d_h * bytes_per_element * batch
 
@@ -207,7 +203,7 @@ def qk_bytes_loaded(m: int, n: int, d_k: int, bytes_per_element: int = 2) -> int
     >>> qk_bytes_loaded(512, 512, 64)
     131072
     """
-    _positive("qk_bytes_loaded", m=m, n=n, d_k=d_k, bytes_per_element=bytes_per_element)
+    positive_sizes("qk_bytes_loaded", m=m, n=n, d_k=d_k, bytes_per_element=bytes_per_element)
     return (m + n) * d_k * bytes_per_element
 
 

@@ -19,8 +19,7 @@ dimension::
     scaled_dot_product_attention: K has shape (5, 4) but pattern (..., n, d_k)
     needs d_k = 3, bound by Q (5, 3)
 
-Why not jaxtyping? Its messages do not say which dimension disagrees or where
-it was bound: see docs/jaxtyping-evaluation.md.
+Why not jaxtyping (its messages omit where a dimension was bound): docs/jaxtyping-evaluation.md.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from typing import Any
 
 from .backend import device_of, get_xp
 
-__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int"]
+__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int", "positive_sizes"]
 
 
 class ShapeError(ValueError):
@@ -53,6 +52,12 @@ def positive_int(func: str, name: str, value: Any) -> int:
     if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= 1:
         return operator.index(value)
     raise ValueError(f"{func}: {name} must be a positive int, got {value!r}")
+
+
+def positive_sizes(func: str, **sizes: Any) -> None:
+    """Check that every keyword is a positive int (see :func:`positive_int`)."""
+    for name, value in sizes.items():
+        positive_int(func, name, value)
 
 
 def _dimensions(count: int) -> str:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from attention_edu import bench
-from attention_edu.bench_report import format_tables, write_plots
+from attention_edu.bench.report import format_tables, write_plots
 
 
 def test_quick_bench_runs_under_30_seconds(tmp_path):

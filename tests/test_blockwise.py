@@ -218,7 +218,7 @@ def test_torch_oracle_float32_causal(rng):
 @pytest.mark.parametrize("causal", [False, True])
 def test_fast_path_with_threads_equals_naive(rng, causal):
     """Several workers sharing the task queue (forced here; large inputs get them by default)."""
-    from attention_edu.blockwise_fast import blockwise_attention_fast
+    from attention_edu.blockwise.fast import blockwise_attention_fast
 
     Q, K, V = qkv(rng, (3, 2), 45, 38, 6, 5)
     Q[0] *= 40.0  # batch entry 0 needs the running max, the others do not
@@ -229,7 +229,7 @@ def test_fast_path_with_threads_equals_naive(rng, causal):
 
 
 def test_default_plan_uses_threads_for_large_inputs(rng):
-    from attention_edu.blockwise_fast import PARALLEL_PAIRS, default_plan, default_workers
+    from attention_edu.blockwise.fast import PARALLEL_PAIRS, default_plan, default_workers
 
     B, m, n = 2, 1100, 1000
     assert B * m * n >= PARALLEL_PAIRS and default_plan(B, m, n)[0] == default_workers()

@@ -2,9 +2,8 @@
 
 (a) only attention_edu/backend.py imports numpy, cupy or array_api_compat; only
     attention_edu/plotting.py imports matplotlib;
-(b) imports point down the layers: backend 0; shapes 1; softmax, masks, steps 2;
-    weighting 3; dot_product, additive, luong, projections, multi_head, loops 4;
-    everything else (including subpackages) 5;
+(b) imports point down the layers of LAYERS, which names every module and
+    subpackage (a new one must be placed there before its tests pass);
 (c) no bare ``assert`` in library code (``python -O`` strips it);
 (d) no module over 250 lines;
 (e) every public name of the design's API block has a numpydoc docstring with a doctest;
@@ -24,10 +23,20 @@ import attention_edu as ae
 PACKAGE = Path(ae.__file__).resolve().parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
+# Every top-level module and subpackage of attention_edu, with its layer: a module may import
+# only from its own layer or below. The package's __init__ sits above all of them.
 LAYERS = {
-    "backend": 0, "shapes": 1, "softmax": 2, "masks": 2, "steps": 2, "weighting": 3,
+    "backend": 0,
+    "shapes": 1,
+    "softmax": 2, "masks": 2, "steps": 2, "gradcheck": 2,
+    "weighting": 3,
     "dot_product": 4, "additive": 4, "luong": 4, "projections": 4, "multi_head": 4, "loops": 4,
+    # built on the mechanisms
+    "costs": 5, "blockwise": 5, "seq2seq": 5, "worked_examples": 5, "checkers": 5, "plotting": 5,
+    "bench": 6,
+    "cli": 7,
 }
+TOP = max(LAYERS.values()) + 1
 HOST_LIBRARIES = {"numpy", "cupy", "array_api_compat"}
 
 
@@ -38,10 +47,10 @@ def module_parts(path: Path) -> list[str]:
 
 
 def layer_of(parts: list[str]) -> int:
-    """Layer of a module given as dotted parts; the package itself and subpackages are layer 5."""
-    if len(parts) == 2 and parts[0] == "attention_edu":
-        return LAYERS.get(parts[1], 5)
-    return 5
+    """Layer of a module given as dotted parts: that of its top-level module or subpackage."""
+    if parts == ["attention_edu"]:
+        return TOP
+    return LAYERS[parts[1]]
 
 
 def is_package(path: Path) -> bool:
@@ -50,9 +59,13 @@ def is_package(path: Path) -> bool:
 
 def imported_modules(path: Path):
     """Yield (lineno, dotted parts) of every module imported anywhere in ``path`` (also inside functions)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    here = module_parts(path)
-    package = here if is_package(path) else here[:-1]
+    yield from imports_in(path.read_text(encoding="utf-8"), module_parts(path), is_package(path))
+
+
+def imports_in(source: str, here: list[str], package_init: bool):
+    """(lineno, dotted parts) of every import in ``source``, read as the module ``here``."""
+    tree = ast.parse(source)
+    package = here if package_init else here[:-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -95,23 +108,44 @@ def test_only_backend_imports_array_libraries_and_only_plotting_imports_matplotl
             assert relative(path) == "attention_edu/plotting.py", f"{relative(path)}:{line} imports matplotlib"
 
 
+def upward_imports(source: str, here: list[str], package_init: bool = False) -> list[str]:
+    """Imports in ``source`` (read as module ``here``) that reach a higher layer than its own."""
+    own = layer_of(here)
+    found = []
+    for line, parts in imports_in(source, here, package_init):
+        if parts[0] == "attention_edu" and layer_of(parts[:2]) > own:
+            found.append(f"line {line}: {'.'.join(parts)} (layer {layer_of(parts[:2])} > {own})")
+    return found
+
+
+def test_the_layer_map_names_every_module_and_subpackage():
+    top_level = {parts[1] for parts in map(module_parts, SOURCES) if len(parts) > 1}
+    assert top_level - set(LAYERS) == set(), "place each new module or subpackage in LAYERS"
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=relative)
 def test_imports_point_down_the_layers(path):
-    own = 5 if is_package(path) else layer_of(module_parts(path))
-    for line, parts in imported_modules(path):
-        if parts[0] != "attention_edu":
-            continue
-        target = layer_of(parts[:2])
-        assert target <= own, (
-            f"{relative(path)}:{line} (layer {own}) imports {'.'.join(parts)} (layer {target})")
+    source = path.read_text(encoding="utf-8")
+    assert upward_imports(source, module_parts(path), is_package(path)) == [], relative(path)
 
 
-def test_layer_rule_would_catch_an_upward_import(tmp_path):
-    """The checker itself: a layer-2 module importing a mechanism must be flagged."""
-    assert layer_of(["attention_edu", "softmax"]) == 2
-    assert layer_of(["attention_edu", "dot_product"]) == 4
-    assert layer_of(["attention_edu", "worked_examples"]) == 5
-    assert layer_of(["attention_edu"]) == 5
+@pytest.mark.parametrize("here, source", [
+    (["attention_edu", "softmax"], "from .multi_head import split_heads\n"),
+    (["attention_edu", "shapes"], "def f():\n    from . import weighting\n"),
+    (["attention_edu", "blockwise", "attention"], "from ..bench.timing import median_seconds\n"),
+    (["attention_edu", "dot_product"], "import attention_edu.checkers\n"),
+])
+def test_layer_rule_catches_a_real_upward_import(here, source):
+    assert upward_imports(source, here) != []
+
+
+@pytest.mark.parametrize("here, source", [
+    (["attention_edu", "softmax"], "from .shapes import Dims\nfrom .backend import get_xp\n"),
+    (["attention_edu", "blockwise", "attention"], "from ..steps import Steps\nfrom .fast import x\n"),
+    (["attention_edu", "bench", "command"], "from ..blockwise import blockwise_attention\n"),
+])
+def test_layer_rule_accepts_downward_imports(here, source):
+    assert upward_imports(source, here) == []
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=relative)
@@ -169,7 +203,7 @@ def test_design_api_block_names_exist():
 
 # (f) backend-neutral code: xp functions only
 FORBIDDEN_METHODS = {"T", "mT", "sum", "max", "min", "mean", "reshape", "transpose", "astype"}
-NEUTRAL = sorted(PACKAGE / f"{name}.py" for name, layer in LAYERS.items() if 1 <= layer <= 4)
+NEUTRAL = [path for path in SOURCES if path.parent == PACKAGE and 1 <= LAYERS.get(path.stem, 0) <= 4]
 
 
 def is_namespace(node: ast.AST) -> bool:

@@ -17,9 +17,9 @@ import pytest
 
 import attention_edu as ae
 from attention_edu import costs
-from attention_edu.bench_timing import numpy_peak_bytes
-from attention_edu.blockwise_fast import default_plan
-from attention_edu.memory_model import blockwise_cost, naive_cost
+from attention_edu.bench.timing import numpy_peak_bytes
+from attention_edu.blockwise.fast import default_plan
+from attention_edu.blockwise.memory_model import blockwise_cost, naive_cost
 
 
 class Tally:

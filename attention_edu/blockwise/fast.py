@@ -33,7 +33,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
-from .backend import host_numpy as np
+from ..backend import host_numpy as np
 
 try:  # optional: without it the fast path runs on one thread
     from threadpoolctl import ThreadpoolController

@@ -13,8 +13,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .worked_examples import get as get_example
-from .worked_examples.render import format_value
+from . import get as get_example
+from .render import format_value
 
 __all__ = ["verdict", "Verdict"]
 

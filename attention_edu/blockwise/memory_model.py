@@ -27,7 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .costs import matmul_flops
+from ..costs import matmul_flops
+from ..shapes import positive_sizes
 
 __all__ = ["Cost", "naive_cost", "blockwise_cost", "NAIVE_LIVE_SCORE_MATRICES"]
 
@@ -66,12 +67,6 @@ class Cost:
         return self.total_flops / self.bytes_moved
 
 
-def _positive(func: str, **sizes: int) -> None:
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{func}: {name} must be a positive int, got {value!r}")
-
-
 def naive_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsize: int = 4,
                mask: bool = False) -> Cost:
     """Cost of softmax(Q Kᵀ/√d_k) V computed step by step with the m × n matrices.
@@ -90,7 +85,7 @@ def naive_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsize: 
     >>> cost.peak_bytes // 2**20  # MiB: four 1 MiB matrices at once
     4
     """
-    _positive("naive_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize)
+    positive_sizes("naive_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize)
     mn = batch * m * n
     flops = {"scores": batch * matmul_flops(m, d_k, n), "scale": mn,
              "max": mn, "subtract": mn, "exp": mn, "sum": mn, "divide": mn,
@@ -141,7 +136,7 @@ def blockwise_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsi
     >>> blockwise_cost(65536, 65536, 64, 64).peak_bytes // 2**20  # MiB
     17
     """
-    _positive("blockwise_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize,
+    positive_sizes("blockwise_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize,
               workers=workers)
     if len(block) != 2 or any(not isinstance(b, int) or b < 1 for b in block):
         raise ValueError(f"blockwise_cost: block must be a pair of positive ints, got {block!r}")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .bench_timing import machine_line
+from .timing import machine_line
 
 __all__ = ["format_tables", "write_plots"]
 
@@ -88,7 +88,7 @@ def format_tables(results: dict) -> str:
 def write_plots(results: dict, path: str) -> int:
     """Time curves to ``path``, peak-memory curves beside it (``<stem>-memory<suffix>``); exit code."""
     try:
-        from .plotting import plot_benchmark
+        from ..plotting import plot_benchmark
     except ImportError as err:  # matplotlib missing
         print(f"bench: --plot needs matplotlib ({err}); pip install matplotlib", file=sys.stderr)
         return 1

@@ -26,10 +26,10 @@ import math
 from functools import partial
 from typing import Any
 
-from .backend import get_xp, is_numpy_namespace
-from .blockwise_fast import blockwise_attention_fast
-from .shapes import Dims
-from .steps import Steps
+from ..backend import get_xp, is_numpy_namespace
+from .fast import blockwise_attention_fast
+from ..shapes import Dims
+from ..steps import Steps
 
 __all__ = ["blockwise_attention", "blockwise_attention_steps", "DEFAULT_BLOCK"]
 

@@ -23,8 +23,8 @@ import tracemalloc
 from importlib import metadata
 from typing import Any, Callable
 
-from .backend import host_numpy as np
-from .blockwise_fast import cpu_count, default_workers
+from ..backend import host_numpy as np
+from ..blockwise.fast import cpu_count, default_workers
 
 __all__ = ["machine", "machine_line", "median_seconds", "numpy_peak_bytes", "matmul_rate"]
 
@@ -62,7 +62,7 @@ def _blas() -> dict:
 
 def machine() -> dict:
     """The processor, cores, library versions and BLAS threading, as a dict."""
-    from .backend import cupy_if_available
+    from ..backend import cupy_if_available
 
     cupy = cupy_if_available()
     return {

@@ -22,17 +22,17 @@ import json
 import sys
 from typing import Any, Callable
 
-from . import costs
-from .additive import bahdanau_attention
-from .backend import cupy_if_available
-from .backend import host_numpy as np
-from .bench_report import format_tables, write_plots
-from .bench_timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
-from .blockwise import blockwise_attention
-from .blockwise_fast import default_plan
-from .dot_product import scaled_dot_product_attention
-from .loops import attention_loop, bahdanau_attention_loop
-from .memory_model import blockwise_cost, naive_cost
+from .. import costs
+from ..additive import bahdanau_attention
+from ..backend import cupy_if_available
+from ..backend import host_numpy as np
+from ..blockwise import blockwise_attention
+from ..blockwise.fast import default_plan
+from ..blockwise.memory_model import blockwise_cost, naive_cost
+from ..dot_product import scaled_dot_product_attention
+from ..loops import attention_loop, bahdanau_attention_loop
+from .report import format_tables, write_plots
+from .timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
 
 __all__ = ["register", "run", "run_benchmarks", "SIZES"]
 
