@@ -357,3 +357,21 @@ def test_backward_reads_the_steps_inputs_not_globals():
     assert not np.allclose(a["Q"], b["Q"])
     np.testing.assert_array_equal(a["Q"], again["Q"])
     assert numpy_backend().xp is np
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_public_call_checks_each_argument_once(name, monkeypatch):
+    """Check once at the door: kernels call kernels, so no argument is re-checked inside (each
+    check of an array is a host synchronisation on a GPU)."""
+    from attention_edu.shapes import Dims
+    steps_fn, backward, inputs = mechanism_inputs(name, np.random.default_rng(13), True, "causal")
+    seen = []
+    original = Dims.array
+    monkeypatch.setattr(Dims, "array", lambda self, arg, *a, **k: (seen.append((self.func, arg)),
+                                                                    original(self, arg, *a, **k))[1])
+    steps = steps_fn(**inputs)
+    arrays = [k for k, v in inputs.items() if isinstance(v, np.ndarray) and v.dtype != bool]
+    if name == "self":
+        arrays = ["X", "W_Q", "W_K", "W_V"]
+    assert sorted(arg for _, arg in seen) == sorted(arrays)
+    assert {func for func, _ in seen} == {steps.mechanism.split(" ")[0]}
