@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .shapes import Dims
-from .steps import Steps, check_backward_call
+from .steps import Steps, check_backward_call, results
 from .weighting import sum_to_shape, weigh, weigh_backward
 
 __all__ = ["bahdanau_attention", "bahdanau_attention_steps", "bahdanau_attention_backward",
@@ -73,8 +73,9 @@ def bahdanau_attention_steps(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     dims.array("v", v, "d_a")
     dims.mask("mask", mask, "... m n")
     xp = get_xp(S, H, W1, W2, v, mask)
-    W1_s, W2_h, features, scores = additive_scores(xp, S, H, W1, W2, v)
-    masked_scores, weights, context = weigh(xp, name, scores, H, mask)  # (..., m, n), (..., m, d_h)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        W1_s, W2_h, features, scores = additive_scores(xp, S, H, W1, W2, v)
+        masked_scores, weights, context = weigh(xp, name, scores, H, mask)  # (..., m, n), (..., m, d_h)
     return Steps(name, {
         **additive_steps(W1_s, W2_h, features, scores),
         "masked_scores": ("scores where mask else −inf", masked_scores),
@@ -181,4 +182,4 @@ def bahdanau_attention(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     array([[0.334, 0.73 , 0.447, 0.081]])
     """
     steps = bahdanau_attention_steps(S, H, W1, W2, v, mask)
-    return steps.context, steps.weights
+    return results(steps, "context", "weights")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .shapes import Dims
-from .steps import Steps, check_backward_call
+from .steps import Steps, check_backward_call, results
 from .weighting import sum_to_shape, weigh, weigh_backward
 
 __all__ = [
@@ -78,7 +78,8 @@ def dot_product_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None)
     """Unscaled dot-product attention, every intermediate kept (see :func:`dot_product_attention`)."""
     name = "dot_product_attention"
     _check_qkv(name, Q, K, V, mask)
-    attended = attend(get_xp(Q, K, V, mask), name, Q, K, V, mask, scaled=False)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        attended = attend(get_xp(Q, K, V, mask), name, Q, K, V, mask, scaled=False)
     return Steps(name, attended_steps(attended), dict(Q=Q, K=K, V=V, mask=mask))
 
 
@@ -119,7 +120,7 @@ def dot_product_attention(Q: Any, K: Any, V: Any, mask: Any | None = None) -> tu
     array([0.42, 0.16, 0.42])
     """
     steps = dot_product_attention_steps(Q, K, V, mask)
-    return steps.output, steps.weights
+    return results(steps, "output", "weights")
 
 
 def scaled_dot_product_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None) -> Steps:
@@ -134,7 +135,8 @@ def scaled_dot_product_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None 
     """
     name = "scaled_dot_product_attention"
     _check_qkv(name, Q, K, V, mask)
-    attended = attend(get_xp(Q, K, V, mask), name, Q, K, V, mask, scaled=True)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        attended = attend(get_xp(Q, K, V, mask), name, Q, K, V, mask, scaled=True)
     return Steps(name, attended_steps(attended), dict(Q=Q, K=K, V=V, mask=mask))
 
 
@@ -181,7 +183,7 @@ def scaled_dot_product_attention(Q: Any, K: Any, V: Any, mask: Any | None = None
     (1, 5)
     """
     steps = scaled_dot_product_attention_steps(Q, K, V, mask)
-    return steps.output, steps.weights
+    return results(steps, "output", "weights")
 
 
 def _backward(name: str, steps: Steps, d_output: Any, d_weights: Any | None, scaled: bool) -> dict[str, Any]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from .additive import additive_scores, additive_scores_backward, additive_steps
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .shapes import Dims, ShapeError
-from .steps import Steps, check_backward_call
+from .steps import Steps, check_backward_call, results
 from .weighting import sum_to_shape, weigh, weigh_backward
 
 __all__ = ["luong_attention", "luong_attention_steps", "luong_attention_backward", "LUONG_SCORES"]
@@ -90,8 +90,9 @@ def luong_attention_steps(S: Any, H: Any, score: str = "dot", W: Any | None = No
             )
     dims.mask("mask", mask, "... m n")
     xp = get_xp(S, H, W, v, mask)
-    score_steps = _scores(xp, score, S, H, W, v)
-    masked_scores, weights, context = weigh(xp, name, score_steps["scores"][1], H, mask)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        score_steps = _scores(xp, score, S, H, W, v)
+        masked_scores, weights, context = weigh(xp, name, score_steps["scores"][1], H, mask)
     return Steps(f"{name} ({score})", {
         **score_steps,
         "masked_scores": ("scores where mask else −inf", masked_scores),
@@ -185,4 +186,4 @@ def luong_attention(S: Any, H: Any, score: str = "dot", W: Any | None = None,
     True
     """
     steps = luong_attention_steps(S, H, score, W, v, mask)
-    return steps.context, steps.weights
+    return results(steps, "context", "weights")

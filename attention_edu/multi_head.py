@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .dot_product import attend, attend_backward, attended_steps
 from .shapes import Dims, positive_int
-from .steps import Steps, check_backward_call
+from .steps import Steps, check_backward_call, results
 from .weighting import sum_to_shape
 
 __all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_steps",
@@ -118,15 +118,16 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
     dims.array("W_K", W_K, "d_model Hd_k")
     dims.array("W_V", W_V, "d_model Hd_v")
     dims.array("W_O", W_O, "Hd_v d_model")
-    d_k = _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
+    _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
     _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
     dims.mask("mask", mask, "... m n")
     xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
-    Q = _split(xp, X_q @ W_Q, num_heads)  # (..., H, m, d_k)
-    K = _split(xp, X_kv @ W_K, num_heads)  # (..., H, n, d_k)
-    V = _split(xp, X_kv @ W_V, num_heads)  # (..., H, n, d_v)
     head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n): shared by the heads
-    attended = attend(xp, name, Q, K, V, head_mask, scaled=True)  # weights (..., H, m, n)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        Q = _split(xp, X_q @ W_Q, num_heads)  # (..., H, m, d_k)
+        K = _split(xp, X_kv @ W_K, num_heads)  # (..., H, n, d_k)
+        V = _split(xp, X_kv @ W_V, num_heads)  # (..., H, n, d_v)
+        attended = attend(xp, name, Q, K, V, head_mask, scaled=True)  # weights (..., H, m, n)
     heads = attended.output  # (..., H, m, d_v)
     concat = _merge(xp, heads)  # (..., m, H*d_v)
     output = concat @ W_O  # (..., m, d_model)
@@ -246,4 +247,4 @@ def multi_head_attention(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O:
     array([0.4, 0.2, 0.4])
     """
     steps = multi_head_attention_steps(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask)
-    return steps.output, steps.weights
+    return results(steps, "output", "weights")

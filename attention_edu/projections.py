@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .dot_product import attend, attend_backward, attended_steps
 from .shapes import Dims
-from .steps import Steps, check_backward_call
+from .steps import Steps, check_backward_call, results
 from .weighting import sum_to_shape
 
 __all__ = ["self_attention", "self_attention_steps", "self_attention_backward",
@@ -33,10 +33,11 @@ def _projected_steps(name: str, X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: An
     dims.array("W_V", W_V, "d_model d_v")
     dims.mask("mask", mask, "... m n")
     xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, mask)
-    Q = X_q @ W_Q  # (..., m, d_k)
-    K = X_kv @ W_K  # (..., n, d_k)
-    V = X_kv @ W_V  # (..., n, d_v)
-    attended = attend(xp, name, Q, K, V, mask, scaled=True)
+    with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
+        Q = X_q @ W_Q  # (..., m, d_k)
+        K = X_kv @ W_K  # (..., n, d_k)
+        V = X_kv @ W_V  # (..., n, d_v)
+        attended = attend(xp, name, Q, K, V, mask, scaled=True)
     source = "X" if same_source else "X_kv"
     inputs = dict(X=X_q) if same_source else dict(X_q=X_q, X_kv=X_kv)
     return Steps(name, {
@@ -106,7 +107,7 @@ def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any | None = None
     array([0.4, 0.2, 0.4])
     """
     steps = self_attention_steps(X, W_Q, W_K, W_V, mask)
-    return steps.output, steps.weights
+    return results(steps, "output", "weights")
 
 
 def self_attention_backward(steps: Steps, d_output: Any, d_weights: Any | None = None) -> dict[str, Any]:
@@ -185,7 +186,7 @@ def cross_attention(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any,
     array([0.333, 0.333, 0.333])
     """
     steps = cross_attention_steps(X_q, X_kv, W_Q, W_K, W_V, mask)
-    return steps.output, steps.weights
+    return results(steps, "output", "weights")
 
 
 def cross_attention_backward(steps: Steps, d_output: Any, d_weights: Any | None = None) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .backend import format_array, get_xp
+from .backend import format_array, get_xp, read_only
 from .shapes import Dims
 
-__all__ = ["Steps", "check_backward_call"]
+__all__ = ["Steps", "check_backward_call", "results"]
 
 
 class Steps:
@@ -25,7 +25,8 @@ class Steps:
 
     Access a step as an attribute (``steps.weights``) or by name
     (``steps["weights"]``). ``print(steps)`` shows each step's equation and
-    shape, then its values when the arrays are small.
+    shape, then its values when the arrays are small. NumPy steps come back as
+    read-only views, so a backward pass always reads what the forward computed.
 
     Parameters
     ----------
@@ -45,6 +46,10 @@ class Steps:
     array([1., 2.])
     >>> s.names, s.shapes
     (('scores',), {'scores': (2,)})
+    >>> s.scores[0] = 5.0
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
     """
 
     __slots__ = ("mechanism", "inputs", "_items")
@@ -62,7 +67,7 @@ class Steps:
     def __getattr__(self, name: str) -> Any:
         for key, _, array in object.__getattribute__(self, "_items"):
             if key == name:
-                return array
+                return read_only(array)
         raise AttributeError(f"{self.mechanism} has no step {name!r}; steps are {', '.join(self.names)}")
 
     def __reduce__(self) -> tuple:  # copy and pickle rebuild through __init__, not setattr
@@ -102,6 +107,12 @@ class Steps:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython display
         printer.text(self.table())
+
+
+def results(steps: Steps, *names: str) -> tuple[Any, ...]:
+    """The arrays themselves (writable) of the named steps, for the plain call that owns them."""
+    arrays = {key: array for key, _, array in steps._items}
+    return tuple(arrays[name] for name in names)
 
 
 def check_backward_call(func: str, steps: Any, mechanism: str, upstream: Mapping[str, tuple[Any, str]]) -> Any:
