@@ -34,7 +34,13 @@ from typing import Any
 from ..backend import host_numpy as np
 from .fast import PARALLEL_PAIRS, TILE_ELEMENTS, _blas_controller, default_workers
 
-__all__ = ["blockwise_attention_backward_fast", "default_backward_tile"]
+__all__ = ["blockwise_attention_backward_fast", "default_backward_plan", "default_backward_tile"]
+
+
+def default_backward_plan(groups: int, m: int, n: int) -> tuple[int, tuple[int, int]]:
+    """(workers, (block_q, block_k)) for ``groups`` batch entries of m × n: every core above PARALLEL_PAIRS."""
+    workers = default_workers() if groups * m * n >= PARALLEL_PAIRS else 1
+    return workers, default_backward_tile(groups, m, n, workers)
 
 
 def default_backward_tile(groups: int, m: int, n: int, workers: int) -> tuple[int, int]:
@@ -152,14 +158,14 @@ def blockwise_attention_backward_fast(Q: Any, K: Any, V: Any, output: Any, lse: 
     """(dQ, dK, dV) over the batch shape, for NumPy arguments checked by ``blockwise_attention_backward``.
 
     ``batch`` is the broadcast batch shape (``Dims.batch``); ``tile`` (block_q,
-    block_k) and ``workers`` default to :func:`default_backward_tile` and, for
-    inputs of at least ``PARALLEL_PAIRS`` query-key pairs, every core.
+    block_k) and ``workers`` default to :func:`default_backward_plan`.
     """
     groups, m, n = math.prod(batch), Q.shape[-2], K.shape[-2]
     if workers is None:
-        workers = default_workers() if groups * m * n >= PARALLEL_PAIRS else 1
-    job = _Job(Q, K, V, output, lse, d_output, mask, tuple(batch),
-               tile or default_backward_tile(groups, m, n, workers), causal)
+        workers, auto_tile = default_backward_plan(groups, m, n)
+    else:
+        auto_tile = default_backward_tile(groups, m, n, workers)
+    job = _Job(Q, K, V, output, lse, d_output, mask, tuple(batch), tile or auto_tile, causal)
     tasks: queue.SimpleQueue = queue.SimpleQueue()
     for task in job.tasks:
         tasks.put(task)
