@@ -1,4 +1,5 @@
-"""blockwise_attention_backward against an independent float64 backward, torch autograd and properties.
+"""blockwise_attention_backward against an independent float64 backward, the library's m × n backward,
+torch autograd and properties.
 
 The oracle below forms the full m × n weights and pushes dL/dweights through
 each row's softmax Jacobian diag(p) − p pᵀ written out as a matrix; the
@@ -129,6 +130,18 @@ def test_random_mask_shared_inputs_widen_and_sum_back(rng, method):
     d_output = rng.standard_normal((2, 6, 2))
     grads = backward(Q, K, V, d_output, mask, block_size=(4, 4), method=method)
     check(grads, naive_backward(Q, K, V, d_output, mask), (Q, K, V))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_equals_the_library_scaled_dot_product_backward(rng, method):
+    """The m × n backward of ae.scaled_dot_product_attention_backward, fed the same combined mask."""
+    Q, K, V, d_output = qkv(rng, (3, 2), 11, 9, 5, 4)
+    mask = rng.random((3, 1, 11, 9)) < 0.7
+    mask[0, :, 4] = False  # a fully masked row
+    steps = ae.scaled_dot_product_attention_steps(Q, K, V, mask & ae.causal_mask(11, 9))
+    expected = ae.scaled_dot_product_attention_backward(steps, d_output)
+    grads = backward(Q, K, V, d_output, mask, causal=True, block_size=(4, 2), method=method)
+    check(grads, expected, (Q, K, V))
 
 
 @pytest.mark.torch
