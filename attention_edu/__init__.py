@@ -64,7 +64,7 @@ __all__ = [
 # Built on the mechanisms above. `plotting` is not imported here, so that importing the
 # library never imports matplotlib: use `import attention_edu.plotting`.
 from . import checkers, costs, worked_examples  # noqa: E402
-from .blockwise import blockwise_attention, memory_model  # noqa: E402
+from .blockwise import blockwise_attention, blockwise_attention_backward, memory_model  # noqa: E402
 from .worked_examples import display  # noqa: E402
 
-__all__ += ["blockwise_attention", "checkers", "costs", "display", "memory_model", "worked_examples"]
+__all__ += ["blockwise_attention", "blockwise_attention_backward", "checkers", "costs", "display", "memory_model", "worked_examples"]

@@ -284,6 +284,9 @@ def public_calls(dtype=np.float64):
         "blockwise_attention": (ae.blockwise_attention, (Q, K, V), {"mask": mask, "block_size": 2}),
         "blockwise_attention_portable": (ae.blockwise_attention, (Q, K, V),
                                          {"causal": True, "block_size": 2, "method": "portable"}),
+        "blockwise_attention_backward": (ae.blockwise_attention_backward,
+                                         (Q, K, V, *ae.blockwise_attention(Q, K, V, mask, return_lse=True),
+                                          a(2, 3, 6), mask), {"block_size": 2}),
     }
     for name in ("dot_product_attention", "scaled_dot_product_attention", "bahdanau_attention",
                  "luong_attention", "self_attention", "cross_attention", "multi_head_attention"):
