@@ -6,6 +6,15 @@ returning ``(output, weights)``: softmax(Q Kᵀ / √d_k) V with the mask
 zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
 Dot-Product Attention"; "The matrix formulation of scaled dot-product
 attention", whose closing exercise this is).
+
+Examples
+--------
+>>> from attention_edu.checkers import check_scaled_dot_product_attention
+>>> import attention_edu as ae
+>>> check_scaled_dot_product_attention(ae.scaled_dot_product_attention).passed
+True
+>>> check_scaled_dot_product_attention(ae.dot_product_attention).hint_id
+'attention.unscaled'
 """
 
 from __future__ import annotations
@@ -17,10 +26,9 @@ from ..dot_product import scaled_dot_product_attention as reference_attention
 from ..masks import causal_mask, padding_mask
 from .host_attention import attend, weigh
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "check_scaled_dot_product_attention"]
+__all__ = ["SCALED_DOT_PRODUCT_ATTENTION"]
 
 _NAMES = ("Q", "K", "V", "mask")
 
@@ -90,6 +98,7 @@ def _key_order(student) -> str | None:
 
 SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     name="scaled_dot_product_attention",
+    summary='Check ``scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)``.',
     signature="scaled_dot_product_attention(Q, K, V, mask=None) -> (output (..., m, d_v), weights (..., m, n))",
     reference=reference_attention,
     outputs=("output", "weights"),
@@ -107,21 +116,6 @@ SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     ),
     row_sums=("weights",),
 )
-
-
-def check_scaled_dot_product_attention(fn, strict: bool | None = None,
-                                       timeout: float | None = None) -> CheckResult:
-    """Check ``scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)``.
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_scaled_dot_product_attention(ae.scaled_dot_product_attention).passed
-    True
-    >>> check_scaled_dot_product_attention(ae.dot_product_attention).hint_id
-    'attention.unscaled'
-    """
-    return run_checker(SCALED_DOT_PRODUCT_ATTENTION, fn, strict, timeout)
 
 
 # -- misconceptions -------------------------------------------------------------------------------

@@ -4,6 +4,17 @@ The student writes ``softmax(x)``: weights over the last axis (the keys),
 computed stably, with −inf entries (masked scores) getting weight 0 and an
 all −inf row giving all zeros ("Attention Mechanisms: Fundamentals",
 sections "Additive Attention (Bahdanau)", Step 2, and "Masked Attention").
+
+Examples
+--------
+>>> from attention_edu.checkers import check_softmax
+>>> import attention_edu as ae
+>>> check_softmax(ae.softmax).passed
+True
+>>> import numpy as np
+>>> result = check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True))
+>>> result.hint_id
+'softmax.wrong-axis'
 """
 
 from __future__ import annotations
@@ -11,10 +22,9 @@ from __future__ import annotations
 from ..backend import host_numpy as np
 from ..softmax import softmax as reference_softmax
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["SOFTMAX", "check_softmax"]
+__all__ = ["SOFTMAX"]
 
 _INF = np.inf
 
@@ -63,6 +73,7 @@ def _rows_sum_to_one(student) -> str | None:
 
 SOFTMAX = Exercise(
     name="softmax",
+    summary="Check a student's ``softmax(x)``: weights over the last axis of ``x``.",
     signature="softmax(x) -> weights (..., n)",
     reference=lambda x: reference_softmax(x, axis=-1),
     outputs=("weights",),
@@ -77,32 +88,6 @@ SOFTMAX = Exercise(
     ),
     row_sums=("weights",),
 )
-
-
-def check_softmax(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check a student's ``softmax(x)``: weights over the last axis of ``x``.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(x)`` with ``x`` of shape (..., n), returning weights of the same shape.
-    strict : bool, optional
-        Raise :class:`CheckFailed` instead of returning a failed result
-        (default: the environment variable ``ATTENTION_EDU_STRICT``).
-    timeout : float, optional
-        Seconds allowed per call (default 3).
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_softmax(ae.softmax).passed
-    True
-    >>> import numpy as np
-    >>> result = check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True))
-    >>> result.hint_id
-    'softmax.wrong-axis'
-    """
-    return run_checker(SOFTMAX, fn, strict, timeout)
 
 
 # -- misconceptions ---------------------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""A student's submission on disk -- a ``.py`` file or an exercise notebook -- and its function.
+
+The caller never runs a submission's code: :class:`SubmittedFunction` is a
+small picklable stand-in that, inside the child process of each call (see
+:mod:`.harness`), executes the submission and calls the function it
+defines. Whatever the file does at import time (print, exit, crash, change
+NumPy's global state) therefore happens in that child and nowhere else.
+
+A notebook contributes its code cells in order, except the check cells:
+top-level calls of a ``check_*`` function are left out (so are cells tagged
+``demo`` and IPython magics such as ``%matplotlib inline``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import time
+import types
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, call
+
+__all__ = ["Submission", "SubmittedFunction", "notebook_code", "is_check_call", "Row", "grade_one", "FIELDS"]
+
+#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
+FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
+          "summary", "seconds", "error")
+_IMPORT_TIMEOUT = 10.0
+
+
+def is_check_call(node: ast.stmt) -> bool:
+    """True for a top-level statement that only calls a checker, e.g. ``check_softmax(softmax)``."""
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return False
+    func = node.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name.startswith("check_")
+
+
+def _cell_code(source: str) -> str:
+    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line
+             for line in source.splitlines()]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return "\n".join(lines)              # keep it: running it reports the error to the student
+    for node in tree.body:
+        if is_check_call(node):
+            for index in range(node.lineno - 1, node.end_lineno):
+                lines[index] = ""
+    return "\n".join(lines)
+
+
+def notebook_code(path: str | Path) -> str:
+    """The Python code of a notebook's code cells without its check calls, cells separated by blank lines.
+
+    Examples
+    --------
+    >>> import json, tempfile, os
+    >>> cells = [{"cell_type": "code", "metadata": {}, "source": "def f(x):\\n    return x\\n"},
+    ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"}]
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
+    ...     json.dump({"cells": cells}, handle)
+    >>> print(notebook_code(handle.name).strip())
+    def f(x):
+        return x
+    >>> os.unlink(handle.name)
+    """
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    parts = []
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code" or "demo" in cell.get("metadata", {}).get("tags", []):
+            continue
+        source = cell.get("source", "")
+        parts.append(_cell_code(source if isinstance(source, str) else "".join(source)))
+    return "\n\n".join(parts) + "\n"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A ``.py`` file or an ``.ipynb`` notebook holding a student's code."""
+
+    path: str
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.endswith(".ipynb")
+
+    def code(self) -> str:
+        if self.is_notebook:
+            return notebook_code(self.path)
+        return Path(self.path).read_text(encoding="utf-8")
+
+    def run(self) -> dict[str, Any]:
+        """Execute the code in a fresh module; its namespace. Only ever called in a child process."""
+        module = types.ModuleType("attention_edu_submission")
+        module.__file__ = self.path
+        sys.modules[module.__name__] = module     # dataclasses, pickle and friends look it up here
+        exec(compile(self.code(), self.path, "exec"), module.__dict__)
+        return module.__dict__
+
+    def functions(self) -> list[str]:
+        """The names of the functions the submission defines (runs it: call it in a child)."""
+        return sorted(name for name, value in self.run().items()
+                      if callable(value) and not name.startswith("_")
+                      and getattr(value, "__module__", None) == "attention_edu_submission")
+
+
+@dataclass(frozen=True)
+class SubmittedFunction:
+    """The function ``name`` of a submission; calling it runs the submission first (in the child)."""
+
+    submission: Submission
+    name: str
+
+    def __call__(self, *args: Any) -> Any:
+        function = self.submission.run().get(self.name)
+        if not callable(function):
+            raise NameError(f"the submission defines no function {self.name!r}")
+        return function(*args)
+
+    def __repr__(self) -> str:
+        return f"{self.name} from {self.submission.path}"
+
+
+
+@dataclass
+class Row:
+    """One graded submission."""
+
+    file: str
+    passed: bool = False
+    attempted: bool = False
+    status: str = "not graded"
+    hint_id: str | None = None
+    probe: str | None = None
+    probes_passed: int | None = None
+    probes_total: int | None = None
+    summary: str = ""
+    seconds: float = 0.0
+    error: str | None = None
+    usage: bool = False          # the error is the caller's (no such file/function), not the student's
+    message: str = ""            # the full check message
+
+    def record(self) -> dict[str, Any]:
+        row = asdict(self)
+        return {key: row[key] for key in FIELDS}
+
+
+def _functions(submission: Submission) -> list[str]:
+    return submission.functions()
+
+
+def grade_one(exercise: str, path: str | Path, function: str | None = None,
+              timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB) -> Row:
+    """Grade one submission; never raises for anything the submission does.
+
+    Examples
+    --------
+    >>> grade_one("softmax", "/nonexistent.py").error
+    'no such file: /nonexistent.py'
+    """
+    from .registry import CHECKERS, EXERCISES
+
+    start = time.perf_counter()
+    row = Row(str(path))
+    spec = EXERCISES[exercise]
+    name = function or spec.function
+    if not Path(path).is_file():
+        row.error, row.usage = f"no such file: {path}", True
+    elif Path(path).suffix not in (".py", ".ipynb"):
+        row.error = f"not a Python file or notebook: {path}"
+    else:
+        submission = Submission(str(path))
+        loaded = call(_functions, (submission,), ("submission",), max(timeout, _IMPORT_TIMEOUT), memory_mb)
+        what = "running the notebook" if submission.is_notebook else "importing the file"
+        if loaded.timed_out:
+            row.error = f"{what} did not finish within {max(timeout, _IMPORT_TIMEOUT):g} s"
+        elif loaded.ended:
+            row.error = f"{what} {loaded.ended}"
+        elif loaded.error is not None:
+            where = f" ({loaded.error.line})" if loaded.error.line else ""
+            row.error = f"{what} raised {loaded.error.type_name}: {loaded.error.message}{where}"
+        elif name not in (loaded.value or []):
+            row.usage = True
+            row.error = (f"{path} defines no function {name!r} (functions found: "
+                         f"{', '.join(loaded.value or []) or 'none'})")
+        else:
+            result = CHECKERS[exercise](SubmittedFunction(submission, name), strict=False, timeout=timeout,
+                                      memory_mb=memory_mb)
+            row.passed, row.attempted, row.status = result.passed, result.attempted, result.status
+            row.hint_id, row.probe, row.summary = result.hint_id, result.probe, result.summary
+            row.probes_passed, row.probes_total = result.probes_passed, result.probes_total
+            row.message = str(result)
+    if row.error is not None:
+        row.attempted = not row.usage
+        row.status = "failed" if row.attempted else "not graded"
+        row.summary = row.error
+        row.message = f"check {exercise}: {row.status}. {row.error}"
+    row.seconds = round(time.perf_counter() - start, 3)
+    return row
