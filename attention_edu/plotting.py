@@ -8,6 +8,7 @@ drew on so a notebook can adjust titles or save the figure.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import matplotlib.pyplot as plt
@@ -16,7 +17,28 @@ from matplotlib.figure import Figure
 from .backend import host_numpy as np
 from .backend import to_numpy
 
-__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "plot_benchmark"]
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "plot_benchmark", "subscripted"]
+
+_SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+
+
+def subscripted(label: str) -> str:
+    """A tick label as a reader writes it: ``"s_1"`` → ``"s₁"``, ``"h_{12}"`` → ``"h₁₂"``.
+
+    Only a trailing subscript made of digits and the letters Unicode can subscript is
+    converted; anything else is returned unchanged.
+
+    Examples
+    --------
+    >>> subscripted("s_1"), subscripted("h_{12}"), subscripted("s_t"), subscripted("key_name")
+    ('s₁', 'h₁₂', 'sₜ', 'key_name')
+    """
+    found = re.fullmatch(r"(.*[^_])_\{?([0-9a-z]+)\}?", str(label))
+    if not found or not all(ch in _SUBSCRIPTS for ch in found[2]):
+        return str(label)
+    if not found[2].isdigit() and len(found[2]) > 1:
+        return str(label)  # "key_name": a word, not a subscript
+    return found[1] + "".join(_SUBSCRIPTS[ch] for ch in found[2])
 
 
 def _labels(given: Sequence[str] | None, count: int, what: str) -> list[str]:
@@ -24,7 +46,7 @@ def _labels(given: Sequence[str] | None, count: int, what: str) -> list[str]:
         return [str(i + 1) for i in range(count)]
     if len(given) != count:
         raise ValueError(f"{what} has {len(given)} labels but the weights have {count} along that axis")
-    return [str(label) for label in given]
+    return [subscripted(label) for label in given]
 
 
 def attention_heatmap(weights: Any, query_labels: Sequence[str] | None = None,
@@ -57,6 +79,9 @@ def attention_heatmap(weights: Any, query_labels: Sequence[str] | None = None,
     >>> ax = attention_heatmap(np.full((2, 3), 1 / 3), ["le", "chat"], ["the", "cat", "sat"])
     >>> [t.get_text() for t in ax.get_xticklabels()]
     ['the', 'cat', 'sat']
+    >>> ax = attention_heatmap(np.full((1, 2), 0.5), ["s_1"], ["h_1", "h_2"])
+    >>> [t.get_text() for t in ax.get_yticklabels()], [t.get_text() for t in ax.get_xticklabels()]
+    (['s₁'], ['h₁', 'h₂'])
     """
     w = to_numpy(weights)
     if w.ndim != 2:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import attention_edu as ae
-from attention_edu.worked_examples.printed import matches
+from attention_edu.worked_examples.printed import matches, parse_printed
 
 # The 39 ids of the chapters' inventory (the chapter index, which lives outside this
 # repository), in its order. Hard-coded so that CI does not need the chapter files.
@@ -25,20 +25,23 @@ INVENTORY_IDS = (
 )
 
 # What the comparison finds today. A change here means a printed value now compares
-# differently: look at the entry before updating this table.
-ERRATA = {
-    "fund.bahdanau-memory": {"intermediate"},
-    "fund.bahdanau-example": {"exp_sum", "context_terms", "context"},
-    "fund.softmax-saturation": {"softmax_10"},
+# differently: look at the entry before updating these tables.
+ERRATA = {  # wrong beyond rounding
     "fund.sdpa-flops": {"bahdanau_flops", "ratio"},
     "fund.arithmetic-intensity": {"flops", "flops_in_ratio", "flops_per_byte"},
-    "fund.sdpa-example": {"exp_scaled_scores", "output"},
     "fund.qkv-flops": {"qkv_share_of_attention"},
-    "fund.bert-attention-memory": {"bytes_per_layer"},
     "fund.exercise-1": {"W1_h1", "preactivation_1", "tanh_1", "score_1", "scores", "weights"},
     "fund.exercise-3": {"softmax_scaled", "gradient_scaled"},
     "dot.cat-sat-mat": {"weights", "output_sat", "output_mat"},
     "sheet.example-5x3": {"scores", "weights", "output"},
+}
+ROUNDING = {  # off only by rounding, with the cause the comparison finds
+    "fund.bahdanau-memory": {"intermediate": ("truncation",)},
+    "fund.bahdanau-example": {"exp_sum": ("rounded intermediates",),
+                              "context_terms": ("rounded intermediates",),
+                              "context": ("rounded intermediates",)},
+    "fund.softmax-saturation": {"softmax_10": ("truncation", "last digit")},
+    "fund.sdpa-example": {"exp_scaled_scores": ("last digit",), "output": ("rounded intermediates",)},
 }
 ILLUSTRATIVE = {
     "fund.translation-distributions", "fund.scaling-gradients", "fund.attention-matrix-example",
@@ -60,6 +63,24 @@ def test_every_inventory_id_is_present_in_inventory_order():
     assert [e.id for e in ae.worked_examples.entries()] == list(ae.worked_examples.ids())
 
 
+def _recheck_rounding(check):
+    """Each element that misses is explained by one of the check's causes, recomputed here."""
+    printed = parse_printed(check.printed, check.byte_base)
+    got = np.asarray(check.computed, dtype=float)
+    want, tol = np.asarray(printed.value, dtype=float), np.asarray(printed.tol, dtype=float)
+    explained = np.zeros(got.shape, dtype=bool)
+    for cause in check.rounding:
+        if cause == "last digit":
+            explained |= np.abs(got - want) <= 2 * tol * (1 + 1e-9)
+        elif cause == "truncation":
+            cut = np.trunc(np.round(got / (2 * tol), 9)) * (2 * tol)
+            explained |= np.abs(cut - want) <= tol * 1e-6
+        else:
+            assert cause == "rounded intermediates" and check.from_rounded is not None
+            explained |= np.abs(np.asarray(check.from_rounded) - want) <= tol * (1 + 1e-9)
+    assert np.all(explained | (np.abs(got - want) <= tol * (1 + 1e-9))), check.name
+
+
 @pytest.mark.parametrize("example_id", INVENTORY_IDS)
 def test_status_is_derived_from_checks_that_hold(example_id):
     example = ae.worked_examples.get(example_id)
@@ -69,12 +90,22 @@ def test_status_is_derived_from_checks_that_hold(example_id):
             assert check.ok == matches(check.printed, check.computed, check.byte_base), check.name
         if not check.ok:
             assert check.note and not check.note.startswith("no cause found"), check.name
-    failing = {c.name for c in example.checks if not c.ok}
-    assert failing == ERRATA.get(example_id, set())
-    assert {c.name for c in example.errata} == failing
-    if failing:
+        if check.severity == "rounding":
+            _recheck_rounding(check)
+    errata = {c.name for c in example.checks if c.severity == "erratum"}
+    rounding = {c.name: c.rounding for c in example.checks if c.severity == "rounding"}
+    assert errata == ERRATA.get(example_id, set())
+    assert rounding == ROUNDING.get(example_id, {})
+    assert {c.name for c in example.errata} == errata
+    assert {c.name for c in example.checks if not c.ok} == errata | set(rounding)
+    if errata:
         assert example.status == "erratum"
-        assert example.status_reason == f"{len(failing)} of {len(example.checks)} checks fail"
+        assert example.status_reason == (f"{len(errata)} of {len(example.checks)} checks wrong "
+                                         "beyond rounding")
+    elif rounding:
+        assert example.status == "rounding"
+        assert example.status_reason.startswith(
+            f"{len(rounding)} of {len(example.checks)} checks off only by rounding")
     elif example_id in ILLUSTRATIVE:
         assert example.status == "illustrative"
         assert any(c.kind == "given" for c in example.checks) or not any(
@@ -83,6 +114,12 @@ def test_status_is_derived_from_checks_that_hold(example_id):
         assert example.status == "reproduced"
         assert any(c.kind in ("printed", "shape") for c in example.checks)
         assert not any(c.kind == "given" for c in example.checks)
+
+
+def test_approximate_bert_memory_is_reproduced_not_an_erratum():
+    """"~402 MB" for 402.65 MB is right at its printed precision (it truncates)."""
+    check = ae.worked_examples.get("fund.bert-attention-memory").checks[0]
+    assert check.printed == "~402 MB" and check.computed == 402_653_184 and check.ok
 
 
 @pytest.mark.parametrize("example_id", INVENTORY_IDS)

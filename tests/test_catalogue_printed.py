@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from attention_edu.worked_examples.printed import matches, parse_printed, parse_shape
+from attention_edu.worked_examples.builder import parse_shape
+from attention_edu.worked_examples.printed import matches, parse_printed
 
 
 @pytest.mark.parametrize("text, value, tol", [
@@ -62,6 +63,24 @@ def test_values_that_round_to_the_printed_text_match(text, computed):
     assert matches(text, computed)
 
 
+@pytest.mark.parametrize("text, exact, computed, byte_base", [
+    ("~402 MB", "402 MB", 402_653_184, 1000),  # 402.65 MB: truncated, right at the printed precision
+    ("≈ 0.99", "0.99", 0.9999, None), ("about -1.2", "-1.2", -1.29, None),
+    ("roughly 7", "7", 7.9, None),
+])
+def test_approximate_values_match_when_truncated_at_their_precision(text, exact, computed, byte_base):
+    assert matches(text, computed, byte_base)
+    assert not matches(exact, computed, byte_base)  # the same text without "~" is exact
+
+
+@pytest.mark.parametrize("text, computed", [
+    ("≈ 511", 512.0),       # truncating 512 gives 512, not 511
+    ("~402", 403.2), ("≈ 0.99", 0.98), ("about -1.2", -1.1),   # truncation goes towards zero
+])
+def test_approximate_values_still_miss_when_neither_rounded_nor_truncated(text, computed):
+    assert not matches(text, computed)
+
+
 @pytest.mark.parametrize("text, computed, byte_base", [
     ("0.482", 0.4826, None),                          # rounds to 0.483
     ("0.333", 0.33354, None),                         # the Bahdanau context component
@@ -73,7 +92,6 @@ def test_values_that_round_to_the_printed_text_match(text, computed):
     ("80", 86.0, None),
     ("2.5 MB", 2_560_000, 1000),
     ("2.5 MB", 2_560_000, 1024),
-    ("~402 MB", 402_653_184, 1000),
     ("[0.42, 0.16, 0.42]", [0.4223, 0.1554], None),   # shape differs
     ("[0.18, 0.33, 0.49]", [0.1554, 0.4223, 0.4223], None),
     ("2 × 10^-9", 2.6e-9, None),

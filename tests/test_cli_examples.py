@@ -24,8 +24,9 @@ def test_list_shows_every_id_with_status_and_source(capsys):
         line = next(row for row in out.splitlines() if row.startswith(example.id + " "))
         assert example.status in line and example.source in line
     counts = {s: sum(e.status == s for e in ae.worked_examples.entries())
-              for s in ("reproduced", "erratum", "illustrative")}
-    assert f"{counts['reproduced']} reproduced, {counts['erratum']} erratum" in out
+              for s in ("reproduced", "rounding", "erratum", "illustrative")}
+    assert (f"{counts['reproduced']} reproduced, {counts['rounding']} rounding, "
+            f"{counts['erratum']} erratum, {counts['illustrative']} illustrative") in out
 
 
 def test_json_lists_every_entry_with_its_checks(capsys):
@@ -37,6 +38,28 @@ def test_json_lists_every_entry_with_its_checks(capsys):
         assert item["status"] == example.status and item["source"] == example.source
         assert [c["name"] for c in item["checks"]] == [c.name for c in example.checks]
         assert [c["ok"] for c in item["checks"]] == [c.ok for c in example.checks]
+        severities = {c["severity"] for c in item["checks"]}
+        assert item["status"] != "erratum" or "erratum" in severities
+        if item["status"] == "rounding":  # every rounding check carries its cause
+            assert "erratum" not in severities and "rounding" in severities
+        for check in item["checks"]:
+            if check["severity"] == "rounding":
+                assert check["cause"] and set(check["cause"].split(", ")) <= {
+                    "rounded intermediates", "truncation", "last digit"}
+                assert check["note"]
+            elif check["severity"] == "match":
+                assert check["ok"] is True and check["cause"] is None
+
+
+def test_json_grades_the_chapters_slips_as_rounding(capsys):
+    assert main(["examples", "--json"]) == 0
+    data = {item["id"]: item for item in json.loads(capsys.readouterr().out)}
+    sdpa = data["fund.sdpa-example"]
+    assert sdpa["status"] == "rounding"
+    causes = {c["name"]: c["cause"] for c in sdpa["checks"] if c["severity"] == "rounding"}
+    assert causes == {"exp_scaled_scores": "last digit", "output": "rounded intermediates"}
+    assert data["fund.bert-attention-memory"]["status"] == "reproduced"
+    assert data["fund.sdpa-flops"]["status"] == "erratum"
 
 
 @pytest.mark.parametrize("example_id", ae.worked_examples.ids())
@@ -71,12 +94,22 @@ def test_committed_errata_page_is_current():
         "`attention-edu examples --errata-md docs/errata.md`")
 
 
-def test_errata_page_lists_every_failing_check():
+def test_errata_page_leads_with_errata_then_rounding_slips():
     page = errata_markdown()
+    errata_part, rounding_part = page.split("## Rounding slips", 1)
+    assert "## Errata: wrong beyond rounding" in errata_part
     for example in ae.worked_examples.entries():
-        assert (f"`{example.id}`" in page) == (example.status == "erratum")
+        assert (f"`{example.id}`" in errata_part) == (example.status == "erratum")
+        assert (f"`{example.id}`" in rounding_part) == (example.status == "rounding")
         for check in example.errata:
-            assert f"| {check.name} | {check.printed} |" in page
+            assert f"| {check.name} | {check.printed} |" in errata_part
+        for check in example.rounding:
+            assert f"| {check.name} | {check.printed} |" in rounding_part
+            assert f"| {check.cause}: " in rounding_part
+    counts = {s: sum(e.status == s for e in ae.worked_examples.entries())
+              for s in ("reproduced", "rounding", "erratum", "illustrative")}
+    assert (f"{counts['reproduced']} are reproduced, {counts['rounding']} differ only by rounding, "
+            f"{counts['erratum']} contain errata and {counts['illustrative']} are illustrative") in page
 
 
 def test_console_script_runs(console_script):

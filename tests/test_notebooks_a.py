@@ -123,3 +123,17 @@ def test_the_retyping_check_sees_decimals_and_ignores_the_rest():
     # Guard against a pattern that silently matches nothing (or everything).
     assert _decimals("a = [0.05, 0.82]; b = 12.05; c = 0.5; d = 20.0; e = x1.25; f = 3.14159") == {
         "0.05", "0.82", "12.05", "3.14159"}
+
+
+TOPIC_NOTEBOOKS = sorted(p.name for p in NOTEBOOKS.glob("[01][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("name", TOPIC_NOTEBOOKS)
+def test_stored_kernelspec_is_the_installed_kernel(name):
+    """JupyterLab marks a notebook modified on open when its kernelspec differs from the kernel's."""
+    jupyter_client = pytest.importorskip("jupyter_client.kernelspec")
+    installed = jupyter_client.KernelSpecManager().get_kernel_spec("python3").display_name
+    stored = _load(name)["metadata"]["kernelspec"]
+    assert stored["name"] == "python3" and stored["display_name"] == installed, (
+        f"{name}: stored kernelspec {stored['display_name']!r}, installed {installed!r}; "
+        "re-execute with scripts/execute_notebooks.py")

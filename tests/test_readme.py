@@ -26,3 +26,13 @@ def test_readme_states_two_commands_and_ci_runs_the_test_command():
     assert len(main_job) == 1 and len(tests) == 1
     ci = (ROOT / ".ci" / "run").read_text()
     assert tests[0] in ci.splitlines(), "the README's test command must appear verbatim in .ci/run"
+
+
+def test_readme_counts_match_the_catalogue():
+    import attention_edu as ae
+
+    counts = {s: sum(e.status == s for e in ae.worked_examples.entries())
+              for s in ("reproduced", "rounding", "erratum", "illustrative")}
+    line = (f"**{counts['reproduced']} reproduced, {counts['rounding']} rounding, "
+            f"{counts['erratum']} errata, {counts['illustrative']} illustrative**")
+    assert line in README.read_text(), f"the README's counts are stale; they are now {line}"

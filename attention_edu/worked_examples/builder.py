@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..backend import host_numpy as np
 from ..steps import Steps
 from .example import KINDS, Check
-from .printed import mismatches, parse_printed, parse_shape
+from .printed import parse_printed
+from .severity import classify
 
-__all__ = ["Builder"]
+__all__ = ["Builder", "parse_shape"]
+
+
+def parse_shape(text: str, bindings: dict[str, int] | None = None) -> tuple[int, ...]:
+    """A printed shape such as ``"10 × 128"``, ``"(B, H, L, d_k)"`` or ``"n × d_v"``.
+
+    Symbols are looked up in ``bindings``.
+
+    Examples
+    --------
+    >>> parse_shape("10 × 128")
+    (10, 128)
+    >>> parse_shape("(B, H, L, L)", {"B": 2, "H": 4, "L": 6})
+    (2, 4, 6, 6)
+    """
+    bindings = bindings or {}
+    tokens = [t for t in re.split(r"\s[x×]\s|[×,()\[\]\s]+", text.strip()) if t]
+    shape = []
+    for token in tokens:
+        if token.isdigit():
+            shape.append(int(token))
+        elif token in bindings:
+            shape.append(int(bindings[token]))
+        else:
+            raise ValueError(f"parse_shape: {token!r} in {text!r} is neither a number nor bound "
+                             f"(bound: {', '.join(bindings) or 'nothing'})")
+    return tuple(shape)
 
 
 class Builder:
@@ -41,25 +69,36 @@ class Builder:
         return check
 
     def value(self, name: str, printed: str, computed: Any, cause: str = "",
-              byte_base: int | None = None, convention: str = "") -> Check:
+              byte_base: int | None = None, convention: str = "",
+              from_rounded: Any = None) -> Check:
         """Compare a printed number (or array) with ``computed`` at the printed precision.
 
         ``cause`` explains a mismatch (kept only if it occurs); ``convention``
         records how the printed text was read (e.g. "KB = 1000 bytes here").
+        ``from_rounded`` is the same quantity recomputed from the chapter's
+        already-rounded intermediate numbers: when it matches the printed
+        value, a mismatch is a rounding slip with that cause.
         """
         self.printed[name] = printed
         self.computed.setdefault(name, computed)
         reading = parse_printed(printed, byte_base)
-        wrong = mismatches(reading, computed)
-        if wrong:
-            detail = "; ".join(wrong[:4]) + ("; ..." if len(wrong) > 4 else "")
+        grade = classify(reading, computed, from_rounded)
+        if grade.severity == "match":
+            note = convention
+            if grade.causes:  # "~402 MB" for 402.65 MB
+                note = "; ".join(filter(None, [convention, "printed as approximate: the computed "
+                                               "value truncated at the printed precision"]))
+        else:
+            detail = "; ".join(grade.misses[:4]) + ("; ..." if len(grade.misses) > 4 else "")
+            if grade.severity == "rounding":
+                cause = cause or f"off only by rounding: {', '.join(grade.causes)}"
             if np.ndim(reading.value) == 0:  # printed and computed already say it all
                 note = cause or f"no cause found ({detail})"
             else:
                 note = f"{cause} ({detail})" if cause else f"no cause found ({detail})"
-        else:
-            note = convention
-        return self._add(Check(name, printed, computed, not wrong, note, "printed", byte_base))
+        rounding = grade.causes if grade.severity == "rounding" else ()
+        return self._add(Check(name, printed, computed, grade.severity == "match", note, "printed",
+                               byte_base, rounding, from_rounded))
 
     def shape(self, name: str, printed: str, computed_shape: tuple[int, ...],
               bindings: dict[str, int] | None = None, cause: str = "") -> Check:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import catalogue
 from .errata import errata_markdown
+from .example import STATUSES
 
 __all__ = ["register", "run"]
 
@@ -36,7 +37,7 @@ def _table(examples: tuple[catalogue.Example, ...]) -> str:
     width = max(len(e.id) for e in examples)
     lines = [f"{'id':<{width}}  {'status':<12}  source", "-" * (width + 60)]
     lines += [f"{e.id:<{width}}  {e.status:<12}  {e.source}" for e in examples]
-    counts = {s: sum(e.status == s for e in examples) for s in ("reproduced", "erratum", "illustrative")}
+    counts = {s: sum(e.status == s for e in examples) for s in STATUSES}
     lines.append("")
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(examples)} examples)")
     return "\n".join(lines)

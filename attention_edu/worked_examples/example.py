@@ -10,7 +10,7 @@ from ..backend import host_numpy as np
 from ..steps import Steps
 from .render import jsonable, render_example
 
-__all__ = ["Check", "Example", "KINDS"]
+__all__ = ["Check", "Example", "KINDS", "SEVERITIES", "STATUSES"]
 
 #: Check kinds. "printed": a printed number against our computation.
 #: "shape": a printed shape against the computed array's shape.
@@ -18,10 +18,23 @@ __all__ = ["Check", "Example", "KINDS"]
 #: "answer": a property of our computed answer where the chapter prints none.
 KINDS = ("printed", "shape", "given", "answer")
 
+#: Statuses of an example, in the order reports list them.
+STATUSES = ("reproduced", "rounding", "erratum", "illustrative")
+
+
+#: Severities of a check, least to most serious.
+SEVERITIES = ("match", "rounding", "erratum")
+
 
 @dataclass(frozen=True)
 class Check:
-    """One comparison: ``printed`` text against ``computed``; ``note`` says why it fails."""
+    """One comparison: ``printed`` text against ``computed``; ``note`` says why it fails.
+
+    ``ok`` is True when ``computed`` matches at the printed precision. A check
+    that is not ok is a rounding slip when ``rounding`` names its causes (of
+    :data:`~attention_edu.worked_examples.printed.ROUNDING_CAUSES`, found by
+    comparison), else an erratum.
+    """
 
     name: str
     printed: str
@@ -30,10 +43,27 @@ class Check:
     note: str = ""
     kind: str = "printed"
     byte_base: int | None = None  # what KB/MB mean in ``printed``: 1000 or 1024 (None: no bytes)
+    rounding: tuple[str, ...] = ()
+    from_rounded: Any = None  # the value recomputed from the chapter's rounded intermediates
+
+    @property
+    def severity(self) -> str:
+        """ "match", "rounding" (off only by rounding) or "erratum" (wrong beyond rounding)."""
+        if self.ok:
+            return "match"
+        return "rounding" if self.rounding else "erratum"
+
+    @property
+    def cause(self) -> str | None:
+        """Why a rounding slip is one ("last digit", ...); "beyond rounding" for an erratum."""
+        return {"match": None, "rounding": ", ".join(self.rounding),
+                "erratum": "beyond rounding"}[self.severity]
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "printed": self.printed, "computed": jsonable(self.computed),
-                "ok": self.ok, "note": self.note, "kind": self.kind, "byte_base": self.byte_base}
+                "ok": self.ok, "severity": self.severity, "cause": self.cause, "note": self.note,
+                "kind": self.kind, "byte_base": self.byte_base,
+                "from_rounded": jsonable(self.from_rounded)}
 
 
 def _frozen(value: Any) -> Any:
@@ -51,7 +81,8 @@ def _frozen(value: Any) -> Any:
 class Example:
     """One worked example: inputs, printed values, computed values, checks and status.
 
-    Read-only. ``status`` is derived: "erratum" if any check fails;
+    Read-only. ``status`` is derived: "erratum" if any check is wrong
+    beyond rounding; otherwise "rounding" if any is off only by rounding;
     otherwise "reproduced" when printed values were compared and every
     number given is computable, else "illustrative".
     """
@@ -78,8 +109,10 @@ class Example:
 
     @property
     def status(self) -> str:
-        if any(not c.ok for c in self.checks):
+        if self.errata:
             return "erratum"
+        if self.rounding:
+            return "rounding"
         compared = any(c.kind in ("printed", "shape") for c in self.checks)
         given = any(c.kind == "given" for c in self.checks)
         return "reproduced" if compared and not given else "illustrative"
@@ -90,7 +123,11 @@ class Example:
         compared = [c for c in self.checks if c.kind in ("printed", "shape")]
         given = [c.name for c in self.checks if c.kind == "given"]
         if self.errata:
-            return f"{len(self.errata)} of {len(self.checks)} checks fail"
+            return f"{len(self.errata)} of {len(self.checks)} checks wrong beyond rounding"
+        if self.rounding:
+            causes = sorted({cause for c in self.rounding for cause in c.rounding})
+            return (f"{len(self.rounding)} of {len(self.checks)} checks off only by rounding "
+                    f"({', '.join(causes)})")
         if self.status == "reproduced":
             return f"all {len(compared)} printed values reproduced"
         if given:
@@ -100,7 +137,13 @@ class Example:
 
     @property
     def errata(self) -> tuple[Check, ...]:
-        return tuple(c for c in self.checks if not c.ok)
+        """The checks whose printed value is wrong beyond rounding."""
+        return tuple(c for c in self.checks if c.severity == "erratum")
+
+    @property
+    def rounding(self) -> tuple[Check, ...]:
+        """The checks whose printed value is off only by rounding."""
+        return tuple(c for c in self.checks if c.severity == "rounding")
 
     def show(self) -> str:
         """The example step by step, with every shape, then the checks."""

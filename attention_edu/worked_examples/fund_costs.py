@@ -85,7 +85,7 @@ def _bahdanau_memory(ex: Builder) -> None:
     _bytes(ex, "scores", "10 KB", one["scores"], 1000)
     _bytes(ex, "weights", "10 KB", one["weights"], 1000)
     _bytes(ex, "intermediate", "2.5 MB", one["intermediate"], 1000,
-           cause="50·50·256·4 = 2,560,000 B is 2.56 MB (2.44 MiB): 2.5 truncates, "
+           cause="50·50·256·4 = 2,560,000 B is 2.56 MB (2.44 MiB): 2.5 truncates 2.56; "
                  "neither unit rounds to it")
     _bytes(ex, "intermediate_batch_32", "80 MB", 32 * one["intermediate"], 1000)
     ex.note("The batch figure 80 MB is 32 × the truncated 2.5 MB; 81.92 MB still rounds to the "
@@ -107,8 +107,8 @@ def _bert_attention_memory(ex: Builder) -> None:
     total = costs.attention_matrix_bytes(32, 12, 512, 512, 4)
     ex.say("b × h × n² × 4 bytes = 32 × 12 × 512² × 4",
            f"= {total:,} bytes = {total / 1e6:.2f} MB = {total / 2**20:g} MiB")
-    _bytes(ex, "bytes_per_layer", "~402 MB", total, 1000,
-           cause="402,653,184 B is 402.65 MB, which rounds to 403 (the text truncates; 384 MiB "
-                 "in binary units)")
+    _bytes(ex, "bytes_per_layer", "~402 MB", total, 1000)
+    ex.note("402,653,184 B is 402.65 MB (384 MiB): the approximate ~402 MB truncates it, which is "
+            "right at the precision printed.")
     ex.note('The "57% of per-layer activation memory" refers to a breakdown in another chapter '
             "and cannot be checked here.")

@@ -79,16 +79,19 @@ def _bahdanau_example(ex: Builder) -> None:
            f"Step 3  c_2 = Σ α_i h_i = {np.round(context, 4)}   shape {steps.context.shape}")
     ex.value("scores", "[0.8, 2.1, 0.5]", steps.scores[0])
     ex.value("exp_scores", "[2.23, 8.17, 1.65]", exps)
-    ex.value("exp_sum", "12.05", exps.sum(),
+    printed_exps = np.round(exps, 2)  # the chapter's rounded intermediates: 2.23, 8.17, 1.65
+    ex.value("exp_sum", "12.05", exps.sum(), from_rounded=printed_exps.sum(),
              cause="adds the rounded exponentials 2.23 + 8.17 + 1.65; exp sum is 12.040")
     ex.value("weights", "[0.185, 0.678, 0.137]", weights)
     ex.value("top_weight_percent", "67.8%", weights[1])
     terms = (weights[:, None] * H).T  # (d_h, n): row = component, column = α_i h_i
+    rounded_terms = (np.round(weights, 3)[:, None] * H).T  # (d_h, n): from the printed weights
     ex.value("context_terms", "[[0.185, 0.203, -0.055], [0.093, 0.610, 0.027], "
-             "[-0.056, 0.407, 0.096], [0.148, -0.136, 0.069]]", terms,
+             "[-0.056, 0.407, 0.096], [0.148, -0.136, 0.069]]", terms, from_rounded=rounded_terms,
              cause="products of the rounded weights (0.185 × 0.5 = 0.0925 → 0.093); "
                    "the unrounded weights give 0.0924")
     ex.value("context", "[0.333, 0.730, 0.447, 0.081]", context,
+             from_rounded=np.sum(np.round(terms, 3), axis=1),
              cause=f"{ROUNDED_TERMS} (0.185 + 0.203 − 0.055); α·H gives 0.3335")
 
 
@@ -117,14 +120,16 @@ def _sdpa_example(ex: Builder) -> None:
     ex.value("unscaled_factor_d_k_64", "4", math.sqrt(64 / 4))
     ex.value("unscaled_factor_d_k_512", "≈ 11.3", math.sqrt(512 / 4))
     ex.value("exp_scaled_scores", "[1.945, 1.203, 0.887]", exps,
-             cause="exp(0.665) = 1.94449, which rounds to 1.944")
+             cause="exp(0.665) = 1.94449 rounds to 1.944: the printed 1.945 is one unit off "
+                   "in the last digit")
     ex.value("exp_sum", "4.035", exps.sum())
     ex.value("weights", "[0.482, 0.298, 0.220]", weights)
     ex.value("top_weight_percent", "48.2%", weights[0])
+    terms = (weights[:, None] * V).T  # (d_v, n): row = component, column = α_i v_i
     ex.value("output_terms", "[[0.241, 0.060, -0.066], [0.386, -0.119, 0.110], "
-             "[-0.096, 0.209, 0.088], [0.289, 0.030, -0.132], [0.145, 0.268, 0.044]]",
-             (weights[:, None] * V).T)
+             "[-0.096, 0.209, 0.088], [0.289, 0.030, -0.132], [0.145, 0.268, 0.044]]", terms)
     ex.value("output", "[0.235, 0.377, 0.201, 0.187, 0.457]", steps.output[0],
+             from_rounded=np.sum(np.round(terms, 3), axis=1),
              cause=f"{ROUNDED_TERMS} (0.386 − 0.119 + 0.110 = 0.377); weights·V gives 0.3762 "
                    "and 0.2003")
 

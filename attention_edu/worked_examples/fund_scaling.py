@@ -61,8 +61,8 @@ def _softmax_saturation(ex: Builder) -> None:
            "∂p_i/∂z_j = p_i (δ_ij − p_j): with p ≈ (1, 0) every entry is ≈ 0:",
            f"Jacobian at z = [20, 0]: {J20.tolist()}")
     ex.value("softmax_10", "[0.9999, 0.0001]", p10,
-             cause="exact [0.999955, 0.0000454] rounds to [1.0000, 0.0000] at 4 decimals; "
-                   "0.0001 is 2.2× the true 4.5e-5")
+             cause="exact [0.999955, 0.0000454] rounds to [1.0000, 0.0000] at 4 decimals: "
+                   "0.9999 truncates, 0.0001 is one unit off in the last digit")
     ex.value("softmax_20", "[1.0, 2 × 10^-9]", p20)
     ex.value("dominant_self_gradient", "0", J20[0, 0])
     ex.value("dominant_cross_gradient", "0", J20[0, 1])

@@ -10,14 +10,19 @@ one place where printed text is read. The rules:
   ``"1000×"`` is 1000 ± 500): chapters write round figures that way.
   An integer written with thousands separators is an exact count
   (``"262,400"`` and ``"67,000,000"`` are ± 0.5).
-* A leading ``≈``, ``~`` or "about"/"approximately" changes nothing: it says
-  the value was rounded, which the rules above already assume.
+* A value printed as approximate (a leading ``≈``, ``~``, "about",
+  "approximately", "roughly") matches when it is right at its printed
+  precision either way a reader may have cut it: rounded *or* truncated
+  (``"~402 MB"`` for 402.65 MB matches).
 * Units scale the value: ``%`` (÷100), thousand / million / billion,
   MFLOPs / GFLOPs, ``×`` and "times" (×1). Byte units (KB, MB, GB) need the
   caller to say whether the chapter means 10^3 or 2^10 (``byte_base``),
   because the chapters use both.
 * ``"2 × 10^-9"`` is scientific notation; ``"[0.05, 0.82]"`` and nested
   brackets are arrays compared element by element.
+
+A value that does not match is graded (rounding slip or erratum) by
+:mod:`.severity`.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 
 from ..backend import host_numpy as np
 
-__all__ = ["Printed", "parse_printed", "matches", "mismatches", "parse_shape"]
+__all__ = ["Printed", "parse_printed", "matches", "mismatches", "unit_of"]
 
 _APPROX = ("≈", "~", "∼", "approximately", "approx.", "about", "roughly")
 _SCALES = {
@@ -50,6 +55,7 @@ class Printed:
     text: str
     value: Any
     tol: Any
+    approx: Any = False  # printed as approximate (per element for arrays)
 
 
 def _strip_approx(text: str) -> str:
@@ -61,6 +67,10 @@ def _strip_approx(text: str) -> str:
             if s.lower().startswith(marker):
                 s, changed = s[len(marker):].strip(), True
     return s
+
+
+def _is_approx(text: str) -> bool:
+    return _strip_approx(text) != text.strip()
 
 
 def _scale(unit: str, byte_base: int | None, text: str) -> float:
@@ -115,14 +125,16 @@ def _is_thousands(s: str, i: int) -> bool:
             and re.search(r"(?<![.\d])\d{1,3}$", s[:i]) is not None)
 
 
-def _nested(text: str, byte_base: int | None) -> tuple[Any, Any]:
+def _nested(text: str, byte_base: int | None, approx: bool) -> tuple[Any, Any, Any]:
     s = text.strip()
+    approx = approx or _is_approx(s)
+    s = _strip_approx(s)
     if s.startswith("["):
         if not s.endswith("]"):
             raise ValueError(f"parse_printed: unbalanced brackets in {text!r}")
-        pairs = [_nested(part, byte_base) for part in _split_top(s[1:-1])]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
-    return _scalar(s, byte_base)
+        triples = [_nested(part, byte_base, approx) for part in _split_top(s[1:-1])]
+        return tuple([t[i] for t in triples] for i in range(3))
+    return (*_scalar(s, byte_base), approx)
 
 
 def parse_printed(text: str, byte_base: int | None = None) -> Printed:
@@ -152,15 +164,17 @@ def parse_printed(text: str, byte_base: int | None = None) -> Printed:
     >>> parse_printed("82%").value
     0.82
     """
+    approx = _is_approx(text)
     s = _strip_approx(text)
     if s.startswith("["):
-        value, tol = _nested(s, byte_base)
+        value, tol, flags = _nested(s, byte_base, approx)
         try:
-            return Printed(text, np.asarray(value, dtype=float), np.asarray(tol, dtype=float))
+            return Printed(text, np.asarray(value, dtype=float), np.asarray(tol, dtype=float),
+                           np.asarray(flags, dtype=bool))
         except ValueError as err:
             raise ValueError(f"parse_printed: ragged array in {text!r}") from err
     value, tol = _scalar(s, byte_base)
-    return Printed(text, value, tol)
+    return Printed(text, value, tol, approx)
 
 
 def _slack(tol: Any) -> Any:
@@ -172,13 +186,27 @@ def _number(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1e4 and float(x).is_integer() else f"{x:.6g}"
 
 
+def rounds_to(got: Any, want: Any, tol: Any) -> Any:
+    """``got`` lies within ``tol`` of ``want`` (elementwise, with a hair of slack)."""
+    return np.abs(got - want) <= _slack(tol)
+
+
+def truncates_to(got: Any, want: Any, tol: Any) -> Any:
+    """``got`` cut (towards zero) at the printed precision gives ``want``: 402.65 → 402."""
+    unit = 2 * tol  # one unit of the last printed digit
+    same_side = (np.sign(got) == np.sign(want)) | (want == 0)
+    excess = np.abs(got) - np.abs(want)
+    return same_side & (excess >= 0) & (excess < unit * (1 - 1e-9))
+
+
 def mismatches(printed: Printed, computed: Any) -> list[str]:
     """Where ``computed`` falls outside the printed precision (empty list: it matches)."""
     got = np.asarray(computed, dtype=float)
     want = np.asarray(printed.value, dtype=float)
     if got.shape != want.shape:
         return [f"shape {got.shape} computed, {want.shape} printed"]
-    bad = ~(np.abs(got - want) <= _slack(np.asarray(printed.tol, dtype=float)))
+    tol = np.asarray(printed.tol, dtype=float)
+    bad = ~(rounds_to(got, want, tol) | (np.asarray(printed.approx) & truncates_to(got, want, tol)))
     if want.ndim == 0:
         return [f"printed {printed.text.strip()}, computed {_number(float(got))}"] if bool(bad) else []
     return [f"[{', '.join(str(int(i)) for i in idx)}]: printed {want[idx]:g}, "
@@ -198,27 +226,14 @@ def matches(text: str, computed: Any, byte_base: int | None = None) -> bool:
     return not mismatches(parse_printed(text, byte_base), computed)
 
 
-def parse_shape(text: str, bindings: dict[str, int] | None = None) -> tuple[int, ...]:
-    """A printed shape such as ``"10 × 128"``, ``"(B, H, L, d_k)"`` or ``"n × d_v"``.
-
-    Symbols are looked up in ``bindings``.
-
-    Examples
-    --------
-    >>> parse_shape("10 × 128")
-    (10, 128)
-    >>> parse_shape("(B, H, L, L)", {"B": 2, "H": 4, "L": 6})
-    (2, 4, 6, 6)
-    """
-    bindings = bindings or {}
-    tokens = [t for t in re.split(r"\s[x×]\s|[×,()\[\]\s]+", text.strip()) if t]
-    shape = []
-    for token in tokens:
-        if token.isdigit():
-            shape.append(int(token))
-        elif token in bindings:
-            shape.append(int(bindings[token]))
-        else:
-            raise ValueError(f"parse_shape: {token!r} in {text!r} is neither a number nor bound "
-                             f"(bound: {', '.join(bindings) or 'nothing'})")
-    return tuple(shape)
+def unit_of(text: str, byte_base: int | None = None) -> tuple[str, float]:
+    """The unit printed after the (first) number, as printed ("%", " MB", ""), and its scale."""
+    s = _strip_approx(text)
+    while s.startswith("[") and s.endswith("]") and _split_top(s[1:-1]):
+        s = _strip_approx(_split_top(s[1:-1])[0])
+    found = _NUMBER.match(s)
+    unit = found["unit"].strip() if found else ""
+    if not unit:
+        return "", 1.0
+    spaced = s[found.start("unit") - 1:found.start("unit")] == " " or found["unit"].startswith(" ")
+    return (" " if spaced else "") + unit, _scale(unit, byte_base, text)

@@ -8,8 +8,9 @@ from typing import Any
 
 from ..backend import format_array
 from ..backend import host_numpy as np
+from .printed import unit_of
 
-__all__ = ["jsonable", "format_value", "render_example"]
+__all__ = ["jsonable", "format_value", "in_printed_unit", "render_example"]
 
 #: Arrays up to this many numbers are printed in full by ``show()``; larger ones by shape.
 SMALL = 80
@@ -54,6 +55,8 @@ def format_value(value: Any, digits: int = 5) -> str:
     """
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {format_value(v, digits)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
         return str(value)  # a shape
     if isinstance(value, (list, tuple, np.ndarray)) and len(value) and not isinstance(value[0], str):
@@ -65,6 +68,22 @@ def format_value(value: Any, digits: int = 5) -> str:
     if isinstance(value, (float, np.floating)):
         return _number(float(value), digits)
     return str(value)
+
+
+def in_printed_unit(text: str, computed: Any, byte_base: int | None = None) -> str:
+    """``computed`` written in the unit of the printed ``text``, six significant digits.
+
+    Examples
+    --------
+    >>> in_printed_unit("67.8%", 0.678227)
+    '67.8227%'
+    >>> in_printed_unit("2.5 MB", 2_560_000, byte_base=1000)
+    '2.56 MB'
+    >>> in_printed_unit("[0.235, 0.377]", [0.234671, 0.376185])
+    '[0.234671, 0.376185]'
+    """
+    unit, scale = unit_of(text, byte_base)
+    return _nested(np.asarray(computed, dtype=float) / scale, 6) + unit
 
 
 def _indent(text: str, pad: str = "     ") -> str:
@@ -93,12 +112,15 @@ def render_example(example: Any) -> str:
         small = max(int(np.prod(shape)) for shape in example.steps.shapes.values()) <= SMALL
         lines.append("  " + _indent(example.steps.table(values=small, precision=4), "  "))
     lines.append("\nChecks (printed vs computed, compared at the printed precision)")
+    marks = {"match": "ok ", "rounding": "RND", "erratum": "ERR"}
     for c in example.checks:
-        mark = "ok " if c.ok else "ERR"
+        mark = marks[c.severity]
         printed = c.printed if c.kind != "answer" else f"(no printed value) {c.printed}"
         lines.append(f"  [{mark}] {c.name} [{c.kind}]")
         lines.append(f"        printed : {printed}")
         lines.append(f"        computed: {_indent(format_value(c.computed), '                  ')}")
+        if c.severity == "rounding":
+            lines.append(f"        rounding: {c.cause}")
         if c.note:
             lines.append(f"        {'cause' if not c.ok else 'note'}   : {c.note}")
     if example.notes:
