@@ -24,6 +24,7 @@ C = ae.checkers
 sdpa, mha = ae.scaled_dot_product_attention, ae.multi_head_attention
 bahdanau = EXERCISES["bahdanau_scores"].reference
 luong = EXERCISES["luong_general_scores"].reference
+backward = EXERCISES["attention_backward"].reference
 
 
 def _nan_first(x):
@@ -63,9 +64,9 @@ def _mha_dot_t(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
     return ae.merge_heads(weights @ V) @ W_O, weights
 
 
-def _sdpa_no_transpose(Q, K, V, mask=None):
-    weights = ae.softmax(Q @ K)                 # forgot the transpose
-    return weights @ V, weights
+def _sdpa_values_transposed(Q, K, V, mask=None):
+    weights = ae.softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    return weights @ V.T, weights               # a transpose too many
 
 
 def _sdpa_np_dot(Q, K, V, mask=None):
@@ -95,7 +96,7 @@ def _when(shape_test, good, bad):
 TRIGGERS = {
     "error.broadcast": ("softmax", lambda x: x + np.zeros(x.shape[-1] + 1), None),
     "error.batched-transpose": ("multi_head_attention", _mha_dot_t, None),
-    "error.matmul-shapes": ("scaled_dot_product_attention", _sdpa_no_transpose, None),
+    "error.matmul-shapes": ("scaled_dot_product_attention", _sdpa_values_transposed, None),
     "error.batched-dot": ("scaled_dot_product_attention", _sdpa_np_dot, None),
     "error.fixed-ndim": ("softmax", _two_axes, None),
     "error.signature": ("scaled_dot_product_attention", _three_params, None),
@@ -154,6 +155,15 @@ TRIGGERS = {
         lambda *a: len(a) == 8 and a[7].shape == (6, 6), mha, lambda *a: mha(*a[:7])), None),
     "multi_head_attention.property-head-order": ("multi_head_attention", _when(
         lambda X_q, *r: X_q.shape == (3, 5), mha, lambda *a: (mha(*a)[0] + 0.01 * a[2][0, 0], mha(*a)[1])), None),
+    "attention_backward.property-finite-differences": ("attention_backward", _when(
+        lambda Q, K, *r: Q.shape == (3, 3) and K.shape == (4, 3), backward,
+        lambda *a: (1.1 * backward(*a)[0],) + tuple(backward(*a)[1:])), None),
+    "attention_backward.property-key-shift": ("attention_backward", _when(
+        lambda Q, K, *r: Q.shape == (4, 3) and K.shape == (5, 3), backward,
+        lambda *a: (backward(*a)[0], backward(*a)[1] + 0.01, backward(*a)[2])), None),
+    "attention_backward.property-masked-keys": ("attention_backward", _when(
+        lambda Q, K, V, d_output, mask=None: mask is not None and np.shape(mask) == (3, 5), backward,
+        lambda *a: backward(*a)[:2] + (backward(*a)[2] + 1e-3,)), None),
     "attention_entropy.property-extremes": ("attention_entropy", _when(
         lambda w: w.shape == (2, 6), C.attention_entropy, lambda w: C.attention_entropy(w) + 0.1), None),
     "attention_entropy.property-key-order": ("attention_entropy", _when(

@@ -1,16 +1,14 @@
 """Checker for the scaled dot-product attention exercise, with its misconceptions.
 
-The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)``
-returning ``(output, weights)``: softmax(Q Kᵀ / √d_k) V with the mask
-(True = may attend) applied before the softmax and a fully masked row giving
-zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
-Dot-Product Attention"; "The matrix formulation of scaled dot-product
-attention", whose closing exercise this is).
+The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output,
+weights)``: softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax
+and a fully masked row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
+Dot-Product Attention"; "The matrix formulation of scaled dot-product attention", its exercise).
 
 Examples
 --------
->>> from attention_edu.checkers import check_scaled_dot_product_attention
 >>> import attention_edu as ae
+>>> from attention_edu.checkers import check_scaled_dot_product_attention
 >>> check_scaled_dot_product_attention(ae.scaled_dot_product_attention).passed
 True
 >>> check_scaled_dot_product_attention(ae.dot_product_attention).hint_id
@@ -24,6 +22,7 @@ import math
 from ..backend import host_numpy as np
 from ..dot_product import scaled_dot_product_attention as reference_attention
 from ..masks import causal_mask, padding_mask
+from ..softmax import softmax
 from .host_attention import attend, weigh
 from .mutants import mistake
 from .records import Case, Exercise, Property
@@ -136,6 +135,20 @@ def _scale_d(Q, K, V, mask=None):
     return attend(Q, K, V, mask, scale=Q.shape[-1])
 
 
+@_m("scale-by-d_v", "small", "The scale is 1/√d_k, the size of the queries and keys (Q.shape[-1]); you "
+    "divide by the square root of d_v, the size of the values.")
+def _scale_v(Q, K, V, mask=None):
+    return attend(Q, K, V, mask, scale=math.sqrt(V.shape[-1]))
+
+
+@_m("np-dot", "returns", "np.dot pairs every batch entry with every other: use the @ operator (np.matmul), "
+    "which multiplies the last two axes batch by batch.")
+def _np_dot(Q, K, V, mask=None):
+    scores = np.dot(Q, np.swapaxes(K, -1, -2)) / math.sqrt(Q.shape[-1])
+    weights = softmax(scores if mask is None else np.where(mask, scores, -np.inf))
+    return np.dot(weights, V), weights
+
+
 @_m("scale-wrong-axis", "small", "You scale by the square root of Q.shape[0], the number of queries; "
     "d_k is the last axis, Q.shape[-1].")
 def _scale_m(Q, K, V, mask=None):
@@ -190,6 +203,12 @@ def _unstable(Q, K, V, mask=None):
     "the last two with np.swapaxes(K, -1, -2).")
 def _dot_t(Q, K, V, mask=None):
     return weigh(Q @ K.T / math.sqrt(Q.shape[-1]), V, mask)
+
+
+@_m("no-transpose", "runs", "The scores pair every query with every key, Q Kᵀ: transpose K's last two axes, "
+    "Q @ np.swapaxes(K, -1, -2); Q @ K only fits when d_k = n.")
+def _no_transpose(Q, K, V, mask=None):
+    return weigh(Q @ K / math.sqrt(Q.shape[-1]), V, mask)                # raises, as the slip does
 
 
 @_m("ignores-mask", "masks", "Your function ignores mask: put -inf at the scores where the mask is False, "

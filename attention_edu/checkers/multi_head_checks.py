@@ -152,6 +152,12 @@ def _wide_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(W_Q.shape[1]))
 
 
+@_x("scale-by-d_model", "small", "Scale each head by the square root of its own size, d_k = "
+    "W_Q.shape[1] // num_heads, not of the model width d_model = X_q.shape[-1].")
+def _model_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(X_q.shape[-1]))
+
+
 @_x("unscaled", "small", "Each head's scores must be divided by √d_k (the per-head size) before "
     "the softmax.")
 def _no_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):

@@ -69,6 +69,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
                        fields={"arity": n, "order": ", ".join(exercise.outputs)})
     for name, part, want in zip(exercise.outputs, parts, expected):
         host = as_host(part)
+        if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
+            continue
         if host is None:
             return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
                            "harness.wrong-type")

@@ -11,6 +11,7 @@ from typing import Callable
 
 from .answers import ANSWERS, GENERIC_HINT_IDS
 from .attention_checks import SCALED_DOT_PRODUCT_ATTENTION
+from .backward_checks import ATTENTION_BACKWARD
 from .bahdanau_checks import BAHDANAU_SCORES
 from .entropy_checks import ATTENTION_ENTROPY
 from .head_checks import MERGE_HEADS, SPLIT_HEADS
@@ -60,7 +61,8 @@ def checker(exercise: Exercise) -> Callable[..., CheckResult]:
 #: Every coding exercise by name, in the order the exercise notebooks use them.
 EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (
     SOFTMAX, CAUSAL_MASK, PADDING_MASK, SCALED_DOT_PRODUCT_ATTENTION, BAHDANAU_SCORES,
-    LUONG_GENERAL_SCORES, SPLIT_HEADS, MERGE_HEADS, MULTI_HEAD_ATTENTION, ATTENTION_ENTROPY)}
+    LUONG_GENERAL_SCORES, SPLIT_HEADS, MERGE_HEADS, MULTI_HEAD_ATTENTION, ATTENTION_ENTROPY,
+    ATTENTION_BACKWARD)}
 
 #: The public checker of each exercise (``check_softmax`` and so on).
 CHECKERS: dict[str, Callable[..., CheckResult]] = {name: checker(ex) for name, ex in EXERCISES.items()}

@@ -102,7 +102,8 @@ def _stable(x, axis=-1, guard=True):
 
 
 @mistake("softmax", "softmax.wrong-axis", "small",
-         "Your rows sum to 1 over the query axis: softmax the last axis (keys), axis=-1.")
+         "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
+         "last axis (the keys), axis=-1.")
 def _wrong_axis(x):
     return _stable(x, axis=0)
 
@@ -149,6 +150,22 @@ def _no_exp(x):
          "exp(x - max) / sum(exp(x - max)).")
 def _shift_mismatch(x):
     return np.exp(x) / np.sum(np.exp(x - np.max(x, axis=-1, keepdims=True)), axis=-1, keepdims=True)
+
+
+@mistake("softmax", "softmax.unshifted-denominator", "small",
+         "Shift numerator and denominator by the same row maximum: exp(x - max) / sum(exp(x - max)); "
+         "your denominator sums exp(x) unshifted.")
+def _unshifted_denominator(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    return np.exp(x - top) / np.sum(np.exp(x), axis=-1, keepdims=True)
+
+
+@mistake("softmax", "softmax.column-max-shift", "small",
+         "Subtract each row's own maximum, np.max(x, axis=-1, keepdims=True): a maximum taken down the "
+         "columns is not a constant within a row, so it changes the weights.")
+def _column_max(x):
+    e = np.exp(x - np.max(x, axis=0, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
 
 
 @mistake("softmax", "softmax.no-max-shift", "stability",

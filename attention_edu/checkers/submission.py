@@ -24,7 +24,7 @@ from typing import Any
 
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, call
 
-__all__ = ["Submission", "SubmittedFunction", "notebook_code", "is_check_call", "Row", "grade_one", "FIELDS"]
+__all__ = ["Submission", "SubmittedFunction", "notebook_cells", "is_check_call", "Row", "grade_one", "FIELDS"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -55,8 +55,8 @@ def _cell_code(source: str) -> str:
     return "\n".join(lines)
 
 
-def notebook_code(path: str | Path) -> str:
-    """The Python code of a notebook's code cells without its check calls, cells separated by blank lines.
+def notebook_cells(path: str | Path) -> list[str]:
+    """The Python code of a notebook's code cells, without check calls, demo cells and magics.
 
     Examples
     --------
@@ -65,19 +65,18 @@ def notebook_code(path: str | Path) -> str:
     ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"}]
     >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
     ...     json.dump({"cells": cells}, handle)
-    >>> print(notebook_code(handle.name).strip())
-    def f(x):
-        return x
+    >>> [len(code.strip().splitlines()) for code in notebook_cells(handle.name)]    # the check call is gone
+    [2, 0]
     >>> os.unlink(handle.name)
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    parts = []
+    cells = []
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") != "code" or "demo" in cell.get("metadata", {}).get("tags", []):
             continue
         source = cell.get("source", "")
-        parts.append(_cell_code(source if isinstance(source, str) else "".join(source)))
-    return "\n\n".join(parts) + "\n"
+        cells.append(_cell_code(source if isinstance(source, str) else "".join(source)))
+    return cells
 
 
 @dataclass(frozen=True)
@@ -90,24 +89,31 @@ class Submission:
     def is_notebook(self) -> bool:
         return self.path.endswith(".ipynb")
 
-    def code(self) -> str:
-        if self.is_notebook:
-            return notebook_code(self.path)
-        return Path(self.path).read_text(encoding="utf-8")
-
     def run(self) -> dict[str, Any]:
-        """Execute the code in a fresh module; its namespace. Only ever called in a child process."""
+        """Execute the code in a fresh module; its namespace. Only ever called in a child process.
+
+        A notebook runs cell by cell, and a cell that raises is passed over (the next cells may
+        still define what is graded, as in Jupyter after an error); a file runs as a whole.
+        """
         module = types.ModuleType("attention_edu_submission")
         module.__file__ = self.path
         sys.modules[module.__name__] = module     # dataclasses, pickle and friends look it up here
-        exec(compile(self.code(), self.path, "exec"), module.__dict__)
+        if not self.is_notebook:
+            exec(compile(Path(self.path).read_text(encoding="utf-8"), self.path, "exec"), module.__dict__)
+        errors = module.__dict__.setdefault("__cell_errors__", [])
+        for index, code in enumerate(notebook_cells(self.path) if self.is_notebook else ()):
+            try:
+                exec(compile(code, f"{self.path}, code cell {index + 1}", "exec"), module.__dict__)
+            except Exception as err:  # e.g. a cell that calls a function still left as a stub
+                errors.append(f"code cell {index + 1} raised {type(err).__name__}: {err}")
         return module.__dict__
 
-    def functions(self) -> list[str]:
-        """The names of the functions the submission defines (runs it: call it in a child)."""
-        return sorted(name for name, value in self.run().items()
-                      if callable(value) and not name.startswith("_")
-                      and getattr(value, "__module__", None) == "attention_edu_submission")
+    def functions(self) -> tuple[list[str], list[str]]:
+        """The functions the submission defines and the errors of its cells (runs it: in a child)."""
+        namespace = self.run()
+        names = sorted(name for name, value in namespace.items() if callable(value) and not name.startswith("_")
+                       and getattr(value, "__module__", None) == "attention_edu_submission")
+        return names, namespace["__cell_errors__"]
 
 
 @dataclass(frozen=True)
@@ -185,10 +191,10 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         elif loaded.error is not None:
             where = f" ({loaded.error.line})" if loaded.error.line else ""
             row.error = f"{what} raised {loaded.error.type_name}: {loaded.error.message}{where}"
-        elif name not in (loaded.value or []):
-            row.usage = True
+        elif name not in loaded.value[0]:
+            row.usage = not loaded.value[1]
             row.error = (f"{path} defines no function {name!r} (functions found: "
-                         f"{', '.join(loaded.value or []) or 'none'})")
+                         f"{', '.join(loaded.value[0]) or 'none'})" + "".join(f"; {e}" for e in loaded.value[1][:1]))
         else:
             result = CHECKERS[exercise](SubmittedFunction(submission, name), strict=False, timeout=timeout,
                                       memory_mb=memory_mb)
