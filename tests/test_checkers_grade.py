@@ -105,3 +105,17 @@ def test_usage_errors_exit_2(folder, console_script, argv, message):
     done = subprocess.run([console_script, "grade", str(folder / "right.py"), *argv], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and message in done.stderr
+
+
+def test_the_shipped_notebooks_grade_as_their_checks_say(console_script):
+    """A real exercise notebook (heavy cells: a simulation, a plot) and its solution, two workers."""
+    from pathlib import Path
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    name = "05_entropy_and_pen_and_paper.ipynb"
+    done = subprocess.run([console_script, "grade", str(notebooks / "solutions" / name),
+                           str(notebooks / "exercises" / name), "--exercise", "attention_entropy", "--json",
+                           "--jobs", "2", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["status"], r["error"]) for r in rows] == [("passed", None), ("not attempted", None)]

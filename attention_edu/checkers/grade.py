@@ -91,8 +91,9 @@ def _grade_all(files: list[str], args: argparse.Namespace, progress: Any) -> lis
             current[worker] = pending.pop()
             worker.stdin.write(current[worker] + "\n")
             worker.stdin.flush()
-        else:
+        else:                                     # nothing left: let it end, stop listening to it
             current.pop(worker, None)
+            selector.unregister(worker.stdout)
             worker.stdin.close()
 
     for worker in workers:

@@ -6,15 +6,18 @@ small picklable stand-in that, inside the child process of each call (see
 defines. Whatever the file does at import time (print, exit, crash, change
 NumPy's global state) therefore happens in that child and nowhere else.
 
-A notebook contributes its code cells in order, except the check cells:
-top-level calls of a ``check_*`` function are left out (so are cells tagged
-``demo`` and IPython magics such as ``%matplotlib inline``).
+A notebook contributes, cell by cell, its imports, definitions and assignments
+that call nothing; whatever computes, prints, plots or checks is left out (the
+checker never shares the notebook's variables), and so are cells tagged
+``demo`` and IPython magics such as ``%matplotlib inline``.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import json
+import re
 import sys
 import time
 import types
@@ -24,21 +27,26 @@ from typing import Any
 
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, call
 
-__all__ = ["Submission", "SubmittedFunction", "notebook_cells", "is_check_call", "Row", "grade_one", "FIELDS"]
+__all__ = ["Submission", "SubmittedFunction", "notebook_cells", "Row", "grade_one", "FIELDS"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
           "summary", "seconds", "error")
 _IMPORT_TIMEOUT = 10.0
+#: Modules a submission may import that the caller imports first (see Submission.preload).
+_PRELOAD = ("numpy", "math", "matplotlib.pyplot", "attention_edu")
 
 
-def is_check_call(node: ast.stmt) -> bool:
-    """True for a top-level statement that only calls a checker, e.g. ``check_softmax(softmax)``."""
-    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
-        return False
-    func = node.value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name.startswith("check_")
+def _kept(node: ast.stmt) -> bool:
+    """What a notebook contributes: imports, definitions, and assignments that call nothing.
+
+    The checker calls the function with its own inputs and never shares the notebook's
+    variables, so cells that compute, print or plot need not run (and would run once per call).
+    """
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    cheap = not any(isinstance(inner, ast.Call) for inner in ast.walk(node))
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and cheap
 
 
 def _cell_code(source: str) -> str:
@@ -49,14 +57,14 @@ def _cell_code(source: str) -> str:
     except SyntaxError:
         return "\n".join(lines)              # keep it: running it reports the error to the student
     for node in tree.body:
-        if is_check_call(node):
+        if not _kept(node):
             for index in range(node.lineno - 1, node.end_lineno):
                 lines[index] = ""
     return "\n".join(lines)
 
 
 def notebook_cells(path: str | Path) -> list[str]:
-    """The Python code of a notebook's code cells, without check calls, demo cells and magics.
+    """The code a notebook contributes, cell by cell (see :func:`_kept`); demo cells and magics left out.
 
     Examples
     --------
@@ -88,6 +96,14 @@ class Submission:
     @property
     def is_notebook(self) -> bool:
         return self.path.endswith(".ipynb")
+
+    def preload(self) -> None:
+        """Import, in the caller, the well-known modules the submission imports, so that every
+        child inherits them instead of importing them again per call (only these, never its own)."""
+        code = "\n".join(notebook_cells(self.path)) if self.is_notebook else Path(self.path).read_text("utf-8")
+        for name in _PRELOAD:
+            if re.search(rf"^\s*(?:import|from)\s+{re.escape(name)}\b", code, re.M):
+                importlib.import_module(name)
 
     def run(self) -> dict[str, Any]:
         """Execute the code in a fresh module; its namespace. Only ever called in a child process.
@@ -196,6 +212,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             row.error = (f"{path} defines no function {name!r} (functions found: "
                          f"{', '.join(loaded.value[0]) or 'none'})" + "".join(f"; {e}" for e in loaded.value[1][:1]))
         else:
+            submission.preload()
             result = CHECKERS[exercise](SubmittedFunction(submission, name), strict=False, timeout=timeout,
                                       memory_mb=memory_mb)
             row.passed, row.attempted, row.status = result.passed, result.attempted, result.status
