@@ -18,6 +18,7 @@ __all__ = ["main", "build_parser"]
 COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
     "check": "attention_edu.checkers.command",
+    "grade": "attention_edu.checkers.grade",
     "bench": "attention_edu.bench.command",
 }
 
