@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = [
     "Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array",
-    "host_numpy", "cupy_if_available", "device_of",
+    "host_numpy", "cupy_if_available", "device_of", "quiet_overflow", "read_only",
 ]
 
 #: NumPy itself, for host-side code (worked-example catalogue, checkers, plots,
@@ -94,6 +94,9 @@ def _array_api_namespace(xp: Any) -> Any:
         # cupy.asarray/arange take no device= keyword; array_api_compat.cupy does.
         import array_api_compat.cupy as cupy_namespace
         return cupy_namespace
+    if array_api_compat.is_torch_namespace(xp):  # the same wrapper get_xp gives for torch tensors
+        import array_api_compat.torch as torch_namespace
+        return torch_namespace
     return xp
 
 
@@ -221,3 +224,22 @@ def cupy_if_available() -> Any:
         return cupy if cupy.cuda.is_available() else None
     except Exception:  # a broken CUDA install reports itself in many ways
         return None
+
+
+def quiet_overflow() -> Any:
+    """A context in which NumPy does not warn about overflow or inf − inf.
+
+    Mechanisms compute inside it and then check their scores themselves, so
+    inputs too large for their dtype get one clear error naming the function
+    instead of a RuntimeWarning followed by NaN. Other libraries do not warn.
+    """
+    return np.errstate(over="ignore", invalid="ignore")
+
+
+def read_only(x: Any) -> Any:
+    """A read-only view of a NumPy array (other libraries' arrays are returned as they are)."""
+    if isinstance(x, np.ndarray):
+        view = x.view()
+        view.flags.writeable = False
+        return view
+    return x

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 __all__ = ["main", "build_parser"]
@@ -21,6 +22,11 @@ COMMANDS = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import version
+    return version("attention_edu")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
@@ -28,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Attention mechanisms from scratch: the chapters' worked examples, "
                     "exercise checkers and benchmarks.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module_name in COMMANDS.values():
         importlib.import_module(module_name).register(subparsers)
@@ -45,7 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     SystemExit: 0
     """
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except BrokenPipeError:  # output piped into a reader that stopped early (| head): end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush cannot fail
+        return 0
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .shapes import Dims
-from .softmax import softmax
+from .softmax import stable_softmax
 
 __all__ = ["attention_loop", "bahdanau_attention_loop"]
 
@@ -26,14 +26,18 @@ def _check_loop_mask(dims: Dims, mask: Any | None) -> None:
             raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
 
 
-def _attend_rows(xp: Any, score_rows: list[list[Any]], values: Any, mask: Any | None) -> tuple[Any, Any]:
+def _attend_rows(xp: Any, func: str, score_rows: list[list[Any]], values: Any,
+                 mask: Any | None) -> tuple[Any, Any]:
     weights_rows, outputs = [], []
     for i, row in enumerate(score_rows):
         scores = xp.stack(row)  # (n,)
+        if not bool(xp.all(xp.isfinite(scores))):
+            raise ValueError(f"{func}: the scores overflow (they contain inf or NaN): the inputs are too "
+                             f"large for {scores.dtype}; scale them down or use float64")
         if mask is not None:
             allowed = mask[i % mask.shape[0], :]  # mask rows broadcast as (1, n) or (m, n)
             scores = xp.where(allowed, scores, xp.full_like(scores, -math.inf))
-        weights = softmax(scores)  # (n,)
+        weights = stable_softmax(xp, scores)  # (n,)
         output = xp.zeros_like(values[0, :])  # (d_v,)
         for j in range(values.shape[0]):
             output = output + weights[j] * values[j, :]
@@ -78,8 +82,9 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     _check_loop_mask(dims, mask)
     xp = get_xp(Q, K, V, mask)
     scale = math.sqrt(dims["d_k"]) if scaled else 1.0
-    rows = [[xp.sum(Q[i, :] * K[j, :]) / scale for j in range(dims["n"])] for i in range(dims["m"])]
-    return _attend_rows(xp, rows, V, mask)
+    with quiet_overflow():  # too-large inputs: one clear error below, no RuntimeWarning first
+        rows = [[xp.sum(Q[i, :] * K[j, :]) / scale for j in range(dims["n"])] for i in range(dims["m"])]
+        return _attend_rows(xp, "attention_loop", rows, V, mask)
 
 
 def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
@@ -117,7 +122,8 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     _check_loop_mask(dims, mask)
     xp = get_xp(S, H, W1, W2, v, mask)
     rows = []
-    for t in range(dims["m"]):
-        query_part = W1 @ S[t, :]  # (d_a,): computed once per decoder step
-        rows.append([xp.sum(v * xp.tanh(query_part + W2 @ H[i, :])) for i in range(dims["n"])])
-    return _attend_rows(xp, rows, H, mask)
+    with quiet_overflow():  # tanh bounds the scores, but W1 s_t itself may overflow: one clear error
+        for t in range(dims["m"]):
+            query_part = W1 @ S[t, :]  # (d_a,): computed once per decoder step
+            rows.append([xp.sum(v * xp.tanh(query_part + W2 @ H[i, :])) for i in range(dims["n"])])
+        return _attend_rows(xp, "bahdanau_attention_loop", rows, H, mask)

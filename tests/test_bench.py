@@ -24,7 +24,8 @@ def test_quick_bench_runs_under_30_seconds(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0].startswith("machine: ") and " cores (" in lines[0] and "numpy " in lines[0]
     for title in ("Loops against vectorized code", "Bahdanau against scaled dot-product attention",
-                  "Naive against blockwise attention", "Fast path against torch"):
+                  "Naive against blockwise attention", "Fast path against torch",
+                  "Backward: fast path against torch", "Backward at n = 2,048"):
         assert any(line.startswith(title) for line in lines), title
     table = lines[lines.index(next(l for l in lines if l.startswith("Naive against"))) + 1:]
     assert table[0].split()[:3] == ["n", "naive", "naive"] and set(table[1]) <= {"-", " "}
@@ -37,14 +38,15 @@ def test_quick_bench_runs_under_30_seconds(tmp_path):
 @pytest.fixture
 def tiny(monkeypatch):
     monkeypatch.setitem(bench.SIZES, True, dict(loop=4, bahdanau_loop=3, chapter=16, ns=(256, 512),
-                                                naive_max_bytes=2 ** 24, budget=0.01, headline=(1, 2, 96, 8)))
+                                                naive_max_bytes=2 ** 24, budget=0.01, headline=(1, 2, 96, 8),
+                                                backward=(1, 2, 80, 8), large_n=256))
     return bench.run_benchmarks(quick=True, progress=False)
 
 
 def test_results_are_json_and_predictions_match_measurements(tiny):
     results = json.loads(json.dumps(tiny))
     sections = {row["section"] for row in results["rows"]}
-    assert sections == {"loops", "bahdanau_vs_sdpa", "scaling", "headline"}
+    assert sections == {"loops", "bahdanau_vs_sdpa", "scaling", "headline", "backward_headline", "backward_large"}
     for row in results["rows"]:
         if row["section"] == "scaling" and row["series"] in ("naive", "blockwise"):
             assert row["seconds"] > 0
@@ -54,6 +56,14 @@ def test_results_are_json_and_predictions_match_measurements(tiny):
     assert 1 < ratio["computed_flop_ratio"] < ratio["chapter_flop_ratio"]
     headline = next(r for r in results["rows"] if r["section"] == "headline")
     assert headline["error_vs_naive"] < 1e-5
+    backward = next(r for r in results["rows"] if r["section"] == "backward_headline")
+    assert backward["fast_s"] > 0 and len(backward["fast_rounds_s"]) == 3
+    if backward["torch_s"] is not None:  # the same gradients as torch's
+        assert backward["max_relative_difference_from_torch"] < 1e-4
+        assert backward["fast_over_torch"] == pytest.approx(backward["fast_s"] / backward["torch_s"])
+    large = next(r for r in results["rows"] if r["section"] == "backward_large")
+    assert large["n"] == 256 and max(large["max_row_error"].values()) < 1e-5
+    assert large["peak_mib"] is None or large["peak_mib"] > large["inputs_mib"]
     text = format_tables(results)
     assert text.splitlines()[0].startswith("machine: ") and "fast / torch" in text
 

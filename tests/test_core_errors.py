@@ -221,3 +221,25 @@ def test_numpy_integers_are_accepted_where_sizes_are_expected():
     np.testing.assert_array_equal(ae.split_heads(W3x6, np.int32(2)), ae.split_heads(W3x6, 2))
     with pytest.raises(ValueError, match="causal_mask: m must be a positive int, got True"):
         ae.causal_mask(True)
+
+
+def _overflowing_calls():
+    Q = np.full((2, 3), 1e20, dtype=np.float32)
+    I = np.eye(3, dtype=np.float32)
+    return {
+        "dot_product_attention": lambda: ae.dot_product_attention(Q, Q, Q),
+        "scaled_dot_product_attention": lambda: ae.scaled_dot_product_attention(Q, Q, Q),
+        "luong_attention": lambda: ae.luong_attention(Q, Q, "general", W=I),
+        "self_attention": lambda: ae.self_attention(Q, I, I, I),
+        "cross_attention": lambda: ae.cross_attention(Q, Q, I, I, I),
+        "multi_head_attention": lambda: ae.multi_head_attention(Q, Q, I, I, I, I, 1),
+        "attention_loop": lambda: ae.attention_loop(Q, Q, Q),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_overflowing_calls()))
+def test_scores_that_overflow_get_one_clear_error_naming_the_caller(name):
+    """Q and K near 1e20 in float32: the scores exceed float32's range. No RuntimeWarning may come
+    first (this suite turns them into errors), and the error names the function called."""
+    with pytest.raises(ValueError, match=rf"^{name}: the scores overflow .* too large for float32"):
+        _overflowing_calls()[name]()

@@ -144,3 +144,15 @@ def test_mask_adds_a_masked_scores_step_that_is_minus_inf_exactly_where_masked()
     masked = steps.masked_scores
     assert np.all(np.isneginf(masked[..., ~MASK]))
     np.testing.assert_array_equal(masked[..., MASK], steps.scaled_scores[..., MASK])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_step_arrays_are_read_only_and_plain_results_writable(name):
+    steps_fn, args, kwargs, plain, result, _ = CASES[name]
+    steps = steps_fn(*args, **kwargs)
+    for step in steps.names:
+        with pytest.raises(ValueError, match="read-only"):
+            steps[step][(0,) * steps[step].ndim] = 99.0
+    out, weights = plain(*args, **kwargs)
+    weights[(0,) * weights.ndim] = 99.0  # the plain call's arrays belong to the caller
+    out[(0,) * out.ndim] = 99.0

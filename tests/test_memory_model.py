@@ -19,7 +19,8 @@ import attention_edu as ae
 from attention_edu import costs
 from attention_edu.bench.timing import numpy_peak_bytes
 from attention_edu.blockwise.fast import default_plan
-from attention_edu.blockwise.memory_model import blockwise_cost, naive_cost
+from attention_edu.blockwise.fast_backward import default_backward_plan
+from attention_edu.blockwise.memory_model import blockwise_backward_cost, blockwise_cost, naive_cost
 
 
 class Tally:
@@ -212,3 +213,31 @@ def test_blockwise_peak_bytes_measured(rng, n, causal):
                                workers=workers).peak_bytes
     assert peak == pytest.approx(predicted, rel=0.15)
     assert peak < naive_cost(n, n, d, d).peak_bytes / 20
+
+
+@pytest.mark.parametrize("n, causal, masked", [(2048, False, False), (4096, True, False), (3000, False, True)])
+def test_blockwise_backward_peak_bytes_measured(rng, n, causal, masked):
+    d = 64
+    Q, K, V, d_output = (rng.standard_normal((n, d), dtype=np.float32) for _ in range(4))
+    mask = rng.random((n, n)) < 0.9 if masked else None
+    output, lse = ae.blockwise_attention(Q, K, V, mask, causal=causal, return_lse=True)
+    peak = measured_peak(lambda: ae.blockwise_attention_backward(Q, K, V, output, lse, d_output, mask,
+                                                                 causal=causal))
+    workers, tile = default_backward_plan(1, n, n)
+    predicted = blockwise_backward_cost(n, n, d, d, block=tile, causal=causal, mask=masked,
+                                        workers=workers).peak_bytes
+    assert peak == pytest.approx(predicted, rel=0.15)
+    assert peak < naive_cost(n, n, d, d).peak_bytes / 10
+
+
+@pytest.mark.parametrize("m, n, block", [(10, 10, (3, 4)), (7, 13, (2, 5)), (13, 7, (4, 2))])
+def test_blockwise_backward_counts_only_tiles_with_a_visible_pair(m, n, block):
+    """Causal pairs computed: whole tiles that hold at least one visible pair, counted from the mask itself."""
+    visible = ae.causal_mask(m, n)
+    expected = sum(min(block[0], m - i0) * min(block[1], n - j0)
+                   for i0 in range(0, m, block[0]) for j0 in range(0, n, block[1])
+                   if visible[i0:i0 + block[0], j0:j0 + block[1]].any())
+    cost = blockwise_backward_cost(m, n, 3, 2, block=block, causal=True)
+    assert cost.flops["exp"] == expected
+    full = blockwise_backward_cost(m, n, 3, 2, block=block)
+    assert full.flops["exp"] == m * n and cost.flops["d_keys"] == 2 * 3 * expected

@@ -3,6 +3,8 @@
 - :mod:`.command`: what is measured (loops against matrices, Bahdanau against
   scaled dot-product, naive against blockwise attention, the fast path against
   PyTorch) and the subcommand;
+- :mod:`.backward`: the blockwise backward against torch, and at n = 65,536
+  in a fresh process (peak resident memory, float64 check);
 - :mod:`.timing`: medians of repeats, peak memory, the machine and versions;
 - :mod:`.report`: tables and plots of the results.
 """

@@ -10,7 +10,9 @@ attention (measured time ratio beside the FLOP ratios); naive against blockwise
 attention as n grows (time, NumPy peak memory measured and predicted by
 :mod:`attention_edu.memory_model`, torch and CuPy when present, the GEMM floor);
 and the fast path against torch's fused kernel at B = 1, H = 8, n = 2048, d = 64
-(n = 1024 with --quick).
+(n = 1024 with --quick), forward and backward (H = 2, n = 512 for the backward with
+--quick); last, the backward at n = 65,536 (2,048 with --quick) in a fresh
+process: resident peak and float64 check (:mod:`attention_edu.bench.backward`).
 How times and memory are measured: :mod:`attention_edu.bench_timing`; the
 tables and plots: :mod:`attention_edu.bench_report`.
 """
@@ -31,6 +33,7 @@ from ..blockwise.fast import default_plan
 from ..blockwise.memory_model import blockwise_cost, naive_cost
 from ..dot_product import scaled_dot_product_attention
 from ..loops import attention_loop, bahdanau_attention_loop
+from .backward import backward_at_scale_in_a_fresh_process, backward_headline
 from .report import format_tables, write_plots
 from .timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
 
@@ -40,9 +43,11 @@ MiB = 2 ** 20
 #: Sizes of each section, full and --quick.
 SIZES = {
     False: dict(loop=64, bahdanau_loop=24, chapter=512, ns=(256, 1024, 4096, 8192, 16384, 32768, 65536),
-                naive_max_bytes=2 * 2 ** 30, budget=1.0, headline=(1, 8, 2048, 64)),
+                naive_max_bytes=2 * 2 ** 30, budget=1.0, headline=(1, 8, 2048, 64), backward=(1, 8, 2048, 64),
+                large_n=65536),
     True: dict(loop=16, bahdanau_loop=8, chapter=128, ns=(256, 1024, 4096),
-               naive_max_bytes=2 ** 28, budget=0.2, headline=(1, 8, 1024, 64)),
+               naive_max_bytes=2 ** 28, budget=0.2, headline=(1, 8, 1024, 64), backward=(1, 2, 512, 64),
+               large_n=2048),
 }
 
 
@@ -163,6 +168,8 @@ def run_benchmarks(quick: bool = False, progress: bool = True) -> dict:
             ("Bahdanau vs scaled dot-product", lambda: [_bahdanau_vs_sdpa(sizes["chapter"], sizes["budget"])])]
     plan += _scaling_plan(sizes["ns"], sizes["naive_max_bytes"], sizes["budget"], rate)
     plan.append(("fast path vs torch", lambda: [_headline(*sizes["headline"], sizes["budget"])]))
+    plan.append(("backward vs torch", lambda: [backward_headline(*sizes["backward"], sizes["budget"])]))
+    plan.append((f"backward at n={sizes['large_n']}", lambda: [backward_at_scale_in_a_fresh_process(sizes["large_n"])]))
     rows: list[dict] = []
     with tqdm(plan, desc="bench", unit="step", file=sys.stderr, disable=not progress) as bar:
         for label, measure in bar:

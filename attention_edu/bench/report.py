@@ -82,6 +82,20 @@ def format_tables(results: dict) -> str:
         out += [f"Fast path against torch ({r['sizes']}; max |difference| from naive "
                 f"{r['error_vs_naive']:.1e})",
                 _grid(["NumPy naive", "blockwise fast path", "torch fused SDPA", "fast / torch"], [values])]
+    for r in (r for r in rows if r["section"] == "backward_headline"):
+        ratio = "-" if r["fast_over_torch"] is None else _times(r["fast_over_torch"])
+        difference = r["max_relative_difference_from_torch"]
+        note = "" if difference is None else f"; max relative difference from torch {difference:.1e}"
+        out += ["", f"Backward: fast path against torch ({r['sizes']}; medians of 3 rounds{note})",
+                _grid(["blockwise backward", "torch fused SDPA backward", "fast / torch"],
+                      [[_fmt(r["fast_s"], "s"), _fmt(r["torch_s"], "s"), ratio]])]
+    for r in (r for r in rows if r["section"] == "backward_large"):
+        errors = ", ".join(f"d{name} {error:.1e}" for name, error in r["max_row_error"].items())
+        out += ["", f"Backward at n = {r['n']:,}, one head, d = {r['d']}, {r['dtype']}, in a fresh process",
+                _grid(["forward", "backward", "peak RSS MiB (VmHWM)", "inputs MiB", "call MiB predicted",
+                       "max row error vs float64"],
+                      [[_fmt(r["forward_s"], "s"), _fmt(r["backward_s"], "s"), _fmt(r["peak_mib"]),
+                        _fmt(r["inputs_mib"]), _fmt(r["predicted_call_mib"]), errors]])]
     return "\n".join(out)
 
 

@@ -3,6 +3,9 @@
 - :mod:`.attention`: :func:`blockwise_attention`, the portable version on any
   backend, step by step;
 - :mod:`.fast`: the threaded float32 host path NumPy inputs take;
+- :mod:`.backward`: :func:`blockwise_attention_backward`, the gradients,
+  recomputing the scores tile by tile from the saved log-sum-exp;
+- :mod:`.fast_backward`: its threaded float32 host path for NumPy inputs;
 - :mod:`.memory_model`: FLOPs, bytes moved and peak memory of naive and
   blockwise attention, predicted before running.
 """
@@ -10,5 +13,6 @@
 from __future__ import annotations
 
 from .attention import DEFAULT_BLOCK, blockwise_attention, blockwise_attention_steps
+from .backward import blockwise_attention_backward
 
-__all__ = ["DEFAULT_BLOCK", "blockwise_attention", "blockwise_attention_steps"]
+__all__ = ["DEFAULT_BLOCK", "blockwise_attention", "blockwise_attention_backward", "blockwise_attention_steps"]

@@ -17,7 +17,9 @@ chapter leaves out, so that a benchmark can predict before it measures:
 * peak bytes: the naive code of this library keeps scores, scaled scores and
   weights (its step table) and needs one more m × n temporary inside softmax,
   so four m × n arrays are alive at its peak (five with a mask); blockwise
-  keeps one tile per worker.
+  keeps one tile per worker;
+* the blockwise backward (:func:`blockwise_backward_cost`): five products
+  per tile instead of two, and the three gradients instead of the output.
 
 Inputs are not counted in the peak (they exist before the call).
 """
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from ..costs import matmul_flops
 from ..shapes import positive_sizes
 
-__all__ = ["Cost", "naive_cost", "blockwise_cost", "NAIVE_LIVE_SCORE_MATRICES"]
+__all__ = ["Cost", "naive_cost", "blockwise_cost", "blockwise_backward_cost", "NAIVE_LIVE_SCORE_MATRICES"]
 
 #: m × n arrays alive at the peak of ``scaled_dot_product_attention`` (mask=None):
 #: scores, scaled scores, the shifted scores inside softmax and their exp.
@@ -158,3 +160,66 @@ def blockwise_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsi
     scratch = workers * (tile + block_q * (d_k + d_v) * itemsize)
     peak = itemsize * batch * (m * d_v + m + n) + scratch  # output, lse, key norms
     return Cost("blockwise", flops, moved, peak)
+
+
+def _tiles(m: int, n: int, block: tuple[int, int], causal: bool) -> tuple[int, int, int]:
+    """(pairs, Σ rows, Σ keys) over the tiles computed: with ``causal``, tiles wholly in the future are skipped."""
+    block_q, block_k = min(block[0], m), min(block[1], n)
+    pairs = rows = keys = 0
+    for j0 in range(0, n, block_k):
+        c = min(block_k, n - j0)
+        for i0 in range(0, m, block_q):
+            b = min(block_q, m - i0)
+            if not causal or j0 <= i0 + b - 1 + n - m:
+                pairs, rows, keys = pairs + b * c, rows + b, keys + c
+    return pairs, rows, keys
+
+
+def blockwise_backward_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsize: int = 4,
+                            block: tuple[int, int] = (512, 256), causal: bool = False, mask: bool = False,
+                            workers: int = 1) -> Cost:
+    """Cost of the blockwise backward pass (FlashAttention-2 order, the NumPy fast path's buffers).
+
+    Per computed pair: 2d_k (rebuild the score) + 2 (subtract lse, exp)
+    + 2d_v (dV += Pᵀ dO) + 2d_v (dP = dO Vᵀ) + 2 (subtract D, times P)
+    + 2d_k (dK += dSᵀ Q) + 2d_k (dQ += dS K): 6d_k + 4d_v + 4, against the
+    forward's 2d_k + 2d_v + 4. Per row: 2d_v for D = rowsum(dO ⊙ O) and d_k
+    to scale dQ; per tile each query row is scaled (d_k) and its dQ part
+    added (d_k), each key row's dK and dV parts added (d_k + d_v).
+
+    Peak bytes: the three gradients, D and a copy of lse, and per worker
+    two score tiles (Pᵀ, dPᵀ), a bool tile with a mask or causal (and a
+    second for the causal comparison), q, its dQ part, and dK, dV parts.
+
+    Examples
+    --------
+    Five matrix products to the forward's two: 2.5 times its product FLOPs.
+
+    >>> back, forward = blockwise_backward_cost(512, 512, 64, 64), blockwise_cost(512, 512, 64, 64)
+    >>> products = ("scores", "d_values", "d_weights", "d_keys", "d_queries")
+    >>> sum(back.flops[k] for k in products) / (forward.flops["scores"] + forward.flops["weighted_sum"])
+    2.5
+    >>> blockwise_backward_cost(65536, 65536, 64, 64).peak_bytes // 2**20  # MiB: 48 of them gradients
+    49
+    """
+    positive_sizes("blockwise_backward_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize,
+                   workers=workers)
+    if len(block) != 2 or any(not isinstance(b, int) or b < 1 for b in block):
+        raise ValueError(f"blockwise_backward_cost: block must be a pair of positive ints, got {block!r}")
+    pairs, rows, keys = (batch * count for count in _tiles(m, n, block, causal))
+    flops = {"scores": 2 * d_k * pairs, "subtract_lse": pairs, "exp": pairs,
+             "d_values": 2 * d_v * pairs, "d_weights": 2 * d_v * pairs, "subtract_D": pairs,
+             "times_weights": pairs, "d_keys": 2 * d_k * pairs, "d_queries": 2 * d_k * pairs,
+             "D": batch * m * 2 * d_v, "scale_q": rows * d_k,
+             "accumulate": rows * d_k + keys * (d_k + d_v), "scale_d_queries": batch * m * d_k}
+    # O and dO once for D; per tile a query block's q, dO, lse, D read and its dQ part read and
+    # written; K and V read and dK, dV written once; dQ scaled in place at the end.
+    moved = itemsize * (batch * (2 * m * d_v + m + 2 * n * (d_k + d_v) + 2 * m * d_k)
+                        + rows * (3 * d_k + d_v + 2))
+    if mask:
+        moved += pairs  # one bool per computed pair
+    block_q, block_k = min(block[0], m), min(block[1], n)
+    tile = block_q * block_k * (2 * itemsize + (1 if mask or causal else 0) + (1 if causal else 0))
+    scratch = workers * (tile + itemsize * (2 * block_q * d_k + block_k * (d_k + d_v)))
+    peak = itemsize * batch * (m * d_k + n * (d_k + d_v) + 2 * m) + scratch  # gradients, D, lse
+    return Cost("blockwise backward", flops, moved, peak)
