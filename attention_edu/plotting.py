@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 from .backend import host_numpy as np
 from .backend import to_numpy
@@ -194,6 +195,7 @@ def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
             ax.plot(xs, ys, marker="o", label=str(name))
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _readable_log_ticks(ax, sorted({row[x] for row in rows if row.get(y) is not None}))
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.grid(True, which="both", alpha=0.3)
@@ -203,3 +205,31 @@ def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
     if path is not None:
         fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
+
+
+def _short_number(value: float, _position: Any = None) -> str:
+    """1024 → "1,024", 65536 → "65,536", 0.001 → "0.001", 2e-05 → "2e-05"."""
+    if value >= 1 and float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:g}"
+
+
+def _readable_log_ticks(ax: Any, xs: list) -> None:
+    """Label the measured sizes on x and only the decades on y, so no labels collide.
+
+    Matplotlib's default log axis labels minor ticks when the range spans less than a
+    decade ("2×10³ 3×10³ 4×10³ ..."), and those labels run into each other. On x we put
+    one tick at every measured size, thinned to at most eight labels; on y one labelled
+    tick per decade (1, 2 and 5 per decade when the range spans less than two),
+    unlabelled minor ticks between.
+    """
+    step = max(1, -(-len(xs) // 8))
+    ax.xaxis.set_major_locator(FixedLocator(xs[::step]))
+    ax.xaxis.set_major_formatter(FuncFormatter(_short_number))
+    ax.xaxis.set_minor_locator(NullLocator())
+    low, high = ax.get_ylim()
+    decades = np.log10(high / low) if low > 0 else 0.0
+    subs = (1.0,) if decades >= 2 else (1.0, 2.0, 5.0)  # a narrow range still gets labels
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(_short_number))
+    ax.yaxis.set_minor_formatter(NullFormatter())

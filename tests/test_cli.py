@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+import time
+
+import pytest
 
 import attention_edu as ae
 
@@ -19,3 +22,32 @@ def test_output_into_a_closed_pipe_ends_quietly(console_script):
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["examples", "--errata-md", "/missing/x.md"], ["--errata-md", "/missing does not exist"]),
+    (["bench", "--quick", "--plot", "/missing/dir/x.png"], ["--plot", "/missing/dir does not exist"]),
+    (["grade", "x.py", "--exercise", "softmax", "--csv", "/missing/g.csv"], ["--csv", "/missing does not exist"]),
+    (["check", "softmax", "x.py", "--timeout", "-1"], ["--timeout", "above 0, got -1"]),
+    (["grade", "x.py", "--exercise", "softmax", "--timeout", "nan"], ["--timeout", "above 0, got nan"]),
+])
+def test_bad_arguments_are_refused_before_any_work(console_script, args, words):
+    start = time.perf_counter()
+    done = subprocess.run([console_script, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+    assert time.perf_counter() - start < 20  # refused while parsing: the quick bench alone takes longer
+
+
+def test_an_unknown_example_suggests_close_ids_and_the_listing_command(console_script):
+    done = subprocess.run([console_script, "examples", "fund-sdpa-example"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "did you mean fund.sdpa-example" in done.stderr and "`attention-edu examples` lists all" in done.stderr
+    assert "ids()" not in done.stderr  # a command, not a Python function
+
+
+def test_bench_help_is_plain_text(console_script):
+    done = subprocess.run([console_script, "bench", "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "``" not in done.stdout and ":mod:" not in done.stdout

@@ -234,6 +234,7 @@ def _overflowing_calls():
         "cross_attention": lambda: ae.cross_attention(Q, Q, I, I, I),
         "multi_head_attention": lambda: ae.multi_head_attention(Q, Q, I, I, I, I, 1),
         "attention_loop": lambda: ae.attention_loop(Q, Q, Q),
+        "blockwise_attention": lambda: ae.blockwise_attention(Q, Q, Q),
     }
 
 
@@ -243,3 +244,9 @@ def test_scores_that_overflow_get_one_clear_error_naming_the_caller(name):
     first (this suite turns them into errors), and the error names the function called."""
     with pytest.raises(ValueError, match=rf"^{name}: the scores overflow .* too large for float32"):
         _overflowing_calls()[name]()
+
+
+@pytest.mark.parametrize("method", ["auto", "portable"])
+def test_blockwise_attention_names_a_list_argument(method):
+    with pytest.raises(TypeError, match=r"^blockwise_attention: Q is a list, not an array"):
+        ae.blockwise_attention([[1.0, 2.0]], np.ones((3, 2)), np.ones((3, 2)), method=method)

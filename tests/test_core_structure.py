@@ -28,7 +28,7 @@ SOURCES = sorted(PACKAGE.rglob("*.py"))
 LAYERS = {
     "backend": 0,
     "shapes": 1,
-    "softmax": 2, "masks": 2, "steps": 2, "gradcheck": 2,
+    "softmax": 2, "masks": 2, "steps": 2, "gradcheck": 2, "arguments": 2,
     "weighting": 3,
     "dot_product": 4, "additive": 4, "luong": 4, "projections": 4, "multi_head": 4, "loops": 4,
     # built on the mechanisms
@@ -211,7 +211,7 @@ def test_design_api_block_names_exist():
 
 # (f) backend-neutral code: xp functions only
 FORBIDDEN_METHODS = {"T", "mT", "sum", "max", "min", "mean", "reshape", "transpose", "astype"}
-HOST_TOOLS = {"gradcheck"}  # low in the layers, but works on host copies (finite differences), not through xp
+HOST_TOOLS = {"gradcheck", "arguments"}  # low in the layers, but works on host copies (finite differences), not through xp
 NEUTRAL = [path for path in SOURCES if path.parent == PACKAGE and 1 <= LAYERS.get(path.stem, 0) <= 4
            and path.stem not in HOST_TOOLS]
 

@@ -13,8 +13,8 @@ and the fast path against torch's fused kernel at B = 1, H = 8, n = 2048, d = 64
 (n = 1024 with --quick), forward and backward (H = 2, n = 512 for the backward with
 --quick); last, the backward at n = 65,536 (2,048 with --quick) in a fresh
 process: resident peak and float64 check (:mod:`attention_edu.bench.backward`).
-How times and memory are measured: :mod:`attention_edu.bench_timing`; the
-tables and plots: :mod:`attention_edu.bench_report`.
+How times and memory are measured: :mod:`attention_edu.bench.timing`; the
+tables and plots: :mod:`attention_edu.bench.report`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from ..blockwise.memory_model import blockwise_cost, naive_cost
 from ..dot_product import scaled_dot_product_attention
 from ..loops import attention_loop, bahdanau_attention_loop
 from .backward import backward_at_scale_in_a_fresh_process, backward_headline
+from ..arguments import output_path
 from .report import format_tables, write_plots
 from .timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
 
@@ -181,10 +182,14 @@ def run_benchmarks(quick: bool = False, progress: bool = True) -> dict:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``bench`` subcommand to the ``attention-edu`` parser."""
     p = subparsers.add_parser("bench", help="time and memory of attention on this machine, predicted and measured",
-                              description=__doc__.split("\n\n")[0])
+                              description="Predict, then measure, the time and memory of attention on this "
+                                          "machine: loops against matrices, Bahdanau against scaled dot-product, "
+                                          "naive against blockwise attention, and the NumPy fast path against "
+                                          "PyTorch's fused kernel, forward and backward.")
     p.add_argument("--quick", action="store_true", help="small sizes only (under 30 s)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--plot", metavar="PATH", help="write time curves to PATH (and memory curves beside it)")
+    p.add_argument("--plot", metavar="PATH", type=output_path,
+                   help="write time curves to PATH (and memory curves beside it)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(run=run)
 

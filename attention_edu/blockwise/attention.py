@@ -13,11 +13,9 @@ the maximum grows makes every block's terms comparable, so the result equals
 the one-shot softmax exactly (up to rounding). Only a (block_q, block_k) tile of
 scores exists at any time: memory O(block·(m + n) + m·d_v) instead of O(m·n).
 
-The shift-and-divide is the stable softmax of "Attention Mechanisms:
-Fundamentals", section "Scaled Dot-Product Attention", computed in pieces; the
-chapter's section "Computational Efficiency" counts the cost of the full
-matrix that this avoids. This module is the portable version (any array-API
-backend); NumPy inputs go to :mod:`attention_edu.blockwise_fast`.
+It is the stable softmax of "Attention Mechanisms: Fundamentals", section "Scaled
+Dot-Product Attention", in pieces ("Computational Efficiency" counts the matrix it
+avoids). Portable (any array-API backend); NumPy inputs go to :mod:`.fast`.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ import math
 from functools import partial
 from typing import Any
 
-from ..backend import get_xp, is_numpy_namespace
+from ..backend import get_xp, is_numpy_namespace, quiet_overflow
 from .fast import blockwise_attention_fast
 from ..shapes import Dims
 from ..steps import Steps
@@ -171,21 +169,35 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
     array([[0.235, 0.376, 0.2  , 0.187, 0.457]])
 
     exp(lse) is the softmax denominator, the chapter's Σ_j exp(score_j) ≈ 4.035:
-
     >>> np.round(np.exp(lse), 3)
     array([4.035])
     """
-    xp = get_xp(Q, K, V, mask)
     dims, block_q, block_k = _check("blockwise_attention", Q, K, V, mask, block_size, causal)
+    xp = get_xp(Q, K, V, mask)
     if method not in ("auto", "portable", "fast"):
         raise ValueError(f"blockwise_attention: method must be 'auto', 'portable' or 'fast', got {method!r}")
     if method == "fast" and not is_numpy_namespace(xp):
         raise TypeError(f"blockwise_attention: method='fast' needs NumPy arrays, got {type(Q).__name__}; "
                         f"use method='portable' (or 'auto') on other backends")
-    if method == "fast" or (method == "auto" and is_numpy_namespace(xp)):
-        sizes = None if block_size is None else (block_q, block_k)
-        output, lse = blockwise_attention_fast(Q, K, V, mask, dims.batch, sizes, causal)
-        return (output, lse) if return_lse else output
+    # |q·k| ≤ d_k max|Q| max|K|: below the dtype's range no score overflows; above, the portable path
+    # runs here with NumPy's warnings off and the check below names the cause.
+    bound = dims["d_k"] * float(xp.max(xp.abs(Q))) * float(xp.max(xp.abs(K)))
+    safe = bound < float(xp.finfo(Q.dtype).max)
+    with quiet_overflow():
+        if safe and (method == "fast" or (method == "auto" and is_numpy_namespace(xp))):
+            sizes = None if block_size is None else (block_q, block_k)
+            output, lse = blockwise_attention_fast(Q, K, V, mask, dims.batch, sizes, causal)
+        else:
+            output, lse = _portable(xp, dims, Q, K, V, mask, causal, block_q, block_k)
+    if not safe and not bool(xp.all(xp.isfinite(output))):
+        raise ValueError(f"blockwise_attention: the scores overflow (they contain inf or NaN): the inputs are "
+                         f"too large for {Q.dtype}; scale them down or use float64")
+    return (output, lse) if return_lse else output
+
+
+def _portable(xp: Any, dims: Dims, Q: Any, K: Any, V: Any, mask: Any | None, causal: bool, block_q: int,
+              block_k: int) -> tuple[Any, Any]:
+    """The online softmax over query blocks of ``block_q`` rows, on any backend."""
     m, n, d_k = dims["m"], dims["n"], dims["d_k"]
     offset, device = n - m, getattr(Q, "device", None)
     outputs, lses = [], []
@@ -197,8 +209,7 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
         output, lse = _finish(xp, *_attend(xp, q, K, V, dims.batch, tiles, block_k, limit))
         outputs.append(output)
         lses.append(lse)
-    output = xp.concat(outputs, axis=-2)  # (..., m, d_v)
-    return (output, xp.concat(lses, axis=-1)) if return_lse else output  # (..., m)
+    return xp.concat(outputs, axis=-2), xp.concat(lses, axis=-1)  # (..., m, d_v), (..., m)
 
 
 def blockwise_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None,
@@ -219,10 +230,10 @@ def blockwise_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None,
     >>> steps.denominator_1, steps.denominator_2
     (array([[2.]]), array([[3.]]))
     """
-    xp = get_xp(Q, K, V, mask)
     if isinstance(block_size, bool) or not isinstance(block_size, int):
         raise ValueError(f"blockwise_attention_steps: block_size must be a positive int, got {block_size!r}")
     dims, _, block_k = _check("blockwise_attention_steps", Q, K, V, mask, block_size, causal)
+    xp = get_xp(Q, K, V, mask)
     m, n = dims["m"], dims["n"]
     record: list = []
     tiles = partial(_visible, xp, mask, causal, (0, m), n - m, getattr(Q, "device", None))

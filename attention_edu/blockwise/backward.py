@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any
 
 from ..backend import get_xp, is_numpy_namespace
+from ..weighting import sum_to_shape
 from .attention import _check, _visible
 from .fast_backward import blockwise_attention_backward_fast
 
@@ -48,15 +49,6 @@ def _check_cache(dims: Any, output: Any, lse: Any, d_output: Any) -> None:
     if bool(xp.any(xp.isnan(lse))) or bool(xp.any(lse == math.inf)):
         raise ValueError(f"{dims.func}: lse contains NaN or +inf values; pass the lse that "
                          f"blockwise_attention(..., return_lse=True) returned (−inf marks a fully masked row)")
-
-
-def _sum_to(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
-    """Sum a gradient over the batch axes its input was broadcast along, back to the input's shape."""
-    extra = grad.ndim - len(shape)
-    if extra:
-        grad = xp.sum(grad, axis=tuple(range(extra)))  # axes the input did not have
-    axes = tuple(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
-    return xp.sum(grad, axis=axes, keepdims=True) if axes else grad  # axes it had as 1
 
 
 def _kernel(xp: Any, Q: Any, K: Any, V: Any, output: Any, lse: Any, d_output: Any, mask: Any | None,
@@ -165,8 +157,8 @@ def blockwise_attention_backward(Q: Any, K: Any, V: Any, output: Any, lse: Any, 
     array([[ 0.176,  0.017, -0.135, -0.018]])
     """
     func = "blockwise_attention_backward"
-    xp = get_xp(Q, K, V, mask)
     dims, block_q, block_k = _check(func, Q, K, V, mask, block_size, causal)
+    xp = get_xp(Q, K, V, mask)
     _check_cache(dims, output, lse, d_output)
     if method not in ("auto", "portable", "fast"):
         raise ValueError(f"{func}: method must be 'auto', 'portable' or 'fast', got {method!r}")
@@ -179,4 +171,4 @@ def blockwise_attention_backward(Q: Any, K: Any, V: Any, output: Any, lse: Any, 
                                                   sizes, causal)
     else:
         grads = _kernel(xp, Q, K, V, output, lse, d_output, mask, causal, dims.batch, block_q, block_k)
-    return {name: _sum_to(xp, grad, tuple(x.shape)) for name, grad, x in zip("QKV", grads, (Q, K, V))}
+    return {name: sum_to_shape(xp, grad, tuple(x.shape)) for name, grad, x in zip("QKV", grads, (Q, K, V))}

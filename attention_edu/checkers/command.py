@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..arguments import positive_seconds
 from .submission import grade_one
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
     parser.add_argument("--function", metavar="NAME",
                         help="name of the function in FILE (default: the exercise's own name)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")

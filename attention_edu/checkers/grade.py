@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..arguments import output_path, positive_seconds
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .submission import FIELDS, Row, grade_one
 
@@ -42,9 +43,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print a JSON list, one object per submission")
-    output.add_argument("--csv", metavar="FILE", help="write a CSV gradebook to FILE")
+    output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
@@ -184,7 +185,7 @@ def _worker(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="attention_edu.checkers.grade")
     parser.add_argument("exercise")
     parser.add_argument("--function")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT)
     parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB)
     args = parser.parse_args(argv)
     out = sys.stdout

@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
-from pathlib import Path
 
+from ..arguments import output_path
 from . import catalogue
 from .errata import errata_markdown
 from .example import STATUSES
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "printed values.")
     p.add_argument("id", nargs="?", help="show this example step by step (e.g. dot.cat-sat-mat)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--errata-md", metavar="PATH", type=Path,
+    p.add_argument("--errata-md", metavar="PATH", type=output_path,
                    help="write the errata page (Markdown) to PATH and exit")
     p.set_defaults(run=run)
 
@@ -52,8 +53,11 @@ def run(args: argparse.Namespace) -> int:
     if args.id is not None:
         try:
             example = catalogue.get(args.id)
-        except KeyError as err:
-            print(f"attention-edu examples: {err.args[0]}", file=sys.stderr)
+        except KeyError:
+            close = difflib.get_close_matches(args.id, catalogue.ids(), n=3, cutoff=0.4)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            print(f"attention-edu examples: no worked example {args.id!r}; {hint}"
+                  f"`attention-edu examples` lists all {len(catalogue.ids())}", file=sys.stderr)
             return 2
         print(json.dumps(example.to_dict(), indent=2) if args.json else example.show())
         return 0
