@@ -18,13 +18,14 @@ __all__ = ["main", "build_parser"]
 COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
     "check": "attention_edu.checkers.command",
+    "grade": "attention_edu.checkers.grade",
     "bench": "attention_edu.bench.command",
 }
 
 
 def _version() -> str:
-    from . import __version__
-    return __version__
+    from importlib.metadata import version
+    return version("attention_edu")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -214,6 +214,44 @@ def mha_float32(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
     return ae.multi_head_attention(*args, num_heads, mask)
 
 
+def backward_einsum(Q, K, V, d_output, mask=None):
+    scale = math.sqrt(Q.shape[-1])
+    scores = np.einsum("...md,...nd->...mn", Q, K) / scale
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    W = _masked_softmax(scores)
+    dW = np.einsum("...mv,...nv->...mn", d_output, V)
+    dS = W * (dW - np.einsum("...mn,...mn->...m", dW, W)[..., None])
+    return (np.einsum("...mn,...nd->...md", dS, K) / scale, np.einsum("...mn,...md->...nd", dS, Q) / scale,
+            np.einsum("...mn,...mv->...nv", W, d_output))
+
+
+def backward_jacobian_loop(Q, K, V, d_output, mask=None):
+    """Row by row with the explicit softmax Jacobian diag(w) - w wᵀ (2-D and batched)."""
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], () if mask is None else np.shape(mask)[:-2])
+    m, n = Q.shape[-2], K.shape[-2]
+    full = np.broadcast_to(np.ones((m, n), bool) if mask is None else mask, batch + (m, n))
+    dQ, dK, dV = np.zeros(batch + Q.shape[-2:]), np.zeros(batch + K.shape[-2:]), np.zeros(batch + V.shape[-2:])
+    for b in np.ndindex(batch):
+        for i in range(m):
+            keep = full[b][i]
+            if not keep.any():
+                continue
+            s = np.where(keep, K[b] @ Q[b][i] / math.sqrt(Q.shape[-1]), -np.inf)
+            w = np.exp(s - s[keep].max())
+            w /= w.sum()
+            jac = np.diag(w) - np.outer(w, w)
+            ds = jac @ (V[b] @ d_output[b][i])
+            dQ[b][i] = ds @ K[b] / math.sqrt(Q.shape[-1])
+            dK[b] += np.outer(ds, Q[b][i]) / math.sqrt(Q.shape[-1])
+            dV[b] += np.outer(w, d_output[b][i])
+    return dQ, dK, dV
+
+
+def backward_float32(Q, K, V, d_output, mask=None):
+    return tuple(g.astype(np.float32) for g in backward_einsum(*(a.astype(np.float32) for a in (Q, K, V, d_output)), mask))
+
+
 def entropy_nansum(weights):
     with np.errstate(divide="ignore", invalid="ignore"):
         return -np.nansum(weights * np.log(weights), axis=-1)
@@ -243,7 +281,31 @@ CORRECT = {
     "merge_heads": [ae.merge_heads, merge_concat, merge_swap, merge_einsum],
     "multi_head_attention": [ae.multi_head_attention, mha_head_loop, mha_einsum, mha_float32],
     "attention_entropy": [C.attention_entropy, entropy_nansum, entropy_log_where, entropy_float32],
+    "attention_backward": [EXERCISES["attention_backward"].reference, backward_einsum, backward_jacobian_loop,
+                           backward_float32],
 }
+
+
+def _loss(Q, K, V, d_output, mask=None):
+    return float(np.sum(ae.scaled_dot_product_attention(Q, K, V, mask)[0] * d_output))
+
+
+@pytest.mark.parametrize("index", range(len(EXERCISES["attention_backward"].cases())))
+def test_backward_reference_equals_central_differences_on_every_case(index):
+    """The backward checker's reference against an independent float64 oracle, entry by entry."""
+    case = EXERCISES["attention_backward"].cases()[index]
+    args = [np.asarray(a, dtype=np.float64) if i < 4 else a for i, a in enumerate(case.args)]
+    grads = EXERCISES["attention_backward"].reference(*case.args)
+    for which in range(3):
+        numeric = np.zeros(args[which].shape)
+        for idx in np.ndindex(args[which].shape):
+            plus, minus = list(args), list(args)
+            plus[which], minus[which] = args[which].copy(), args[which].copy()
+            plus[which][idx] += 1e-6
+            minus[which][idx] -= 1e-6
+            numeric[idx] = (_loss(*plus) - _loss(*minus)) / 2e-6
+        tolerance = 1e-3 if grads[which].dtype == np.float32 else 1e-6
+        assert np.allclose(grads[which], numeric, rtol=tolerance, atol=tolerance), (case.title, which)
 
 
 def test_every_exercise_has_a_checker_and_alternatives():
@@ -277,9 +339,19 @@ def test_hint_states_convention_and_fix_in_at_most_two_sentences(mistake):
     assert mistake.hint.endswith(".") and len(mistake.hint) < 260
 
 
+_RESULTS: dict = {}
+
+
+def _result(mistake):
+    """The checker's result on a mutant (computed once: both tests below need it)."""
+    if mistake.id not in _RESULTS:
+        _RESULTS[mistake.id] = CHECKERS[mistake.exercise](mistake.mutant)
+    return _RESULTS[mistake.id]
+
+
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_each_mutant_fails_its_checker_with_its_own_hint(mistake):
-    result = CHECKERS[mistake.exercise](mistake.mutant)
+    result = _result(mistake)
     assert not result.passed and result.attempted
     assert (result.hint_id, result.probe) == (mistake.id, mistake.probe), str(result)
     assert mistake.hint in str(result) and mistake.id in result._repr_html_()
@@ -287,7 +359,11 @@ def test_each_mutant_fails_its_checker_with_its_own_hint(mistake):
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_mutants_are_distinguishable_on_their_diagnostic_probe(mistake):
-    case = CHECKERS[mistake.exercise](mistake.mutant).case
+    """No other mutant that first fails at the same case and probe gives the same output there.
+
+    (A mutant that already failed an earlier case can never be confused with this one: the
+    checker stops at the first failure.)"""
+    case = _result(mistake).case
     exercise = EXERCISES[mistake.exercise]
 
     def output(m):
@@ -296,7 +372,8 @@ def test_mutants_are_distinguishable_on_their_diagnostic_probe(mistake):
     mine = output(mistake)
     twins = [other.id for other in mistakes_for(mistake.exercise)
              if other is not mistake and other.probe == mistake.probe
-             and same_output(mine, output(other), case.float_dtypes)]
+             and same_output(mine, output(other), case.float_dtypes)
+             and _result(other).case.title == case.title]
     assert not twins, f"{mistake.id} looks like {twins} on {case.title}"
     reference = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     assert not same_output(mine, reference, case.float_dtypes)
@@ -314,6 +391,7 @@ def test_result_reads_well_as_text_and_html():
     text = str(result)
     assert text.startswith("check softmax: failed.") and "Hint [softmax.wrong-axis]" in text
     assert "Yours:" in text and "Expected:" in text and "row sums" in text
+    assert "sum to 1 down each column" in text and "column sums, yours [1. 1. 1.]" in text   # hint = evidence
     html = result._repr_html_()
     assert "failed" in html and "softmax.wrong-axis" in html and "<pre" in html
     assert repr(result) == text and result.message == text

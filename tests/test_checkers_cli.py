@@ -82,7 +82,7 @@ def test_missing_function_exits_2_and_lists_what_the_file_defines(run, write, ca
 
 def test_a_file_that_fails_to_import_exits_1(run, write, capsys):
     assert run(["check", "softmax", write("raise RuntimeError('oops')\n")]) == 1
-    assert "RuntimeError: oops" in capsys.readouterr().out
+    assert "raised RuntimeError: oops" in capsys.readouterr().out
 
 
 def test_list(run, capsys):
@@ -98,3 +98,17 @@ def test_console_script_in_a_subprocess(write, console_script):
                             timeout=120).returncode
              for exercise, path in (("softmax", good), ("softmax", bad), ("nonsense", good))]
     assert codes == [0, 1, 2]
+
+
+def test_a_stub_exits_1_not_attempted(run, write, capsys):
+    stub = "def softmax(x):\n    raise NotImplementedError\n"
+    assert run(["check", "softmax", write(stub)]) == 1
+    assert "check softmax: not attempted." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("source", ["import os\nos._exit(0)\n", "import sys\nsys.exit(0)\n",
+                                    "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"])
+def test_a_file_that_ends_the_process_at_import_exits_1(run, write, capsys, source):
+    assert run(["check", "softmax", write(source + GOOD)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("check softmax: failed. importing the file")

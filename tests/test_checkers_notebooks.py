@@ -50,8 +50,8 @@ def _check_cells(nb: dict) -> list[dict]:
             and re.search(r"^check_\w+\(", _src(c), re.M)]
 
 
-def test_five_notebooks_each_with_a_solution_twin():
-    assert len(NAMES) == 5
+def test_six_notebooks_each_with_a_solution_twin():
+    assert len(NAMES) == 6
     assert sorted(p.name for p in (NOTEBOOKS / "solutions").glob("*.ipynb")) == NAMES
 
 

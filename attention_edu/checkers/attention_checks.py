@@ -1,11 +1,18 @@
 """Checker for the scaled dot-product attention exercise, with its misconceptions.
 
-The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)``
-returning ``(output, weights)``: softmax(Q Kᵀ / √d_k) V with the mask
-(True = may attend) applied before the softmax and a fully masked row giving
-zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
-Dot-Product Attention"; "The matrix formulation of scaled dot-product
-attention", whose closing exercise this is).
+The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output,
+weights)``: softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax
+and a fully masked row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
+Dot-Product Attention"; "The matrix formulation of scaled dot-product attention", its exercise).
+
+Examples
+--------
+>>> import attention_edu as ae
+>>> from attention_edu.checkers import check_scaled_dot_product_attention
+>>> check_scaled_dot_product_attention(ae.scaled_dot_product_attention).passed
+True
+>>> check_scaled_dot_product_attention(ae.dot_product_attention).hint_id
+'attention.unscaled'
 """
 
 from __future__ import annotations
@@ -15,12 +22,12 @@ import math
 from ..backend import host_numpy as np
 from ..dot_product import scaled_dot_product_attention as reference_attention
 from ..masks import causal_mask, padding_mask
+from ..softmax import softmax
 from .host_attention import attend, weigh
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "check_scaled_dot_product_attention"]
+__all__ = ["SCALED_DOT_PRODUCT_ATTENTION"]
 
 _NAMES = ("Q", "K", "V", "mask")
 
@@ -90,6 +97,7 @@ def _key_order(student) -> str | None:
 
 SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     name="scaled_dot_product_attention",
+    summary='Check ``scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)``.',
     signature="scaled_dot_product_attention(Q, K, V, mask=None) -> (output (..., m, d_v), weights (..., m, n))",
     reference=reference_attention,
     outputs=("output", "weights"),
@@ -109,21 +117,6 @@ SCALED_DOT_PRODUCT_ATTENTION = Exercise(
 )
 
 
-def check_scaled_dot_product_attention(fn, strict: bool | None = None,
-                                       timeout: float | None = None) -> CheckResult:
-    """Check ``scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)``.
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_scaled_dot_product_attention(ae.scaled_dot_product_attention).passed
-    True
-    >>> check_scaled_dot_product_attention(ae.dot_product_attention).hint_id
-    'attention.unscaled'
-    """
-    return run_checker(SCALED_DOT_PRODUCT_ATTENTION, fn, strict, timeout)
-
-
 # -- misconceptions -------------------------------------------------------------------------------
 
 def _m(id: str, probe: str, hint: str):
@@ -140,6 +133,20 @@ def _unscaled(Q, K, V, mask=None):
     "math.sqrt(Q.shape[-1]).")
 def _scale_d(Q, K, V, mask=None):
     return attend(Q, K, V, mask, scale=Q.shape[-1])
+
+
+@_m("scale-by-d_v", "small", "The scale is 1/√d_k, the size of the queries and keys (Q.shape[-1]); you "
+    "divide by the square root of d_v, the size of the values.")
+def _scale_v(Q, K, V, mask=None):
+    return attend(Q, K, V, mask, scale=math.sqrt(V.shape[-1]))
+
+
+@_m("np-dot", "returns", "np.dot pairs every batch entry with every other: use the @ operator (np.matmul), "
+    "which multiplies the last two axes batch by batch.")
+def _np_dot(Q, K, V, mask=None):
+    scores = np.dot(Q, np.swapaxes(K, -1, -2)) / math.sqrt(Q.shape[-1])
+    weights = softmax(scores if mask is None else np.where(mask, scores, -np.inf))
+    return np.dot(weights, V), weights
 
 
 @_m("scale-wrong-axis", "small", "You scale by the square root of Q.shape[0], the number of queries; "
@@ -196,6 +203,12 @@ def _unstable(Q, K, V, mask=None):
     "the last two with np.swapaxes(K, -1, -2).")
 def _dot_t(Q, K, V, mask=None):
     return weigh(Q @ K.T / math.sqrt(Q.shape[-1]), V, mask)
+
+
+@_m("no-transpose", "runs", "The scores pair every query with every key, Q Kᵀ: transpose K's last two axes, "
+    "Q @ np.swapaxes(K, -1, -2); Q @ K only fits when d_k = n.")
+def _no_transpose(Q, K, V, mask=None):
+    return weigh(Q @ K / math.sqrt(Q.shape[-1]), V, mask)                # raises, as the slip does
 
 
 @_m("ignores-mask", "masks", "Your function ignores mask: put -inf at the scores where the mask is False, "

@@ -5,6 +5,14 @@ W1 (d_a, d_s), W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals",
 section "Additive Attention (Bahdanau)", Step 1). Decoder states S (m, d_s)
 and encoder states H (n, d_h) are stacked as rows; the scores are (m, n),
 before the softmax.
+
+Examples
+--------
+>>> from attention_edu.checkers import check_bahdanau_scores
+>>> import numpy as np
+>>> good = lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
+>>> check_bahdanau_scores(good).passed
+True
 """
 
 from __future__ import annotations
@@ -12,10 +20,9 @@ from __future__ import annotations
 from ..additive import bahdanau_attention_steps
 from ..backend import host_numpy as np
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["BAHDANAU_SCORES", "check_bahdanau_scores", "normal_arrays"]
+__all__ = ["BAHDANAU_SCORES", "normal_arrays"]
 
 _B = ("S", "H", "W1", "W2", "v")
 
@@ -62,6 +69,7 @@ def _row_independence(student) -> str | None:
 
 BAHDANAU_SCORES = Exercise(
     name="bahdanau_scores",
+    summary='Check ``bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)``, e = vᵀ tanh(W1 s_t + W2 h_i).',
     signature="bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)",
     reference=lambda S, H, W1, W2, v: bahdanau_attention_steps(S, H, W1, W2, v).scores,
     outputs=("scores",),
@@ -75,19 +83,6 @@ BAHDANAU_SCORES = Exercise(
                  "leave it unchanged.", _row_independence),
     ),
 )
-
-
-def check_bahdanau_scores(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)``, e = vᵀ tanh(W1 s_t + W2 h_i).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> good = lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
-    >>> check_bahdanau_scores(good).passed
-    True
-    """
-    return run_checker(BAHDANAU_SCORES, fn, strict, timeout)
 
 
 # -- misconceptions: Bahdanau -----------------------------------------------------------------

@@ -103,10 +103,13 @@ def show(x: Any, max_elements: int = 60) -> str:
     return f"{head}\n{body}"
 
 
-def _row_sums(x: np.ndarray) -> str:
+def _sums(x: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
-        sums = np.sum(x.astype(np.float64), axis=-1)
-    flat = np.ravel(sums)
+        return np.sum(x.astype(np.float64), axis=-1)
+
+
+def _row_sums(x: np.ndarray) -> str:
+    flat = np.ravel(_sums(x))
     text = np.array2string(flat[:8], precision=4, suppress_small=True)
     return text + (" ..." if flat.size > 8 else "")
 
@@ -146,4 +149,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         lines.append(f"{name}: first difference at index {idx}: yours {a[idx]:.6g}, expected {e[idx]:.6g}")
     if row_sums and a.ndim >= 1:
         lines.append(f"{name}: row sums, yours {_row_sums(a)}; expected {_row_sums(e)}")
+        if a.ndim >= 2 and not np.allclose(_sums(a), _sums(e), equal_nan=True):
+            columns, expected_columns = np.swapaxes(a, -1, -2), np.swapaxes(e, -1, -2)
+            lines.append(f"{name}: column sums, yours {_row_sums(columns)}; expected {_row_sums(expected_columns)}")
     return lines

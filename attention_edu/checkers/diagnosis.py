@@ -11,33 +11,18 @@ shape, dtype, max error, first differing index, row sums.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .compare import as_host, describe_difference, same_output, show
-from .harness import Outcome, student_line
+from .harness import Outcome
 from .hints import HINTS, explain_error
-from .mutants import PROBES, Mistake, mistakes_for
+from .mutants import mistakes_for
+from .records import PROBES, Case, Exercise, Failure, Mistake
 from .result import CheckResult
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .probes import Case, Exercise
 
 __all__ = ["Failure", "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
-
-
-@dataclass
-class Failure:
-    """The first thing that went wrong, before diagnosis."""
-
-    probe: str
-    case: Any
-    summary: str
-    hint_id: str | None
-    error: BaseException | None = None
-    fields: dict = field(default_factory=dict)
-    evidence: str = ""
 
 
 def normalise(value: Any) -> tuple:
@@ -60,19 +45,19 @@ def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
 
 
 def _outcome_print(outcome: Outcome) -> tuple | None:
-    if outcome.timed_out:
+    if outcome.timed_out or outcome.ended:
         return None
     if outcome.error is not None:
-        return (("error", type(outcome.error).__name__, str(outcome.error)),)
+        return (("error", outcome.error.type_name, outcome.error.message),)
     return normalise(outcome.value)
 
 
 def is_stub(outcome: Outcome) -> bool:
     """True for an untouched stub: NotImplementedError, or None/Ellipsis returned."""
-    if isinstance(outcome.error, NotImplementedError):
-        return True
-    if outcome.error is not None or outcome.timed_out:
+    if outcome.timed_out or outcome.ended:
         return False
+    if outcome.error is not None:
+        return outcome.error.is_a("NotImplementedError")
     value = outcome.value
     parts = value if isinstance(value, tuple) and value else (value,)
     return all(p is None or p is Ellipsis for p in parts)
@@ -136,8 +121,8 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
         hint = hint or HINTS[hint_id].format(**fields)
     lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
     if failure.error is not None:
-        where = student_line(failure.error)
-        lines.append(f"Error: {type(failure.error).__name__}: {failure.error}" + (f" ({where})" if where else ""))
+        where = failure.error.line
+        lines.append(f"Error: {failure.error.type_name}: {failure.error.message}" + (f" ({where})" if where else ""))
     if case.args:
         lines.append("Inputs:")
         lines.extend(_inputs(case))
@@ -147,6 +132,9 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
         lines.append(failure.evidence)
     if outcome.warnings:
         lines.append("NumPy warned while your function ran: " + "; ".join(outcome.warnings[:3]))
+    if (outcome.timed_out or outcome.ended) and outcome.printed.strip():
+        lines.append("The last lines it printed:")
+        lines.extend("  " + line[:200] for line in outcome.printed.rstrip().splitlines()[-8:])
     return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary,
                        hint=hint, hint_id=hint_id, probe=failure.probe, case=case,
                        details="\n".join(lines), notes=print_notes(log))
@@ -154,11 +142,15 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
 
 def print_notes(log: list[Outcome]) -> tuple[str, ...]:
     """A note when the student's function printed anything during the run."""
+    notes = ()
+    if any(not o.isolated for o in log):
+        notes = ("your function could not be sent to a separate process (it cannot be pickled), so it "
+                 "ran in this one, without the time and memory limits.",)
     printed = "".join(o.printed for o in log)
     if not printed:
-        return ()
+        return notes
     text = printed.strip()
     first = text.splitlines()[0][:80] if text else "(blank lines)"
     count = len(printed.splitlines())
-    return (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
-            f'first: "{first}"); remove debugging prints once it works.',)
+    return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
+                     f'first: "{first}"); remove debugging prints once it works.',)

@@ -4,6 +4,12 @@
 attention weights. Here: attention_entropy(weights) returns, for each query
 row, H = −Σ_j p_j log p_j with the natural log and 0 · log 0 = 0, shape
 (..., m). A uniform row over n keys has the maximum, log n; a one-hot row 0.
+
+Examples
+--------
+>>> from attention_edu.checkers import check_attention_entropy
+>>> check_attention_entropy(attention_entropy).passed
+True
 """
 
 from __future__ import annotations
@@ -14,10 +20,9 @@ from ..backend import host_numpy as np
 from ..masks import causal_mask
 from ..softmax import softmax
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["ATTENTION_ENTROPY", "check_attention_entropy", "attention_entropy"]
+__all__ = ["ATTENTION_ENTROPY", "attention_entropy"]
 
 
 def attention_entropy(weights):
@@ -80,6 +85,7 @@ def _key_order(student) -> str | None:
 
 ATTENTION_ENTROPY = Exercise(
     name="attention_entropy",
+    summary='Check ``attention_entropy(weights) -> entropy (..., m)`` (natural log, 0 · log 0 = 0).',
     signature="attention_entropy(weights) -> entropy (..., m)",
     reference=attention_entropy,
     outputs=("entropy",),
@@ -93,17 +99,6 @@ ATTENTION_ENTROPY = Exercise(
                  "not change it.", _key_order),
     ),
 )
-
-
-def check_attention_entropy(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``attention_entropy(weights) -> entropy (..., m)`` (natural log, 0 · log 0 = 0).
-
-    Examples
-    --------
-    >>> check_attention_entropy(attention_entropy).passed
-    True
-    """
-    return run_checker(ATTENTION_ENTROPY, fn, strict, timeout)
 
 
 # -- misconceptions ---------------------------------------------------------------------------

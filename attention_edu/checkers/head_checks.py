@@ -3,6 +3,16 @@
 split_heads(X, num_heads): (..., L, H*d) → (..., H, L, d), head h taking the
 contiguous columns h*d:(h+1)*d; merge_heads is its inverse ("Neural
 attention mechanism vectorization", section 3: per-head shapes (B, H, L, d_k)).
+
+Examples
+--------
+>>> from attention_edu.checkers import check_split_heads, check_merge_heads
+>>> import attention_edu as ae
+>>> check_split_heads(ae.split_heads).passed
+True
+>>> import attention_edu as ae
+>>> check_merge_heads(ae.merge_heads).passed
+True
 """
 
 from __future__ import annotations
@@ -11,10 +21,9 @@ from ..backend import host_numpy as np
 from ..multi_head import merge_heads as reference_merge
 from ..multi_head import split_heads as reference_split
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["SPLIT_HEADS", "MERGE_HEADS", "check_split_heads", "check_merge_heads"]
+__all__ = ["SPLIT_HEADS", "MERGE_HEADS"]
 
 
 def _normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -63,6 +72,7 @@ def _merge_round_trip(student) -> str | None:
 
 SPLIT_HEADS = Exercise(
     name="split_heads",
+    summary='Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).',
     signature="split_heads(X, num_heads) -> heads (..., H, L, d)",
     reference=lambda X, num_heads: reference_split(X, num_heads),
     outputs=("heads",),
@@ -74,6 +84,7 @@ SPLIT_HEADS = Exercise(
 
 MERGE_HEADS = Exercise(
     name="merge_heads",
+    summary='Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).',
     signature="merge_heads(X) -> merged (..., L, H*d)",
     reference=lambda X: reference_merge(X),
     outputs=("merged",),
@@ -82,30 +93,6 @@ MERGE_HEADS = Exercise(
                          "Merging must undo split_heads exactly: splitting your result again has to "
                          "give X back.", _merge_round_trip),),
 )
-
-
-def check_split_heads(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_split_heads(ae.split_heads).passed
-    True
-    """
-    return run_checker(SPLIT_HEADS, fn, strict, timeout)
-
-
-def check_merge_heads(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_merge_heads(ae.merge_heads).passed
-    True
-    """
-    return run_checker(MERGE_HEADS, fn, strict, timeout)
 
 
 # -- misconceptions: split ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backend import host_numpy as np
-from .harness import student_line
+from .harness import ErrorInfo
 
 __all__ = ["HINTS", "explain_error"]
 
@@ -41,6 +41,15 @@ HINTS: dict[str, str] = {
         "Your function uses a name it never defines: work only with the arguments it receives "
         "(the checker never shares the notebook's variables) and import numpy as np."),
     "error.exit": "Your function called exit(): return the result instead.",
+    "harness.exit": (
+        "A function must hand its result back with return; remove the call that ends the process "
+        "(os._exit, exit in C code)."),
+    "harness.crash": (
+        "The process running your function died; look for ctypes, a C extension, or code that "
+        "kills its own process, and run the function on the inputs below by hand."),
+    "harness.memory": (
+        "Look for an array far larger than the inputs (a shape built from the wrong sizes, an "
+        "outer product over every axis) or a list that grows without end."),
     "error.other": "Read the error and the line it points to; the inputs that triggered it are shown below.",
     "harness.timeout": (
         "Look for a loop that never ends or work that grows far too fast with the input size; "
@@ -66,7 +75,7 @@ def _has_batched_input(args: tuple) -> bool:
     return any(isinstance(a, np.ndarray) and a.ndim >= 3 for a in args)
 
 
-def explain_error(error: BaseException, args: tuple) -> str:
+def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
     """The hint id for an exception raised by the student's function.
 
     Examples
@@ -77,23 +86,24 @@ def explain_error(error: BaseException, args: tuple) -> str:
     ...     explain_error(err, ())
     'error.broadcast'
     """
-    text = str(error)
-    if isinstance(error, SystemExit):
+    if isinstance(error, BaseException):
+        error = ErrorInfo.of(error)
+    text = error.message
+    if error.is_a("SystemExit"):
         return "error.exit"
-    if isinstance(error, NameError):
+    if error.is_a("NameError"):
         return "error.name"
-    if isinstance(error, TypeError) and not student_line(error) and (
-            "argument" in text or "positional" in text):
+    if error.is_a("TypeError") and not error.line and ("argument" in text or "positional" in text):
         return "error.signature"
-    if isinstance(error, ValueError) and "could not be broadcast" in text:
+    if error.is_a("ValueError") and "could not be broadcast" in text:
         # matmul reports clashing batch axes (what .T on a 3-D array causes) as "remapped shapes"
         return "error.batched-transpose" if "remapped shapes" in text else "error.broadcast"
-    if isinstance(error, ValueError) and "mismatch in its core dimension" in text:
+    if error.is_a("ValueError") and "mismatch in its core dimension" in text:
         return "error.batched-transpose" if _has_batched_input(args) else "error.matmul-shapes"
-    if isinstance(error, ValueError) and "not aligned" in text:
+    if error.is_a("ValueError") and "not aligned" in text:
         return "error.batched-dot" if _has_batched_input(args) else "error.matmul-shapes"
-    if isinstance(error, np.exceptions.AxisError) or isinstance(error, IndexError) or (
-            isinstance(error, ValueError) and "values to unpack" in text):
+    if error.is_a("AxisError") or error.is_a("IndexError") or (
+            error.is_a("ValueError") and "values to unpack" in text):
         return "error.fixed-ndim"
     return "error.other"
 

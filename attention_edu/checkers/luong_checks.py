@@ -3,6 +3,14 @@
 e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) ("Attention Mechanisms: Fundamentals",
 table "Attention Score Computation Methods", row "General (Luong)"). Decoder
 states S (m, d_s) and encoder states H (n, d_h) are rows; scores are (m, n).
+
+Examples
+--------
+>>> from attention_edu.checkers import check_luong_general_scores
+>>> check_luong_general_scores(lambda S, H, W: S @ W @ H.T).passed
+True
+>>> check_luong_general_scores(lambda S, H, W: S @ H.T).hint_id
+'luong_general_scores.ignores-W'
 """
 
 from __future__ import annotations
@@ -13,10 +21,9 @@ from ..backend import host_numpy as np
 from ..luong import luong_attention_steps
 from .bahdanau_checks import normal_arrays as _normal
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["LUONG_GENERAL_SCORES", "check_luong_general_scores"]
+__all__ = ["LUONG_GENERAL_SCORES"]
 
 _L = ("S", "H", "W")
 
@@ -52,6 +59,7 @@ def _identity_is_dot(student) -> str | None:
 
 LUONG_GENERAL_SCORES = Exercise(
     name="luong_general_scores",
+    summary='Check ``luong_general_scores(S, H, W) -> scores (m, n)``, e = s_tᵀ W h_i.',
     signature="luong_general_scores(S, H, W) -> scores (m, n)",
     reference=lambda S, H, W: luong_attention_steps(S, H, "general", W=W).scores,
     outputs=("scores",),
@@ -65,19 +73,6 @@ LUONG_GENERAL_SCORES = Exercise(
                  _identity_is_dot),
     ),
 )
-
-
-def check_luong_general_scores(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``luong_general_scores(S, H, W) -> scores (m, n)``, e = s_tᵀ W h_i.
-
-    Examples
-    --------
-    >>> check_luong_general_scores(lambda S, H, W: S @ W @ H.T).passed
-    True
-    >>> check_luong_general_scores(lambda S, H, W: S @ H.T).hint_id
-    'luong_general_scores.ignores-W'
-    """
-    return run_checker(LUONG_GENERAL_SCORES, fn, strict, timeout)
 
 
 # -- misconceptions: Luong general --------------------------------------------------------------

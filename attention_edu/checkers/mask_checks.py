@@ -5,6 +5,18 @@ Fundamentals", section "Masked Attention", writes the same causal mask as an
 additive matrix, −∞ above the diagonal). For n > m keys the causal mask
 lines up the last query with the last key: query i sees keys j ≤ i + n − m.
 A padding mask has shape (B, 1, n) so that it broadcasts over the queries.
+
+Examples
+--------
+>>> from attention_edu.checkers import check_causal_mask, check_padding_mask
+>>> import attention_edu as ae, numpy as np
+>>> check_causal_mask(ae.causal_mask).passed
+True
+>>> check_causal_mask(lambda m, n=None: np.triu(np.ones((m, n or m), dtype=bool), k=1)).hint_id
+'causal_mask.inverted'
+>>> import attention_edu as ae
+>>> check_padding_mask(ae.padding_mask).passed
+True
 """
 
 from __future__ import annotations
@@ -13,10 +25,9 @@ from ..backend import host_numpy as np
 from ..masks import causal_mask as reference_causal
 from ..masks import padding_mask as reference_padding
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["CAUSAL_MASK", "PADDING_MASK", "check_causal_mask", "check_padding_mask"]
+__all__ = ["CAUSAL_MASK", "PADDING_MASK"]
 
 
 def _causal_cases() -> list[Case]:
@@ -44,6 +55,7 @@ def _default_n(student) -> str | None:
 
 CAUSAL_MASK = Exercise(
     name="causal_mask",
+    summary="Check a student's ``causal_mask(m, n=None)``: bool (m, n), True where j ≤ i + n − m.",
     signature="causal_mask(m, n=None) -> mask (m, n), bool",
     reference=lambda m, n=None: reference_causal(m, n),
     outputs=("mask",),
@@ -80,6 +92,7 @@ def _counts_match(student) -> str | None:
 
 PADDING_MASK = Exercise(
     name="padding_mask",
+    summary="Check a student's ``padding_mask(lengths, n)``: bool (B, 1, n), True where j < lengths[b].",
     signature="padding_mask(lengths, n) -> mask (B, 1, n), bool",
     reference=lambda lengths, n: reference_padding(lengths, n),
     outputs=("mask",),
@@ -88,32 +101,6 @@ PADDING_MASK = Exercise(
                          "Sequence b must allow exactly its first lengths[b] keys.", _counts_match),),
     dtype_hint="Return a boolean array (True = may attend); the comparison j < lengths[b] gives one.",
 )
-
-
-def check_causal_mask(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check a student's ``causal_mask(m, n=None)``: bool (m, n), True where j ≤ i + n − m.
-
-    Examples
-    --------
-    >>> import attention_edu as ae, numpy as np
-    >>> check_causal_mask(ae.causal_mask).passed
-    True
-    >>> check_causal_mask(lambda m, n=None: np.triu(np.ones((m, n or m), dtype=bool), k=1)).hint_id
-    'causal_mask.inverted'
-    """
-    return run_checker(CAUSAL_MASK, fn, strict, timeout)
-
-
-def check_padding_mask(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check a student's ``padding_mask(lengths, n)``: bool (B, 1, n), True where j < lengths[b].
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_padding_mask(ae.padding_mask).passed
-    True
-    """
-    return run_checker(PADDING_MASK, fn, strict, timeout)
 
 
 # -- misconceptions: causal mask ----------------------------------------------------------------

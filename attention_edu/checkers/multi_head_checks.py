@@ -5,6 +5,13 @@ returns (output (..., m, d_model), weights (..., H, m, n)): head h uses the
 columns h*d_k:(h+1)*d_k of W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled
 dot-product attention per head with d_k the per-head size, then
 concat(heads) @ W_O. The mask (True = may attend) is shared by all heads.
+
+Examples
+--------
+>>> from attention_edu.checkers import check_multi_head_attention
+>>> import attention_edu as ae
+>>> check_multi_head_attention(ae.multi_head_attention).passed
+True
 """
 
 from __future__ import annotations
@@ -16,10 +23,9 @@ from ..masks import causal_mask, padding_mask
 from ..multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
 from .host_attention import attend
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["MULTI_HEAD_ATTENTION", "check_multi_head_attention"]
+__all__ = ["MULTI_HEAD_ATTENTION"]
 
 _NAMES = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
 
@@ -97,6 +103,7 @@ def _head_order(student) -> str | None:
 
 MULTI_HEAD_ATTENTION = Exercise(
     name="multi_head_attention",
+    summary='Check ``multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)``.',
     signature="multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) "
               "-> (output (..., m, d_model), weights (..., H, m, n))",
     reference=reference_mha,
@@ -115,18 +122,6 @@ MULTI_HEAD_ATTENTION = Exercise(
     ),
     row_sums=("weights",),
 )
-
-
-def check_multi_head_attention(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check ``multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)``.
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_multi_head_attention(ae.multi_head_attention).passed
-    True
-    """
-    return run_checker(MULTI_HEAD_ATTENTION, fn, strict, timeout)
 
 
 # -- misconceptions ----------------------------------------------------------------------------
@@ -155,6 +150,12 @@ def _x(id: str, probe: str, hint: str):
     "W_Q.shape[1] // num_heads, not of the full width H*d_k.")
 def _wide_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(W_Q.shape[1]))
+
+
+@_x("scale-by-d_model", "small", "Scale each head by the square root of its own size, d_k = "
+    "W_Q.shape[1] // num_heads, not of the model width d_model = X_q.shape[-1].")
+def _model_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(X_q.shape[-1]))
 
 
 @_x("unscaled", "small", "Each head's scores must be divided by √d_k (the per-head size) before "

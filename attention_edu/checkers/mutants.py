@@ -13,51 +13,11 @@ The mutants themselves live next to their checkers (``softmax_checks``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
+from .records import PROBES, Mistake
+
 __all__ = ["Mistake", "mistake", "mistakes_for", "all_mistakes", "PROBES"]
-
-#: Probe ids in the order they run, with the titles used in messages.
-PROBES: dict[str, str] = {
-    "attempted": "attempted",
-    "runs": "runs without error",
-    "returns": "return type, arity, shape and dtype",
-    "inputs": "inputs unmodified",
-    "small": "small exact case",
-    "random": "random shapes, all dimensions distinct",
-    "batched": "other ranks: 1-D, batched 3-D and 4-D",
-    "stability": "large logits (about 1000)",
-    "masks": "masks, including a fully masked row",
-    "properties": "properties and metamorphic relations",
-    "determinism": "determinism",
-}
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A known misconception and the wrong implementation that makes it.
-
-    Attributes
-    ----------
-    id : str
-        ``"<exercise prefix>.<name>"``, e.g. ``"softmax.wrong-axis"``.
-    exercise : str
-        The exercise whose checker diagnoses it.
-    probe : str
-        Id of the first probe (see :data:`PROBES`) that this mistake fails.
-    hint : str
-        At most two sentences: the convention, then the fix.
-    mutant : callable
-        The wrong implementation, same signature as the student's function.
-    """
-
-    id: str
-    exercise: str
-    probe: str
-    hint: str
-    mutant: Callable
-
 
 _REGISTRY: dict[str, Mistake] = {}
 

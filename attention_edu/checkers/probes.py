@@ -12,66 +12,18 @@ consulted to name it (see :mod:`.mutants`), else the evidence is shown.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+import dataclasses
+import functools
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .compare import as_host, close
-from .diagnosis import Failure, failed, fingerprint, is_stub, print_notes, stub_result
-from .harness import DEFAULT_TIMEOUT, Outcome, call
-from .mutants import PROBES
+from .diagnosis import failed, fingerprint, is_stub, print_notes, stub_result
+from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
+from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
 
-__all__ = ["Case", "Property", "Exercise", "run_checker"]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One set of inputs for the student's function, belonging to one probe."""
-
-    probe: str
-    title: str
-    args: tuple
-    names: tuple[str, ...]
-    literal: bool = False    # small enough to print the inputs in full
-    note: str = ""
-
-    @property
-    def float_dtypes(self) -> tuple:
-        return tuple(a.dtype for a in self.args if isinstance(a, np.ndarray) and a.dtype.kind == "f")
-
-
-@dataclass(frozen=True)
-class Property:
-    """A relation every correct implementation satisfies, checked on fresh inputs.
-
-    ``check(student)`` calls ``student(*args)`` (which returns the outputs as
-    a tuple of host arrays) and returns None, or a description of the violation.
-    """
-
-    id: str
-    title: str
-    hint: str
-    check: Callable[[Callable[..., tuple]], str | None]
-
-
-@dataclass(frozen=True)
-class Exercise:
-    """A coding exercise: the student's signature, the reference, the cases."""
-
-    name: str
-    signature: str
-    reference: Callable
-    outputs: tuple[str, ...]
-    cases: Callable[[], list[Case]]
-    properties: tuple[Property, ...] = ()
-    row_sums: tuple[str, ...] = ()
-    dtype_hint: str = "Return floating-point numbers (float64 or float32)."
-
-    @property
-    def function(self) -> str:
-        """Name of the student's function (the part of the signature before '(')."""
-        return self.signature.split("(")[0]
+__all__ = ["run_checker"]
 
 
 class _Stopped(Exception):
@@ -96,11 +48,16 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     """Checks that do not look at values: ran, arity, type, dtype, shape, inputs."""
     where = f'on the case "{case.title}"'
     if outcome.timed_out:
-        return Failure("runs", case, f"your function did not finish within {timeout:g} s {where}",
+        return Failure("runs", case, f"stopped after {timeout:g} s: your function did not finish {where}",
                        "harness.timeout")
+    if outcome.ended:
+        return Failure("runs", case, f"your function {outcome.ended} {where}", outcome.ended_id)
+    if outcome.error is not None and outcome.error.is_a("SystemExit"):
+        return Failure("runs", case, f"your function called sys.exit({outcome.error.message}) {where}",
+                       "error.exit", error=outcome.error)
     if outcome.error is not None:
         err = outcome.error
-        return Failure("runs", case, f"your function raised {type(err).__name__} {where}", None, error=err)
+        return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
         n = len(exercise.outputs)
@@ -112,6 +69,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
                        fields={"arity": n, "order": ", ".join(exercise.outputs)})
     for name, part, want in zip(exercise.outputs, parts, expected):
         host = as_host(part)
+        if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
+            continue
         if host is None:
             return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
                            "harness.wrong-type")
@@ -142,13 +101,13 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     return None
 
 
-def _student(exercise: Exercise, fn: Callable, timeout: float, log: list[Outcome],
+def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
              title: str) -> Callable[..., tuple]:
     """The student's function as a property sees it: basic checks, host arrays out."""
     def student(*args: Any) -> tuple:
         case = Case("properties", title, args, _names(exercise, len(args)))
         expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(args)))
-        outcome = call(fn, args, case.names, timeout)
+        outcome = invoke(args, case.names)
         log.append(outcome)
         failure = _basic_failure(exercise, case, outcome, expected, timeout)
         if failure is not None:
@@ -163,12 +122,12 @@ def _names(exercise: Exercise, count: int) -> tuple[str, ...]:
     return tuple(names[:count]) + tuple(f"arg{i}" for i in range(len(names), count))
 
 
-def _determinism(exercise: Exercise, fn: Callable, case: Case, timeout: float,
+def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
                  log: list[Outcome]) -> Failure | None:
     outputs = []
     expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     for _ in range(3):
-        outcome = call(fn, case.args, case.names, timeout)
+        outcome = invoke(case.args, case.names)
         log.append(outcome)
         failure = _basic_failure(exercise, case, outcome, expected, timeout)
         if failure is not None:
@@ -193,9 +152,14 @@ def _covered(exercise: Exercise, cases: list[Case]) -> str:
 
 
 def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
-                timeout: float | None = None) -> CheckResult:
-    """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc)."""
+                timeout: float | None = None, memory_mb: float | None = None) -> CheckResult:
+    """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc).
+
+    Each call runs in a child process (:mod:`.harness`): ``timeout`` seconds per call (default
+    3) and ``memory_mb`` megabytes of extra memory (default 1024).
+    """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)
     log: list[Outcome] = []
     with np.errstate(all="ignore"):
         if not callable(fn):
@@ -204,35 +168,42 @@ def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
-            result = _run(exercise, fn, timeout, log)
+            invoke = functools.partial(call, fn, timeout=timeout, memory_mb=memory)
+            result = _run(exercise, invoke, timeout, log)
     return finish(result, strict)
 
 
-def _run(exercise: Exercise, fn: Callable, timeout: float, log: list[Outcome]) -> CheckResult:
+def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome]) -> CheckResult:
     cases = exercise.cases()
+    total = len(cases) + len(exercise.properties) + 1           # the cases, the properties, determinism
+
+    def stop(failure: Failure, outcome: Outcome, expected: tuple, passed: int, hint: str | None = None):
+        result = failed(exercise, failure, outcome, expected, log, hint)
+        return dataclasses.replace(result, probes_passed=passed, probes_total=total)
+
     for index, case in enumerate(cases):
-        outcome = call(fn, case.args, case.names, timeout)
+        outcome = invoke(case.args, case.names)
         log.append(outcome)
         if index == 0 and is_stub(outcome):
-            return stub_result(outcome, exercise)
+            return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
         expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
         failure = _basic_failure(exercise, case, outcome, expected, timeout)
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
-            return failed(exercise, failure, outcome, expected, log)
-    for prop in exercise.properties:
+            return stop(failure, outcome, expected, index)
+    for index, prop in enumerate(exercise.properties, start=len(cases)):
         try:
-            problem = prop.check(_student(exercise, fn, timeout, log, prop.title))
-        except _Stopped as stop:
-            return failed(exercise, stop.failure, log[-1], (), log)
+            problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
+        except _Stopped as stopped:
+            return stop(stopped.failure, log[-1], (), index)
         if problem:
             case = Case("properties", prop.title, (), ())
             failure = Failure("properties", case, f"property violated: {prop.title}", prop.id,
                               evidence=problem)
-            return failed(exercise, failure, log[-1], (), log, prop.hint)
+            return stop(failure, log[-1], (), index, prop.hint)
     sample = next((c for c in cases if c.probe == "random"), cases[0])
-    failure = _determinism(exercise, fn, sample, timeout, log)
+    failure = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        return failed(exercise, failure, log[-1], (), log)
+        return stop(failure, log[-1], (), total - 1)
     return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
-                       notes=print_notes(log))
+                       notes=print_notes(log), probes_passed=total, probes_total=total)

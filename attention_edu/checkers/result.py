@@ -59,6 +59,9 @@ class CheckResult:
         Inputs, your output and the expected output, or other evidence.
     notes : tuple of str
         Remarks that do not fail the check (e.g. the function printed).
+    probes_passed, probes_total : int or None
+        How far the function got: probes (input cases, properties, determinism) passed before
+        the first failure, out of all of them (None for pen-and-paper answers).
 
     Examples
     --------
@@ -77,6 +80,8 @@ class CheckResult:
     case: Any = None
     details: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    probes_passed: int | None = None
+    probes_total: int | None = None
 
     @property
     def status(self) -> str:
@@ -94,8 +99,17 @@ class CheckResult:
         """The full plain-text message (the same as ``str(result)``)."""
         return str(self)
 
+    @property
+    def headline(self) -> str:
+        """The first line: status, how far the function got, what happened."""
+        progress = ""
+        if self.status == "failed" and self.probes_total:
+            progress = (f"{self.probes_passed} of {self.probes_total} probes passed; "
+                        f"the first failure: ")
+        return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
+
     def __str__(self) -> str:
-        lines = [f"check {self.exercise}: {self.status}. {self.summary}"]
+        lines = [self.headline]
         if self.hint:
             tag = f" [{self.hint_id}]" if self.hint_id else ""
             lines.append(f"Hint{tag}: {self.hint}")
@@ -113,7 +127,7 @@ class CheckResult:
         parts = [
             f'<div style="border-left: 6px solid {colour}; padding: 4px 10px; margin: 4px 0;">',
             f"<b>{mark} check {html.escape(self.exercise)}: {self.status}.</b> "
-            f"{html.escape(self.summary)}",
+            f"{html.escape(self.headline[len(f'check {self.exercise}: {self.status}. '):])}",
         ]
         if self.hint:
             tag = f" <code>{html.escape(self.hint_id)}</code>" if self.hint_id else ""

@@ -4,6 +4,17 @@ The student writes ``softmax(x)``: weights over the last axis (the keys),
 computed stably, with −inf entries (masked scores) getting weight 0 and an
 all −inf row giving all zeros ("Attention Mechanisms: Fundamentals",
 sections "Additive Attention (Bahdanau)", Step 2, and "Masked Attention").
+
+Examples
+--------
+>>> from attention_edu.checkers import check_softmax
+>>> import attention_edu as ae
+>>> check_softmax(ae.softmax).passed
+True
+>>> import numpy as np
+>>> result = check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True))
+>>> result.hint_id
+'softmax.wrong-axis'
 """
 
 from __future__ import annotations
@@ -11,10 +22,9 @@ from __future__ import annotations
 from ..backend import host_numpy as np
 from ..softmax import softmax as reference_softmax
 from .mutants import mistake
-from .probes import Case, Exercise, Property, run_checker
-from .result import CheckResult
+from .records import Case, Exercise, Property
 
-__all__ = ["SOFTMAX", "check_softmax"]
+__all__ = ["SOFTMAX"]
 
 _INF = np.inf
 
@@ -63,6 +73,7 @@ def _rows_sum_to_one(student) -> str | None:
 
 SOFTMAX = Exercise(
     name="softmax",
+    summary="Check a student's ``softmax(x)``: weights over the last axis of ``x``.",
     signature="softmax(x) -> weights (..., n)",
     reference=lambda x: reference_softmax(x, axis=-1),
     outputs=("weights",),
@@ -79,32 +90,6 @@ SOFTMAX = Exercise(
 )
 
 
-def check_softmax(fn, strict: bool | None = None, timeout: float | None = None) -> CheckResult:
-    """Check a student's ``softmax(x)``: weights over the last axis of ``x``.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(x)`` with ``x`` of shape (..., n), returning weights of the same shape.
-    strict : bool, optional
-        Raise :class:`CheckFailed` instead of returning a failed result
-        (default: the environment variable ``ATTENTION_EDU_STRICT``).
-    timeout : float, optional
-        Seconds allowed per call (default 3).
-
-    Examples
-    --------
-    >>> import attention_edu as ae
-    >>> check_softmax(ae.softmax).passed
-    True
-    >>> import numpy as np
-    >>> result = check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True))
-    >>> result.hint_id
-    'softmax.wrong-axis'
-    """
-    return run_checker(SOFTMAX, fn, strict, timeout)
-
-
 # -- misconceptions ---------------------------------------------------------------------------
 
 def _stable(x, axis=-1, guard=True):
@@ -117,7 +102,8 @@ def _stable(x, axis=-1, guard=True):
 
 
 @mistake("softmax", "softmax.wrong-axis", "small",
-         "Your rows sum to 1 over the query axis: softmax the last axis (keys), axis=-1.")
+         "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
+         "last axis (the keys), axis=-1.")
 def _wrong_axis(x):
     return _stable(x, axis=0)
 
@@ -164,6 +150,22 @@ def _no_exp(x):
          "exp(x - max) / sum(exp(x - max)).")
 def _shift_mismatch(x):
     return np.exp(x) / np.sum(np.exp(x - np.max(x, axis=-1, keepdims=True)), axis=-1, keepdims=True)
+
+
+@mistake("softmax", "softmax.unshifted-denominator", "small",
+         "Shift numerator and denominator by the same row maximum: exp(x - max) / sum(exp(x - max)); "
+         "your denominator sums exp(x) unshifted.")
+def _unshifted_denominator(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    return np.exp(x - top) / np.sum(np.exp(x), axis=-1, keepdims=True)
+
+
+@mistake("softmax", "softmax.column-max-shift", "small",
+         "Subtract each row's own maximum, np.max(x, axis=-1, keepdims=True): a maximum taken down the "
+         "columns is not a constant within a row, so it changes the weights.")
+def _column_max(x):
+    e = np.exp(x - np.max(x, axis=0, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
 
 
 @mistake("softmax", "softmax.no-max-shift", "stability",

@@ -1,0 +1,121 @@
+"""``attention-edu grade``: a folder of right, wrong, hostile and stub submissions, every row right."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import textwrap
+
+import pytest
+
+RIGHT = """
+import numpy as np
+
+def softmax(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+SUBMISSIONS = {
+    "right.py": RIGHT,
+    "wrong_axis.py": "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n",
+    "stub.py": "def softmax(x):\n    raise NotImplementedError\n",
+    "exits.py": "import os\n\ndef softmax(x):\n    os._exit(0)\n",
+    "exits_on_import.py": "import os\nos._exit(1)\n" + RIGHT,
+    "loops.py": "def softmax(x):\n    while True:\n        pass\n",
+    "segfault.py": "import ctypes\n\ndef softmax(x):\n    return ctypes.string_at(0)\n",
+    "syntax_error.py": "def softmax(x)\n    return x\n",
+    "other_name.py": "def soft_max(x):\n    return x\n",
+}
+
+# file -> (passed, attempted, status, hint_id, probe, error contains)
+EXPECTED = {
+    "right.py": (True, True, "passed", None, None, None),
+    "wrong_axis.py": (False, True, "failed", "softmax.wrong-axis", "small", None),
+    "stub.py": (False, False, "not attempted", None, None, None),
+    "exits.py": (False, True, "failed", "harness.exit", "runs", None),
+    "exits_on_import.py": (False, True, "failed", None, None, "os._exit(1)"),
+    "loops.py": (False, True, "failed", "harness.timeout", "runs", None),
+    "segfault.py": (False, True, "failed", "harness.crash", "runs", None),
+    "syntax_error.py": (False, True, "failed", None, None, "SyntaxError"),
+    "other_name.py": (False, False, "not graded", None, None, "defines no function 'softmax'"),
+    "notebook.ipynb": (True, True, "passed", None, None, None),
+}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("submissions")
+    for name, source in SUBMISSIONS.items():
+        (root / name).write_text(textwrap.dedent(source))
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": RIGHT},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": "from attention_edu.checkers import check_softmax\ncheck_softmax(softmax)"},
+             {"cell_type": "code", "metadata": {"tags": ["demo"]}, "execution_count": None, "outputs": [],
+              "source": "import os\nos._exit(0)"},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": "%timeit softmax(np.ones(3))"}]
+    (root / "notebook.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                                                     "nbformat_minor": 5}))
+    return root
+
+
+def _rows_by_file(rows):
+    return {row["file"].rsplit("/", 1)[-1]: row for row in rows}
+
+
+def test_every_row_is_right(folder, console_script):
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
+                           "--jobs", "2", "--timeout", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "grading softmax" in done.stderr                      # the progress bar
+    rows = _rows_by_file(json.loads(done.stdout))
+    assert set(rows) == set(EXPECTED)
+    for name, (passed, attempted, status, hint_id, probe, error) in EXPECTED.items():
+        row = rows[name]
+        got = (row["passed"], row["attempted"], row["status"], row["hint_id"], row["probe"])
+        assert got == (passed, attempted, status, hint_id, probe), f"{name}: {row}"
+        assert (row["error"] is None) == (error is None) and (error is None or error in row["error"]), row
+        assert set(row) >= {"file", "passed", "attempted", "hint_id", "probe", "seconds", "error"}
+    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 14
+    assert rows["wrong_axis.py"]["probes_passed"] == 0
+
+
+def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
+    book = tmp_path / "grades.csv"
+    files = [str(folder / "right.py"), str(folder / "stub.py")]
+    done = subprocess.run([console_script, "grade", *files, "--exercise", "check_softmax", "--csv", str(book),
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and "1 of 2 submissions passed" in done.stdout
+    with open(book, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["status"] for r in rows] == ["passed", "not attempted"]
+    assert list(rows[0])[:4] == ["file", "passed", "attempted", "status"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--exercise", "softmaks"], "unknown exercise"),
+    (["--exercise", "softmax", "--jobs", "0"], "--jobs must be at least 1"),
+])
+def test_usage_errors_exit_2(folder, console_script, argv, message):
+    done = subprocess.run([console_script, "grade", str(folder / "right.py"), *argv], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr
+
+
+def test_the_shipped_notebooks_grade_as_their_checks_say(console_script):
+    """A real exercise notebook (heavy cells: a simulation, a plot) and its solution, two workers."""
+    from pathlib import Path
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    name = "05_entropy_and_pen_and_paper.ipynb"
+    done = subprocess.run([console_script, "grade", str(notebooks / "solutions" / name),
+                           str(notebooks / "exercises" / name), "--exercise", "attention_entropy", "--json",
+                           "--jobs", "2", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["status"], r["error"]) for r in rows] == [("passed", None), ("not attempted", None)]

@@ -1,0 +1,167 @@
+"""Hostile submissions: each a failed verdict with its reason, in time, and the next check unharmed.
+
+Every submission below is run twice: as a file through the command line
+(``attention-edu check softmax FILE``) and as a function through the API,
+called from a separate Python process (so that a failure of the isolation
+would kill that process, not pytest). Each must give a failed verdict that
+names what happened, within the time limit plus a small margin, and a
+correct function checked right after it must still pass.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+LIMIT = 0.5                      # seconds per call given to the checker
+MEMORY = 256                     # megabytes per call given to the checker
+
+GOOD = """
+def softmax(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+# name -> (module source defining softmax, text the verdict must contain, hint id or None)
+HOSTILE = {
+    "os_exit_at_call": ("def softmax(x):\n    os._exit(0)\n", "os._exit(0)", "harness.exit"),
+    "os_exit_at_import": ("os._exit(0)\n" + GOOD, "os._exit(0)", "harness.exit"),
+    "sys_exit": ("def softmax(x):\n    sys.exit(3)\n", "sys.exit(3)", "error.exit"),
+    "sigkill_self": ("def softmax(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL", "harness.crash"),
+    "segfault": ("def softmax(x):\n    return ctypes.string_at(0)\n", "segmentation fault", "harness.crash"),
+    "c_loop": ("def softmax(x):\n    return sum(itertools.count())\n", f"stopped after {LIMIT:g} s",
+               "harness.timeout"),
+    "python_loop": ("def softmax(x):\n    while True:\n        x = x + 1\n", f"stopped after {LIMIT:g} s",
+                    "harness.timeout"),
+    "memory_bomb": ("def softmax(x):\n    return [np.empty(2**23) for _ in range(10**5)]\n",
+                    "ran out of memory", "harness.memory"),
+    "output_flood": ("def softmax(x):\n    while True:\n        print('spam ' * 1000)\n",
+                     f"stopped after {LIMIT:g} s", "harness.timeout"),
+    "numpy_state": ("def softmax(x):\n    np.seterr(all='raise')\n    np.set_printoptions(precision=1)\n"
+                    "    np.exp = np.sin\n    np.sum = None\n    return x\n", "not match", None),
+}
+HEADER = "import ctypes, itertools, os, signal, sys\nimport numpy as np\n"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    for name, (source, _, _) in HOSTILE.items():
+        (root / f"{name}.py").write_text(HEADER + textwrap.dedent(source))
+    (root / "good.py").write_text(HEADER + GOOD)
+    return root
+
+
+def _cli(console_script: str, path: str) -> tuple[int, str, float]:
+    start = time.perf_counter()
+    done = subprocess.run([console_script, "check", "softmax", path, "--timeout", str(LIMIT),
+                           "--memory", str(MEMORY)], capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stdout + done.stderr, time.perf_counter() - start
+
+
+def test_hostile_files_through_the_command_line(folder, console_script):
+    names = list(HOSTILE) + ["good"]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = dict(zip(names, pool.map(lambda n: _cli(console_script, str(folder / f"{n}.py")), names)))
+    baseline = runs["good"][2]                     # start-up plus a whole passing check
+    assert runs["good"][0] == 0, runs["good"][1]
+    for name, (_, reason, hint_id) in HOSTILE.items():
+        code, output, seconds = runs[name]
+        assert code == 1, f"{name}: exit {code}\n{output}"
+        assert "check softmax: failed." in output and reason in output, f"{name}:\n{output}"
+        if hint_id is not None and name != "os_exit_at_import":
+            assert f"[{hint_id}]" in output, f"{name}:\n{output}"
+        assert seconds < baseline + LIMIT + 10.0, f"{name} took {seconds:.1f} s"
+
+
+API_SCRIPT = """
+import json, sys, time
+import numpy as np
+import attention_edu as ae
+from attention_edu.checkers import check_softmax
+
+rows = {}
+for name, source in json.loads(sys.stdin.read()).items():
+    namespace = {}
+    exec(compile(source, name + ".py", "exec"), namespace)
+    state = np.get_printoptions()["precision"], np.geterr()["over"], np.exp, np.sum
+    start = time.perf_counter()
+    result = check_softmax(namespace["softmax"], timeout=LIMIT, memory_mb=MEMORY)
+    seconds = time.perf_counter() - start
+    after = check_softmax(ae.softmax)
+    kept = state == (np.get_printoptions()["precision"], np.geterr()["over"], np.exp, np.sum)
+    rows[name] = {"text": str(result), "status": result.status, "hint_id": result.hint_id,
+                  "seconds": seconds, "after": after.passed, "state_kept": kept}
+print(json.dumps(rows))
+"""
+
+
+def test_hostile_functions_through_the_api_in_a_separate_process():
+    sources = {name: HEADER + textwrap.dedent(source) for name, (source, _, _) in HOSTILE.items()}
+    # "at import" through the API: the function imports a module that exits while it is imported
+    sources["os_exit_at_import"] = HEADER + textwrap.dedent("""
+        def softmax(x):
+            import importlib.util, pathlib, tempfile
+            path = pathlib.Path(tempfile.mkdtemp()) / "exits.py"
+            path.write_text("import os\\nos._exit(0)\\n")
+            spec = importlib.util.spec_from_file_location("exits", path)
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        """)
+    script = API_SCRIPT.replace("LIMIT", repr(LIMIT)).replace("MEMORY", repr(MEMORY))
+    done = subprocess.run([sys.executable, "-c", script], input=json.dumps(sources), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, (_, reason, hint_id) in HOSTILE.items():
+        got = results[name]
+        assert got["status"] == "failed" and reason in got["text"], f"{name}:\n{got['text']}"
+        assert hint_id is None or got["hint_id"] == hint_id, f"{name}:\n{got['text']}"
+        assert got["seconds"] < LIMIT + 2.0, f"{name} took {got['seconds']:.2f} s"
+        assert got["after"] and got["state_kept"], name
+
+
+def test_output_is_captured_and_trimmed():
+    from attention_edu.checkers.harness import OUTPUT_LIMIT, call
+
+    outcome = call(lambda: print("x" * (10 * OUTPUT_LIMIT)) or 1, (), (), timeout=5)
+    assert outcome.value == 1 and outcome.printed_bytes <= OUTPUT_LIMIT + 200
+    assert outcome.printed.count("x") == OUTPUT_LIMIT and "more bytes not kept" in outcome.printed
+
+
+def test_a_notebook_submission_runs_without_its_check_cells(tmp_path, console_script):
+    cells = [{"cell_type": "code", "metadata": {}, "source": "import os\nimport numpy as np\n"},
+             {"cell_type": "code", "metadata": {}, "source": GOOD},
+             {"cell_type": "code", "metadata": {}, "source": "check_softmax(softmax)"},
+             {"cell_type": "code", "metadata": {"tags": ["demo"]}, "source": "os._exit(0)"}]
+    path = tmp_path / "exercise.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    done = subprocess.run([console_script, "check", "softmax", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "check softmax: passed." in done.stdout, done.stdout + done.stderr
+
+
+def test_spawn_start_method_gives_the_same_verdicts(monkeypatch):
+    """The fallback for platforms without fork, tried here by asking for it."""
+    import os
+
+    import numpy as np
+
+    import attention_edu as ae
+    from attention_edu.checkers import harness
+
+    monkeypatch.setenv(harness.START_METHOD_ENV, "spawn")
+    assert harness.start_method() == "spawn"
+    outcome = harness.call(ae.softmax, (np.array([[1.0, 2.0]]),), ("x",))
+    assert outcome.ok and outcome.isolated and outcome.value.shape == (1, 2)
+    ended = harness.call(os._exit, (3,), ("code",))
+    assert ended.ended_id == "harness.exit" and "os._exit(3)" in ended.ended
+    lam = harness.call(lambda x: x, (1,), ("x",))          # a lambda cannot be pickled: runs inline
+    assert lam.value == 1 and not lam.isolated
