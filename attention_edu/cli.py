@@ -24,8 +24,8 @@ COMMANDS = {
 
 
 def _version() -> str:
-    from . import __version__
-    return __version__
+    from importlib.metadata import version
+    return version("attention_edu")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -86,3 +86,14 @@ def test_long_values_wrap_between_numbers():
                 assert re.fullmatch(r"[\[\]\d., -e]+", cell), cell  # whole numbers only
     joined = " ".join(text.split())
     assert "0.192985, 0.21412, 0.187494" in joined
+
+
+def test_brief_verdict_summarises_long_arrays_and_keeps_the_differences():
+    example = ae.worked_examples.get("sheet.example-5x3")
+    full, brief = repr(ae.display.verdict(example)), repr(ae.display.verdict(example, brief=True))
+    assert len(brief) < len(full)
+    assert "5×5 numbers" in brief and "22 of 25 differ" in brief and "6 of 15 differ" in brief
+    assert "[0, 0]: printed 0.67, computed 0.63" in brief  # the box still names what differs
+    rows = repr(ae.display.verdict("fund.sdpa-example", brief=True))
+    assert "5×3 numbers" in rows and "all match" in rows   # output_terms hold
+    assert "printed_weight_rows_sum_to_1: the chapter says Sum = 1.0 (each row)" in brief

@@ -23,12 +23,12 @@ REQUIRED = {
     "01_seq2seq_bottleneck.ipynb": (
         "fund.seq2seq-memory", "fund.attention-matrix-memory", "fund.translation-distributions"),
     "02_bahdanau_attention.ipynb": (
-        "fund.bahdanau-example", "fund.bahdanau-flops", "fund.bahdanau-memory",
+        "fund.bahdanau-example", "fund.exercise-1", "fund.bahdanau-flops", "fund.bahdanau-memory",
         "fund.bahdanau-params"),
     "03_luong_attention.ipynb": (),
     "04_dot_product_attention.ipynb": (
         "dot.similarity", "dot.cat-sat-mat", "dot.soft-lookup", "dot.attention-pattern",
-        "dot.complexity"),
+        "dot.complexity", "fund.sdpa-example"),
     "05_scaling_and_softmax_saturation.ipynb": (
         "fund.scaling-variance", "fund.softmax-saturation", "fund.scaling-gradients"),
 }
@@ -137,3 +137,23 @@ def test_stored_kernelspec_is_the_installed_kernel(name):
     assert stored["name"] == "python3" and stored["display_name"] == installed, (
         f"{name}: stored kernelspec {stored['display_name']!r}, installed {installed!r}; "
         "re-execute with scripts/execute_notebooks.py")
+
+
+#: Notebooks that type a worked example's inputs as the chapter prints them, then check them
+#: against the catalogue (the catalogue stays the one place where printed values are checked).
+TYPED_INPUTS = {
+    "02_bahdanau_attention.ipynb": ("fund.exercise-1",),
+    "04_dot_product_attention.ipynb": ("dot.similarity", "dot.cat-sat-mat", "fund.sdpa-example"),
+    "08_masks.ipynb": ("fund.causal-mask",),
+    "11_attention_without_the_nxn_matrix.ipynb": ("fund.sdpa-example",),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED_INPUTS))
+def test_chapter_inputs_are_typed_then_checked_against_the_catalogue(name):
+    cells = [_source(c) for c in _code_cells(_load(name))]
+    for example_id in TYPED_INPUTS[name]:
+        cell = next((c for c in cells if f'get("{example_id}")' in c), "")
+        assert "np.array(" in cell and "assert" in cell and ".inputs[" in cell and "array_equal" in cell, (
+            f"{name}: the cell that fetches {example_id} should type its inputs as printed "
+            "(np.array(...)) and assert they equal the catalogue's")

@@ -16,7 +16,8 @@ and tuned like the forward's :mod:`.fast`:
    exp(s − lse) ≤ 1 cannot overflow. A fully masked row (lse = −inf) is given
    lse = +inf, so its weights come out exactly 0 with no special case.
 4. **All cores.** Worker threads take tasks from a queue while BLAS is held
-   to one thread per call (threadpoolctl); small inputs run on one thread.
+   to one thread per call (threadpoolctl); small inputs run on one thread,
+   also with BLAS on one thread.
 
 Measured figures and their limits: ``docs/benchmarks.md``.
 """
@@ -172,12 +173,14 @@ def blockwise_attention_backward_fast(Q: Any, K: Any, V: Any, output: Any, lse: 
     # Buffers made here, before any thread starts, so the peak memory is the same every run.
     scratches = [job.scratch() for _ in range(min(workers, len(job.tasks)))]
     controller = _blas_controller()
-    if len(scratches) == 1:
-        job.drain(tasks, scratches[0])
-    else:
-        one_blas_thread = controller.limit(limits=1, user_api="blas") if controller else nullcontext()
-        with one_blas_thread, ThreadPoolExecutor(len(scratches)) as pool:
-            for done in [pool.submit(job.drain, tasks, scratch) for scratch in scratches]:
-                done.result()
+    # One BLAS thread per worker even with a single worker: on tiles this small, BLAS threads
+    # gain little on a quiet machine and, on a busy one, spin against each other (20x slower measured).
+    with controller.limit(limits=1, user_api="blas") if controller else nullcontext():
+        if len(scratches) == 1:
+            job.drain(tasks, scratches[0])
+        else:
+            with ThreadPoolExecutor(len(scratches)) as pool:
+                for done in [pool.submit(job.drain, tasks, scratch) for scratch in scratches]:
+                    done.result()
     np.multiply(job.d_Q, job.scale, out=job.d_Q)  # dQ = dS K / √d_k
     return job.d_Q, job.d_K, job.d_V

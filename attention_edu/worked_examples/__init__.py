@@ -4,7 +4,9 @@ One entry per example or exercise of the chapter texts (the ids of their
 inventory). Each entry holds its inputs, every value the chapter prints (as
 text), the values computed with :mod:`attention_edu`, and one check per
 printed value, compared at the printed precision. The status of an entry is
-derived from its checks: "reproduced", "erratum" or "illustrative".
+derived from its checks: "reproduced", "rounding" (every value that misses is off
+only by rounding, each with its cause), "erratum" (wrong beyond rounding) or
+"illustrative".
 
 >>> import attention_edu as ae
 >>> ex = ae.worked_examples.get("fund.bahdanau-params")
@@ -12,6 +14,9 @@ derived from its checks: "reproduced", "erratum" or "illustrative".
 ('reproduced', '262,400')
 >>> len(ae.worked_examples.ids()) >= 39
 True
+>>> slip = ae.worked_examples.get("fund.sdpa-example")
+>>> slip.status, [(c.name, c.cause) for c in slip.rounding]
+('rounding', [('exp_scaled_scores', 'last digit'), ('output', 'rounded intermediates')])
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ import html
 from typing import Any
 
 from . import get as get_example
+from ..backend import host_numpy as np
+from .printed import mismatches, parse_printed
 from .render import format_value, in_printed_unit
 
 __all__ = ["verdict", "Verdict", "COLOURS"]
@@ -40,6 +42,21 @@ def computed_text(check: Any) -> str:
     return check.computed if isinstance(check.computed, str) else format_value(check.computed)
 
 
+def _brief(check: Any, printed: str, computed: str) -> tuple[str, str]:
+    """Long arrays as their shape and how many of their numbers differ (``brief=True``)."""
+    if not (_is_long(printed) or _is_long(computed)) or check.kind != "printed":
+        return printed, computed
+    try:
+        reading = parse_printed(check.printed, check.byte_base)
+    except ValueError:
+        return printed, computed
+    shape = np.shape(reading.value)
+    size = int(np.prod(shape))
+    missed = len(mismatches(reading, check.computed))
+    cells = "×".join(str(d) for d in shape)
+    return f"{cells} numbers", ("all match" if not missed else f"{missed} of {size} differ")
+
+
 def _wrap(text: str, width: int = _WIDTH) -> list[str]:
     """Lines of at most ``width`` characters where possible, broken only after ", "."""
     lines, line = [], ""
@@ -59,15 +76,19 @@ def _is_long(text: str) -> bool:
 class Verdict:
     """The checks of one worked example, displayable as text or HTML."""
 
-    def __init__(self, example: Any):
+    def __init__(self, example: Any, brief: bool = False):
         self.example = example
+        self.brief = brief
 
     def _rows(self) -> list[tuple[str, str, str, str, str]]:
         """(check, printed, computed, verdict, severity) per check."""
         rows = []
         for c in self.example.checks:
             mark = _VERDICT[c.severity] + (f" ({c.cause})" if c.severity == "rounding" else "")
-            rows.append((c.name, " ".join(str(c.printed).split()), computed_text(c), mark, c.severity))
+            printed, computed = " ".join(str(c.printed).split()), computed_text(c)
+            if self.brief:
+                printed, computed = _brief(c, printed, computed)
+            rows.append((c.name, printed, computed, mark, c.severity))
         return rows
 
     def _boxes(self) -> list[tuple[str, str, list[str]]]:
@@ -80,7 +101,9 @@ class Verdict:
             for c in checks:
                 printed, computed = " ".join(str(c.printed).split()), computed_text(c)
                 if _is_long(printed) or _is_long(computed):
-                    head = f"{c.name}: in the table above; the elements that differ:"
+                    head = f"{c.name}: too long to repeat; the elements that differ are in brackets"
+                elif c.kind == "given":
+                    head = f"{c.name}: the chapter says {printed}; its own numbers give {computed}"
                 elif severity == "erratum":
                     head = f"{c.name}: the chapter prints {printed}; the correct value is {computed}"
                 else:
@@ -137,8 +160,12 @@ class Verdict:
         return "".join(out)
 
 
-def verdict(example: Any) -> Verdict:
+def verdict(example: Any, brief: bool = False) -> Verdict:
     """The printed-vs-computed table of a worked example (an Example or its id).
+
+    With ``brief=True``, an array too long for its column is shown by its size and by how
+    many of its numbers differ (for a notebook that has printed the arrays already); the
+    ERRATUM and ROUNDING boxes still list the numbers that differ.
 
     Examples
     --------
@@ -149,4 +176,4 @@ def verdict(example: Any) -> Verdict:
     """
     if isinstance(example, str):
         example = get_example(example)
-    return Verdict(example)
+    return Verdict(example, brief)

@@ -90,6 +90,20 @@ def _indent(text: str, pad: str = "     ") -> str:
     return text.replace("\n", "\n" + pad)
 
 
+def _computed(check: Any) -> str:
+    """A check's computed value, in the printed value's unit when that changes how it reads."""
+    raw = format_value(check.computed)
+    if check.kind != "printed":
+        return raw
+    try:
+        if not unit_of(check.printed, check.byte_base)[0]:
+            return raw  # no unit: the plain number already reads as printed
+        shown = in_printed_unit(check.printed, check.computed, check.byte_base)
+    except ValueError:
+        return raw
+    return raw if shown.startswith(raw) else f"{shown} ({raw})"
+
+
 def render_example(example: Any) -> str:
     """``Example.show()``: header, inputs with shapes, walkthrough, library steps, checks."""
     lines = [f"{example.id}: {example.title}", f"Source: {example.source}"]
@@ -118,7 +132,7 @@ def render_example(example: Any) -> str:
         printed = c.printed if c.kind != "answer" else f"(no printed value) {c.printed}"
         lines.append(f"  [{mark}] {c.name} [{c.kind}]")
         lines.append(f"        printed : {printed}")
-        lines.append(f"        computed: {_indent(format_value(c.computed), '                  ')}")
+        lines.append(f"        computed: {_indent(_computed(c), '                  ')}")
         if c.severity == "rounding":
             lines.append(f"        rounding: {c.cause}")
         if c.note:
