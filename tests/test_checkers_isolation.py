@@ -165,3 +165,16 @@ def test_spawn_start_method_gives_the_same_verdicts(monkeypatch):
     assert ended.ended_id == "harness.exit" and "os._exit(3)" in ended.ended
     lam = harness.call(lambda x: x, (1,), ("x",))          # a lambda cannot be pickled: runs inline
     assert lam.value == 1 and not lam.isolated
+
+
+def test_input_ends_at_once_instead_of_waiting():
+    import attention_edu as ae
+
+    def asks(x):
+        input("how many keys? ")
+        return ae.softmax(x)
+
+    start = time.perf_counter()
+    result = ae.checkers.check_softmax(asks)
+    assert time.perf_counter() - start < 5.0
+    assert "EOFError" in str(result) and "input() is not available" in str(result)

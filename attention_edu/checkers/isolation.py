@@ -1,22 +1,21 @@
 """Running a job in a child process: a hard time limit, a memory limit, captured output.
 
-:func:`run_isolated` runs a zero-argument job in a child process and returns its
-report, or how the child ended without one. Limits: the wall clock (the child
-is killed, not asked to stop); the address space (``RLIMIT_AS``: what the child
-inherited plus ``memory_mb``, past which allocations raise MemoryError -- a guard
-against accidents, not a sandbox); the output (stdout and stderr, Python and C
-level, go to a file of which :data:`OUTPUT_LIMIT` bytes are kept).
+:func:`run_isolated` runs a zero-argument job in a child process and returns its report, or how
+the child ended without one. Limits: the wall clock (the child is killed, not asked to stop); the
+address space (``RLIMIT_AS``: what the child inherited plus ``memory_mb``, past which allocations
+raise MemoryError -- a guard against accidents, not a sandbox); the output (stdout and stderr,
+Python and C level, go to a file of which :data:`OUTPUT_LIMIT` bytes are kept); no input.
 
-Start method: on Linux and other POSIX systems but macOS, ``os.fork()``: the child
-starts in milliseconds and inherits the job as it is (lambdas, notebook
-functions), and ends with ``os._exit`` once it has reported. Elsewhere
-``spawn`` (multiprocessing): a fresh interpreter that gets the job by pickling,
-a few hundred milliseconds per call, and only for functions importable from a
-module. ``ATTENTION_EDU_START_METHOD=fork|spawn|inline`` overrides the choice.
+Start method: on Linux and other POSIX systems but macOS, ``os.fork()``: the child starts in
+milliseconds and inherits the job as it is (lambdas, notebook functions), and ends with
+``os._exit`` once it has reported. Elsewhere ``spawn`` (multiprocessing): a fresh interpreter
+that gets the job by pickling, a few hundred milliseconds per call, and only for functions
+importable from a module. ``ATTENTION_EDU_START_METHOD=fork|spawn|inline`` overrides the choice.
 """
 
 from __future__ import annotations
 
+import builtins
 import multiprocessing
 import os
 import pickle
@@ -37,13 +36,13 @@ except ImportError:  # Windows: no resource limits, the time limit still holds
 __all__ = ["Ended", "run_isolated", "start_method", "unlimit_memory", "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
-
 #: Bytes of a call's printed output that are kept.
 OUTPUT_LIMIT = 64_000
 #: Seconds a spawned child may take to start before its time limit begins.
 _SPAWN_STARTUP = 20.0
 #: Environment variable choosing how children start: fork, spawn or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
+
 
 def start_method() -> str:
     """``"fork"``, ``"spawn"`` or ``"inline"``: how the next call will start its child."""
@@ -109,9 +108,12 @@ def unlimit_memory() -> None:
 
 def _child(writer: Any, job: Callable[[], Any], out_path: str, memory_mb: float | None) -> None:
     """The child's whole life: captured output, limits, the job, its report down the pipe."""
-    fd = os.open(out_path, os.O_WRONLY | os.O_APPEND)
-    os.dup2(fd, 1), os.dup2(fd, 2)
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_APPEND)):
+        os.dup2(os.open(path, flags), fd)                  # no input; output to the capture file
+    os.dup2(1, 2)
     sys.stdout = sys.stderr = _CappedWriter(1, OUTPUT_LIMIT)
+    sys.stdin = open(os.devnull)                           # input() ends at once, notebook kernel or not
+    builtins.input = _no_input
     _limit_memory(memory_mb)
     report = job()
     unlimit_memory()
@@ -119,6 +121,10 @@ def _child(writer: Any, job: Callable[[], Any], out_path: str, memory_mb: float 
     writer.close()
     if sys.stdout.written > OUTPUT_LIMIT:
         os.write(1, f"\n[... {sys.stdout.written - OUTPUT_LIMIT:,} more bytes not kept]\n".encode())
+
+
+def _no_input(prompt: str = "") -> str:
+    raise EOFError("input() is not available while your function is checked: take values as arguments")
 
 
 class _PipeWriter:
@@ -155,22 +161,19 @@ def _fork(job: tuple, timeout: float) -> tuple[tuple | None, bool, int | None, f
     """Run the job in ``os.fork()``-ed child: (report, timed out, exit code, seconds)."""
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
-        # Python 3.12+ warns that fork() in a multi-threaded process (a notebook kernel) may
-        # deadlock the child; the child only runs the student's code and ends with os._exit,
-        # and a deadlock would end as a timeout like any other hang.
+        # Python 3.12+ warns that fork() in a multi-threaded process (a notebook kernel) may deadlock
+        # the child; it only runs the student's code, and a deadlock would end as a timeout.
         warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks",
                                 category=DeprecationWarning)
         start = time.perf_counter()
         pid = os.fork()
     if pid == 0:                                   # the child: never returns
-        code = 0
         try:
             os.close(read_end)
             _child(_PipeWriter(write_end), *job)
         except BaseException:
-            code = 70
-        finally:
-            _exit(code)
+            _exit(70)
+        _exit(0)
     os.close(write_end)
     try:
         payload, timed_out = _read_report(read_end, start + timeout)
@@ -243,8 +246,5 @@ def run_isolated(job: Callable[[], Any], timeout: float, memory_mb: float | None
         size = os.path.getsize(out_path)
     finally:
         os.unlink(out_path)
-    ended = Ended(timed_out=timed_out, printed=printed, printed_bytes=size, seconds=seconds)
-    if payload is not None:
-        ended.report = payload[0]
-    ended.exitcode = exitcode
-    return ended
+    report = payload[0] if payload is not None else None
+    return Ended(report, timed_out, exitcode, printed, size, seconds)
