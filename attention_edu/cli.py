@@ -18,6 +18,8 @@ COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
     "check": "attention_edu.checkers.command",
     "bench": "attention_edu.bench.command",
+    "train": "attention_edu.seq2seq.train_command",
+    "translate": "attention_edu.seq2seq.translate_command",
 }
 
 
