@@ -132,7 +132,7 @@ def test_training_runs_unchanged_on_array_api_strict(device, dtype):
     backend = Backend(xps, xps.Device(device), dtype)
     small = dict(TINY, steps=3, batch_size=4)
     model, history = seq2seq.train("reverse", "none", seed=2, backend=backend, **small)
-    reference, ref_history = seq2seq.train("reverse", "none", seed=2, **small)
+    reference, ref_history = seq2seq.train("reverse", "none", seed=2, dtype=dtype, **small)
     tol = 1e-12 if dtype == "float64" else 1e-4
     np.testing.assert_allclose(history["loss"], ref_history["loss"], rtol=tol)
     for name, value in model.params.items():

@@ -74,7 +74,7 @@ def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
 
 
 def load(path: Any, backend: Backend | None = None) -> Any:
-    """The model saved at ``path`` (see :func:`save`), on ``backend`` (default NumPy float64).
+    """The model saved at ``path`` (see :func:`save`), on ``backend`` (default NumPy, saved dtype).
 
     Raises
     ------
@@ -102,12 +102,13 @@ def load(path: Any, backend: Backend | None = None) -> Any:
                               f"unexpected {extra or 'nothing'}")
     for name, shape in expected.items():
         array = arrays[name]
-        if array.dtype.kind != "f":
+        if array.dtype.name not in ("float32", "float64"):
             raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
         if tuple(array.shape) != shape:
             raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
                                   f"config needs {shape}")
         if not np.all(np.isfinite(array)):
             raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
-    backend = numpy_backend("float64") if backend is None else backend
+    if backend is None:
+        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
     return Seq2Seq(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)

@@ -14,7 +14,7 @@ import contextlib
 import time
 from typing import Any
 
-from ..backend import Backend
+from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
 from .config import ATTENTIONS, ModelConfig
 from .decoding import greedy_decode
@@ -73,14 +73,17 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
           steps: int | None = None, batch_size: int = 64, embedding: int = 16, hidden: int = 32,
           attention_size: int = 32, peak_learning_rate: float = 0.01, clip: float = 1.0,
           eval_per_length: int = 200, lengths: tuple[int, int] | None = None,
-          backend: Backend | None = None, progress: bool = False) -> tuple[Seq2Seq, dict[str, Any]]:
+          dtype: str = "float32", backend: Backend | None = None,
+          progress: bool = False) -> tuple[Seq2Seq, dict[str, Any]]:
     """Train a model on ``task`` with ``attention`` from ``seed``; the defaults are the CLI's.
 
     Returns ``(model, history)``: ``history`` holds the per-step ``loss``,
     ``accuracy`` (next characters right, teacher-forced) and
     ``learning_rate``, the training ``seconds`` and ``seconds_per_step``,
     and the held-out ``exact_match`` and ``exact_match_by_length``
-    (``eval_per_length=0`` skips the evaluation).
+    (``eval_per_length=0`` skips the evaluation). Parameters live on
+    ``backend`` (default: NumPy in ``dtype``; float32 trains about twice as
+    fast as float64 here and learns as well).
 
     Examples
     --------
@@ -99,7 +102,7 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
             raise ValueError(f"train: {name} must be a positive int, got {value!r}")
     config = ModelConfig.for_task(task, attention, embedding=embedding, hidden=hidden,
                                   attention_size=attention_size)
-    model = Seq2Seq.initialize(config, seed, backend)
+    model = Seq2Seq.initialize(config, seed, numpy_backend(dtype) if backend is None else backend)
     batches = _batches(task, steps, batch_size, seed, lengths)
     history: dict[str, Any] = {"task": task, "attention": attention, "seed": seed, "steps": steps,
                                "batch_size": batch_size, "loss": [], "accuracy": [],
