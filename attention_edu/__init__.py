@@ -12,19 +12,35 @@ intermediate, printable as a step table.
 ((2, 5), (2, 4))
 """
 
-from .additive import bahdanau_attention, bahdanau_attention_steps
+from .additive import bahdanau_attention, bahdanau_attention_backward, bahdanau_attention_steps
 from .backend import Backend, get_xp, numpy_backend, to_numpy
 from .dot_product import (
     dot_product_attention,
+    dot_product_attention_backward,
     dot_product_attention_steps,
     scaled_dot_product_attention,
+    scaled_dot_product_attention_backward,
     scaled_dot_product_attention_steps,
 )
+from .gradcheck import gradcheck
 from .loops import attention_loop, bahdanau_attention_loop
-from .luong import luong_attention, luong_attention_steps
+from .luong import luong_attention, luong_attention_backward, luong_attention_steps
 from .masks import apply_mask, causal_mask, padding_mask
-from .multi_head import merge_heads, multi_head_attention, multi_head_attention_steps, split_heads
-from .projections import cross_attention, cross_attention_steps, self_attention, self_attention_steps
+from .multi_head import (
+    merge_heads,
+    multi_head_attention,
+    multi_head_attention_backward,
+    multi_head_attention_steps,
+    split_heads,
+)
+from .projections import (
+    cross_attention,
+    cross_attention_backward,
+    cross_attention_steps,
+    self_attention,
+    self_attention_backward,
+    self_attention_steps,
+)
 from .shapes import ShapeError
 from .softmax import softmax, softmax_jacobian, softmax_naive, softmax_vjp
 from .steps import Steps
@@ -33,13 +49,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Backend", "ShapeError", "Steps",
-    "apply_mask", "attention_loop", "bahdanau_attention", "bahdanau_attention_loop",
-    "bahdanau_attention_steps", "causal_mask", "cross_attention", "cross_attention_steps",
-    "dot_product_attention", "dot_product_attention_steps", "get_xp", "luong_attention",
-    "luong_attention_steps", "merge_heads", "multi_head_attention", "multi_head_attention_steps",
+    "apply_mask", "attention_loop", "bahdanau_attention", "bahdanau_attention_backward",
+    "bahdanau_attention_loop", "bahdanau_attention_steps", "causal_mask", "cross_attention",
+    "cross_attention_backward", "cross_attention_steps", "dot_product_attention",
+    "dot_product_attention_backward", "dot_product_attention_steps", "get_xp", "gradcheck",
+    "luong_attention", "luong_attention_backward", "luong_attention_steps", "merge_heads",
+    "multi_head_attention", "multi_head_attention_backward", "multi_head_attention_steps",
     "numpy_backend", "padding_mask", "scaled_dot_product_attention",
-    "scaled_dot_product_attention_steps", "self_attention", "self_attention_steps", "softmax",
-    "softmax_jacobian", "softmax_naive", "softmax_vjp", "split_heads", "to_numpy",
+    "scaled_dot_product_attention_backward", "scaled_dot_product_attention_steps", "self_attention",
+    "self_attention_backward", "self_attention_steps", "softmax", "softmax_jacobian", "softmax_naive",
+    "softmax_vjp", "split_heads", "to_numpy",
 ]
 
 # Built on the mechanisms above. `plotting` is not imported here, so that importing the

@@ -94,6 +94,9 @@ def _array_api_namespace(xp: Any) -> Any:
         # cupy.asarray/arange take no device= keyword; array_api_compat.cupy does.
         import array_api_compat.cupy as cupy_namespace
         return cupy_namespace
+    if array_api_compat.is_torch_namespace(xp):  # the same wrapper get_xp gives for torch tensors
+        import array_api_compat.torch as torch_namespace
+        return torch_namespace
     return xp
 
 

@@ -15,28 +15,45 @@ from __future__ import annotations
 
 from typing import Any
 
-from .additive import additive_score_items
+from .additive import additive_scores, additive_scores_backward, additive_steps
 from .backend import get_xp
 from .shapes import Dims, ShapeError
-from .steps import Steps
-from .weighting import weigh
+from .steps import Steps, check_backward_call
+from .weighting import sum_to_shape, weigh, weigh_backward
 
-__all__ = ["luong_attention", "luong_attention_steps", "LUONG_SCORES"]
+__all__ = ["luong_attention", "luong_attention_steps", "luong_attention_backward", "LUONG_SCORES"]
 
 LUONG_SCORES = ("dot", "general", "concat")
 
 
-def _score_items(score: str, S: Any, H: Any, W: Any, v: Any, dims: Dims) -> list:
-    xp = get_xp(S, H, W, v)
-    H_t = xp.matrix_transpose(H)  # (..., d_h, n)
+def _scores(xp: Any, score: str, S: Any, H: Any, W: Any, v: Any) -> dict[str, tuple[str, Any]]:
+    """The score steps of each variant, on arguments already checked."""
     if score == "dot":
-        return [("scores", "S Hᵀ   (s_t · h_i)", S @ H_t)]  # (..., m, n)
+        scores = S @ xp.matrix_transpose(H)  # (..., m, n)
+        return {"scores": ("S Hᵀ   (s_t · h_i)", scores)}
     if score == "general":
         S_W = S @ W  # (..., m, d_h): row t is s_tᵀ W
-        return [("S_W", "S W   (row t = s_tᵀ W)", S_W), ("scores", "S W Hᵀ", S_W @ H_t)]
-    d_s = dims["d_s"]
+        scores = S_W @ xp.matrix_transpose(H)  # (..., m, n)
+        return {"S_W": ("S W   (row t = s_tᵀ W)", S_W), "scores": ("S W Hᵀ", scores)}
+    d_s = S.shape[-1]
     W_s, W_h = W[:, :d_s], W[:, d_s:]  # (d_a, d_s), (d_a, d_h): W [s; h] = W_s s + W_h h
-    return additive_score_items(S, H, W_s, W_h, v)
+    return additive_steps(*additive_scores(xp, S, H, W_s, W_h, v))
+
+
+def _scores_backward(xp: Any, steps: Steps, d_scores: Any) -> dict[str, Any]:
+    """Gradients of the score step: {"S", "H" (as keys), "W", "v"} as the variant has them."""
+    S, H, W, v, score = (steps.inputs[key] for key in ("S", "H", "W", "v", "score"))
+    if score == "dot":  # scores = S Hᵀ
+        return {"S": d_scores @ H, "H": xp.matrix_transpose(d_scores) @ S}  # (..., m, d_s), (..., n, d_h)
+    if score == "general":  # scores = (S W) Hᵀ
+        d_S_W = d_scores @ H  # (..., m, d_h)
+        return {"S": d_S_W @ xp.matrix_transpose(W),  # (..., m, d_s)
+                "H": xp.matrix_transpose(d_scores) @ steps.S_W,  # (..., n, d_h)
+                "W": sum_to_shape(xp, xp.matrix_transpose(S) @ d_S_W, W.shape)}  # (d_s, d_h)
+    d_s = S.shape[-1]
+    d_S, d_H, d_W_s, d_W_h, d_v = additive_scores_backward(xp, S, H, W[:, :d_s], W[:, d_s:], v,
+                                                           steps.features, d_scores)
+    return {"S": d_S, "H": d_H, "W": xp.concat([d_W_s, d_W_h], axis=1), "v": d_v}  # W (d_a, d_s+d_h)
 
 
 def luong_attention_steps(S: Any, H: Any, score: str = "dot", W: Any | None = None,
@@ -72,8 +89,57 @@ def luong_attention_steps(S: Any, H: Any, score: str = "dot", W: Any | None = No
                 f"(d_s from S {tuple(S.shape)}, d_h from H {tuple(H.shape)})"
             )
     dims.mask("mask", mask, "... m n")
-    items = _score_items(score, S, H, W, v, dims)
-    return Steps(f"{name} ({score})", items + weigh(items[-1][2], H, mask, "H", "context"))
+    xp = get_xp(S, H, W, v, mask)
+    score_steps = _scores(xp, score, S, H, W, v)
+    masked_scores, weights, context = weigh(xp, name, score_steps["scores"][1], H, mask)
+    return Steps(f"{name} ({score})", {
+        **score_steps,
+        "masked_scores": ("scores where mask else −inf", masked_scores),
+        "weights": ("softmax over keys (last axis)", weights),
+        "context": ("weights H", context),
+    }, dict(S=S, H=H, score=score, W=W, v=v, mask=mask))
+
+
+def luong_attention_backward(steps: Steps, d_context: Any, d_weights: Any | None = None) -> dict[str, Any]:
+    """Gradients of Luong attention (dot, general or concat), from the forward's steps.
+
+    With α the weights and G = d_context: dH (as values) = αᵀ G, dα = G Hᵀ
+    (+ d_weights), de = α ⊙ (dα − rowsum(dα ⊙ α)); then through the score:
+
+    - dot, e = S Hᵀ: dS = de H, dH += deᵀ S
+    - general, e = (S W) Hᵀ: dS = de H Wᵀ, dH += deᵀ (S W), dW = Sᵀ de H
+    - concat, e = vᵀ tanh(W_s s_t + W_h h_i): as Bahdanau's backward with W = [W_s | W_h]
+
+    Parameters
+    ----------
+    steps : Steps
+        From :func:`luong_attention_steps`.
+    d_context : array (..., m, d_h)
+        dL/d context.
+    d_weights : array (..., m, n), optional
+        dL/d weights arriving directly (None = zero).
+
+    Returns
+    -------
+    dict
+        ``{"S", "H"}``, plus ``"W"`` for general and concat and ``"v"`` for concat.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> grads = luong_attention_backward(luong_attention_steps(X, X, "general", W=np.eye(2)), np.ones((3, 2)))
+    >>> sorted(grads), grads["W"].shape
+    (['H', 'S', 'W'], (2, 2))
+    """
+    name = "luong_attention_backward"
+    xp = check_backward_call(name, steps, "luong_attention", {"d_context": (d_context, "context"),
+                                                              "d_weights": (d_weights, "weights")})
+    S, H, mask = steps.inputs["S"], steps.inputs["H"], steps.inputs["mask"]
+    d_scores, d_H_values = weigh_backward(xp, steps.weights, H, mask, d_context, d_weights)
+    grads = _scores_backward(xp, steps, d_scores)
+    return {**grads, "S": sum_to_shape(xp, grads["S"], S.shape),
+            "H": sum_to_shape(xp, grads["H"] + d_H_values, H.shape)}  # H is the keys and the values
 
 
 def luong_attention(S: Any, H: Any, score: str = "dot", W: Any | None = None,

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import get_xp
-from .dot_product import scaled_items
+from .dot_product import attend, attend_backward, attended_steps
 from .shapes import Dims, positive_int
-from .steps import Steps
+from .steps import Steps, check_backward_call
+from .weighting import sum_to_shape
 
-__all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_steps"]
+__all__ = ["split_heads", "merge_heads", "multi_head_attention", "multi_head_attention_steps",
+           "multi_head_attention_backward"]
 
 
 def _heads_of(dims: Dims, arg: str, shape: tuple[int, ...], width: str, num_heads: int) -> int:
@@ -59,10 +61,14 @@ def split_heads(X: Any, num_heads: int) -> Any:
     dims = Dims("split_heads")
     num_heads = positive_int("split_heads", "num_heads", num_heads)
     dims.array("X", X, "... L Hd", finite=False)
-    xp = get_xp(X)
-    d = _heads_of(dims, "X", tuple(X.shape), "Hd", num_heads)
-    lead = tuple(X.shape[:-2])
-    split = xp.reshape(X, lead + (dims["L"], num_heads, d))  # (..., L, H, d)
+    _heads_of(dims, "X", tuple(X.shape), "Hd", num_heads)
+    return _split(get_xp(X), X, num_heads)
+
+
+def _split(xp: Any, X: Any, num_heads: int) -> Any:
+    """The kernel of :func:`split_heads`."""
+    lead, (L, width) = tuple(X.shape[:-2]), tuple(X.shape[-2:])
+    split = xp.reshape(X, lead + (L, num_heads, width // num_heads))  # (..., L, H, d)
     k = len(lead)
     return xp.permute_dims(split, tuple(range(k)) + (k + 1, k, k + 2))  # (..., H, L, d)
 
@@ -89,11 +95,15 @@ def merge_heads(X: Any) -> Any:
     """
     dims = Dims("merge_heads")
     dims.array("X", X, "... H L d", finite=False)
-    xp = get_xp(X)
+    return _merge(get_xp(X), X)
+
+
+def _merge(xp: Any, X: Any) -> Any:
+    """The kernel of :func:`merge_heads`."""
     k = X.ndim - 3
-    lead = tuple(X.shape[:k])
+    lead, (H, L, d) = tuple(X.shape[:k]), tuple(X.shape[k:])
     moved = xp.permute_dims(X, tuple(range(k)) + (k + 1, k, k + 2))  # (..., L, H, d)
-    return xp.reshape(moved, lead + (dims["L"], dims["H"] * dims["d"]))  # (..., L, H*d)
+    return xp.reshape(moved, lead + (L, H * d))  # (..., L, H*d)
 
 
 def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any,
@@ -112,19 +122,83 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
     _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
     dims.mask("mask", mask, "... m n")
     xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
-    Q = split_heads(X_q @ W_Q, num_heads)  # (..., H, m, d_k)
-    K = split_heads(X_kv @ W_K, num_heads)  # (..., H, n, d_k)
-    V = split_heads(X_kv @ W_V, num_heads)  # (..., H, n, d_v)
-    head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n)
-    attended = scaled_items(Q, K, V, head_mask, d_k)  # scores ... (..., H, m, n); output (..., H, m, d_v)
-    heads = attended[-1][2]
-    concat = merge_heads(heads)  # (..., m, H*d_v)
+    Q = _split(xp, X_q @ W_Q, num_heads)  # (..., H, m, d_k)
+    K = _split(xp, X_kv @ W_K, num_heads)  # (..., H, n, d_k)
+    V = _split(xp, X_kv @ W_V, num_heads)  # (..., H, n, d_v)
+    head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n): shared by the heads
+    attended = attend(xp, name, Q, K, V, head_mask, scaled=True)  # weights (..., H, m, n)
+    heads = attended.output  # (..., H, m, d_v)
+    concat = _merge(xp, heads)  # (..., m, H*d_v)
     output = concat @ W_O  # (..., m, d_model)
-    items = [("Q", "split_heads(X_q W_Q)", Q), ("K", "split_heads(X_kv W_K)", K),
-             ("V", "split_heads(X_kv W_V)", V)]
-    items += [(("heads" if key == "output" else key), eq, arr) for key, eq, arr in attended]
-    items += [("concat", "merge_heads(heads)", concat), ("output", "concat W_O", output)]
-    return Steps(name, items)
+    per_head = attended_steps(attended)
+    del per_head["output"]  # called heads here
+    return Steps(name, {
+        "Q": ("split_heads(X_q W_Q)", Q),
+        "K": ("split_heads(X_kv W_K)", K),
+        "V": ("split_heads(X_kv W_V)", V),
+        **per_head,
+        "heads": ("weights V", heads),
+        "concat": ("merge_heads(heads)", concat),
+        "output": ("concat W_O", output),
+    }, dict(X_q=X_q, X_kv=X_kv, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, num_heads=num_heads, mask=mask))
+
+
+def multi_head_attention_backward(steps: Steps, d_output: Any, d_weights: Any | None = None) -> dict[str, Any]:
+    """Gradients of multi-head attention, from the forward's steps.
+
+    Backwards through output = concat W_O, concat = merge_heads(heads), then
+    each head's scaled dot-product attention (see
+    :func:`attention_edu.scaled_dot_product_attention_backward`), then the
+    projections Q = split_heads(X_q W_Q) and so on:
+
+    - dW_O = concatᵀ G;  d_heads = split_heads(G W_Oᵀ)
+    - dQ, dK, dV per head;  dW_Q = X_qᵀ merge_heads(dQ), dX_q = merge_heads(dQ) W_Qᵀ
+    - dX_kv = merge_heads(dK) W_Kᵀ + merge_heads(dV) W_Vᵀ
+
+    Parameters
+    ----------
+    steps : Steps
+        From :func:`multi_head_attention_steps`.
+    d_output : array (..., m, d_model)
+    d_weights : array (..., H, m, n), optional
+        Per-head gradient arriving at the weights.
+
+    Returns
+    -------
+    dict
+        ``{"X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O"}``. When one array was passed
+        as both X_q and X_kv, its gradient is the sum of the two entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, I = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.eye(2)
+    >>> steps = multi_head_attention_steps(X, X, I, I, I, I, num_heads=2)
+    >>> grads = multi_head_attention_backward(steps, np.ones((3, 2)))
+    >>> sorted(grads)
+    ['W_K', 'W_O', 'W_Q', 'W_V', 'X_kv', 'X_q']
+    """
+    name = "multi_head_attention_backward"
+    xp = check_backward_call(name, steps, "multi_head_attention", {"d_output": (d_output, "output"),
+                                                                   "d_weights": (d_weights, "weights")})
+    X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask = (steps.inputs[key] for key in (
+        "X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask"))
+    head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n)
+    d_concat = d_output @ xp.matrix_transpose(W_O)  # (..., m, H*d_v)
+    d_W_O = xp.matrix_transpose(steps.concat) @ d_output  # (..., H*d_v, d_model)
+    d_heads = _split(xp, d_concat, num_heads)  # (..., H, m, d_v)
+    d_Q, d_K, d_V = attend_backward(xp, steps.Q, steps.K, steps.V, head_mask, steps.weights, d_heads,
+                                    d_weights, scaled=True)  # (..., H, m, d_k), (..., H, n, d_k), (..., H, n, d_v)
+    d_XW_Q, d_XW_K, d_XW_V = _merge(xp, d_Q), _merge(xp, d_K), _merge(xp, d_V)  # (..., m|n, H*d)
+    return {
+        "X_q": sum_to_shape(xp, d_XW_Q @ xp.matrix_transpose(W_Q), X_q.shape),
+        "X_kv": sum_to_shape(xp, d_XW_K @ xp.matrix_transpose(W_K) + d_XW_V @ xp.matrix_transpose(W_V),
+                             X_kv.shape),
+        "W_Q": sum_to_shape(xp, xp.matrix_transpose(X_q) @ d_XW_Q, W_Q.shape),
+        "W_K": sum_to_shape(xp, xp.matrix_transpose(X_kv) @ d_XW_K, W_K.shape),
+        "W_V": sum_to_shape(xp, xp.matrix_transpose(X_kv) @ d_XW_V, W_V.shape),
+        "W_O": sum_to_shape(xp, d_W_O, W_O.shape),
+    }
 
 
 def multi_head_attention(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O: Any,

@@ -12,7 +12,7 @@ from typing import Any
 from .backend import get_xp
 from .shapes import Dims
 
-__all__ = ["softmax", "softmax_naive", "softmax_jacobian", "softmax_vjp"]
+__all__ = ["softmax", "softmax_naive", "softmax_jacobian", "softmax_vjp", "stable_softmax"]
 
 
 def softmax(x: Any, axis: int = -1) -> Any:
@@ -59,6 +59,19 @@ def softmax(x: Any, axis: int = -1) -> Any:
         raise ValueError(f"softmax: axis {axis} is out of range for x of shape {tuple(x.shape)}")
     if x.shape[axis] == 0:
         raise dims.error(f"x has shape {tuple(x.shape)}: axis {axis} is empty, so there is nothing to normalise")
+    return stable_softmax(xp, x, axis)
+
+
+def stable_softmax(xp: Any, x: Any, axis: int = -1) -> Any:
+    """The kernel of :func:`softmax`, for arguments already checked (no NaN, no +inf).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stable_softmax(np, np.array([[0.0, -np.inf], [-np.inf, -np.inf]]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
     row_max = xp.max(x, axis=axis, keepdims=True)
     # A row that is entirely -inf would give (-inf) - (-inf) = NaN; shift it by 0 instead.
     row_max = xp.where(xp.isfinite(row_max), row_max, xp.zeros_like(row_max))

@@ -1,17 +1,23 @@
-"""The intermediates of one attention call, kept so a reader can print them.
+"""The intermediates of one attention call: what a reader prints, what a backward pass reads.
 
 Every mechanism has a ``..._steps`` twin that returns a :class:`Steps`; the
 plain call returns ``(output, weights)`` taken from it. A :class:`Steps` is
-read-only: its fields are set once, in the order they were computed.
+read-only: its steps are set once, in the order they were computed, from the
+named locals of the mechanism's kernel. It also keeps the call's inputs
+(``steps.inputs``), so it is the forward cache: each ``..._backward`` function
+takes it with the gradient arriving at the output.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-from .backend import format_array
+from .backend import format_array, get_xp
+from .shapes import Dims
 
-__all__ = ["Steps"]
+__all__ = ["Steps", "check_backward_call"]
 
 
 class Steps:
@@ -25,24 +31,30 @@ class Steps:
     ----------
     mechanism : str
         Name of the function that produced the steps.
-    items : sequence of (name, equation, array)
-        In the order computed. Names must be valid identifiers.
+    steps : mapping of name -> (equation, array), or sequence of (name, equation, array)
+        In the order computed. Names must be valid identifiers; a step whose
+        array is None (e.g. ``masked_scores`` when there is no mask) is left out.
+    inputs : mapping of name -> value, optional
+        The arguments of the call, kept for the backward pass (``steps.inputs``).
 
     Examples
     --------
     >>> import numpy as np
-    >>> s = Steps("demo", [("scores", "q·k", np.array([1.0, 2.0]))])
+    >>> s = Steps("demo", {"scores": ("q·k", np.array([1.0, 2.0])), "masked": ("", None)})
     >>> s.scores
     array([1., 2.])
     >>> s.names, s.shapes
     (('scores',), {'scores': (2,)})
     """
 
-    __slots__ = ("mechanism", "_items")
+    __slots__ = ("mechanism", "inputs", "_items")
 
-    def __init__(self, mechanism: str, items: list[tuple[str, str, Any]]):
+    def __init__(self, mechanism: str, steps: Mapping[str, tuple[str, Any]] | list[tuple[str, str, Any]],
+                 inputs: Mapping[str, Any] | None = None):
+        triples = [(name, *pair) for name, pair in steps.items()] if isinstance(steps, Mapping) else steps
         object.__setattr__(self, "mechanism", mechanism)
-        object.__setattr__(self, "_items", tuple(items))
+        object.__setattr__(self, "inputs", MappingProxyType(dict(inputs or {})))
+        object.__setattr__(self, "_items", tuple((k, e, a) for k, e, a in triples if a is not None))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Steps are read-only: recompute instead of editing them")
@@ -54,7 +66,7 @@ class Steps:
         raise AttributeError(f"{self.mechanism} has no step {name!r}; steps are {', '.join(self.names)}")
 
     def __reduce__(self) -> tuple:  # copy and pickle rebuild through __init__, not setattr
-        return (Steps, (self.mechanism, list(self._items)))
+        return (Steps, (self.mechanism, list(self._items), dict(self.inputs)))
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
@@ -90,3 +102,34 @@ class Steps:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython display
         printer.text(self.table())
+
+
+def check_backward_call(func: str, steps: Any, mechanism: str, upstream: Mapping[str, tuple[Any, str]]) -> Any:
+    """The door of every backward pass: the steps come from ``mechanism`` and each gradient fits.
+
+    ``upstream`` maps an argument name (``"d_output"``) to ``(gradient, step name)``:
+    the gradient must have that step's shape, library, device and dtype (None is
+    allowed for all but the first). Returns the namespace ``xp``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = Steps("demo", {"output": ("", np.zeros((2, 3)))})
+    >>> check_backward_call("demo_backward", s, "demo", {"d_output": (np.ones((3, 2)), "output")})
+    Traceback (most recent call last):
+    ...
+    attention_edu.shapes.ShapeError: demo_backward: d_output has shape (3, 2) but must have the shape of the forward's output, (2, 3)
+    """
+    if not isinstance(steps, Steps) or not steps.mechanism.startswith(mechanism):
+        got = steps.mechanism if isinstance(steps, Steps) else type(steps).__name__
+        raise TypeError(f"{func}: steps must be what {mechanism}_steps returned (the forward cache), got {got}")
+    for position, (arg, (grad, step)) in enumerate(upstream.items()):
+        if grad is None and position > 0:
+            continue
+        like, dims = steps[step], Dims(func)
+        dims.array(step, like, "...", finite=False)  # binds library, device and dtype
+        if hasattr(grad, "shape") and tuple(grad.shape) != tuple(like.shape):
+            raise dims.error(f"{arg} has shape {tuple(grad.shape)} but must have the shape of the "
+                             f"forward's {step}, {tuple(like.shape)}")
+        dims.array(arg, grad, "...")
+    return get_xp(*(grad for grad, _ in upstream.values()))

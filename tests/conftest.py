@@ -38,12 +38,18 @@ def _cupy(dtype: str) -> Backend:
     return Backend(cupy_if_available(), None, dtype)
 
 
+def _torch(dtype: str) -> Backend:
+    torch = pytest.importorskip("torch")
+    return Backend(torch, torch.device("cpu"), dtype)
+
+
 _NEEDS_GPU = [
     pytest.mark.gpu,
     pytest.mark.skipif(cupy_if_available() is None, reason="needs CuPy and a CUDA device"),
 ]
 
-#: Every place the library must run: (id, factory, marks). array_api_strict's
+#: Every place the library must run: (id, factory, marks). PyTorch tensors (CPU) go
+#: through array-api-compat like CuPy arrays do. array_api_strict's
 #: "device1" simulates an accelerator that refuses silent trips through NumPy;
 #: "no_float64" simulates a float32-only device (like Apple's MPS).
 BACKENDS = [
@@ -54,6 +60,8 @@ BACKENDS = [
     ("strict-device1-float64", lambda: _strict("device1", "float64"), []),
     ("strict-device1-float32", lambda: _strict("device1", "float32"), []),
     ("strict-no_float64-float32", lambda: _strict("no_float64", "float32"), []),
+    ("torch-cpu-float64", lambda: _torch("float64"), [pytest.mark.torch]),
+    ("torch-cpu-float32", lambda: _torch("float32"), [pytest.mark.torch]),
     ("cupy-float64", lambda: _cupy("float64"), _NEEDS_GPU),
     ("cupy-float32", lambda: _cupy("float32"), _NEEDS_GPU),
 ]

@@ -289,6 +289,13 @@ def public_calls(dtype=np.float64):
                  "luong_attention", "self_attention", "cross_attention", "multi_head_attention"):
         fn, args, kwargs = calls[name]
         calls[name + "_steps"] = (getattr(ae, name + "_steps"), args, kwargs)
+        steps = getattr(ae, name + "_steps")(*args, **kwargs)
+        result = steps["context" if "context" in steps else "output"]
+        calls[name + "_backward"] = (getattr(ae, name + "_backward"), (steps, a(*result.shape)),
+                                     {"d_weights": a(*steps.weights.shape)})
+    small = dict(Q=a(2, 3).astype(np.float64), K=a(4, 3).astype(np.float64), V=a(4, 2).astype(np.float64))
+    calls["gradcheck"] = (ae.gradcheck, (ae.scaled_dot_product_attention_steps,
+                                         ae.scaled_dot_product_attention_backward, small), {})
     return calls
 
 
@@ -304,7 +311,11 @@ def test_the_table_of_calls_covers_the_public_api():
 @pytest.mark.parametrize("name", sorted(public_calls()))
 def test_inputs_are_never_modified(name):
     fn, args, kwargs = public_calls()[name]
-    inputs = [x for x in list(args) + list(kwargs.values()) if isinstance(x, np.ndarray)]
+    given = list(args) + list(kwargs.values())
+    given += [x for arg in given if isinstance(arg, ae.Steps) for x in [arg[k] for k in arg.names]]
+    given += [x for arg in given if isinstance(arg, (ae.Steps, dict)) for x in
+              (arg.inputs if isinstance(arg, ae.Steps) else arg).values()]
+    inputs = [x for x in given if isinstance(x, np.ndarray)]
     copies = [x.copy() for x in inputs]
     for x in inputs:
         x.flags.writeable = False  # an in-place write would raise here …
@@ -315,11 +326,12 @@ def test_inputs_are_never_modified(name):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", sorted(set(public_calls()) - {"get_xp", "padding_mask", "to_numpy"}))
+@pytest.mark.parametrize("name", sorted(set(public_calls()) - {"get_xp", "padding_mask", "to_numpy", "gradcheck"}))
 def test_dtype_in_is_dtype_out_for_every_function_and_step(name, dtype):
     fn, args, kwargs = public_calls(dtype)[name]
     result = fn(*args, **kwargs)
     arrays = [result[k] for k in result.names] if isinstance(result, ae.Steps) else (
-        list(result) if isinstance(result, tuple) else [result])
+        list(result) if isinstance(result, tuple) else list(result.values()) if isinstance(result, dict)
+        else [result])
     for x in arrays:
         assert x.dtype == dtype
