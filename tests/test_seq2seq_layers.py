@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import attention_edu as ae
 from attention_edu.seq2seq.embedding import embed, embed_backward
 from attention_edu.seq2seq.gru import gru_cell, gru_cell_backward, gru_cell_steps
 from attention_edu.seq2seq.linear import linear, linear_backward
@@ -17,26 +18,14 @@ from attention_edu.seq2seq.loss import cross_entropy, cross_entropy_backward
 from attention_edu.seq2seq.optim import Adam, clip_by_global_norm, learning_rate
 from attention_edu.seq2seq.recurrence import gru_sequence, gru_sequence_backward
 
-EPS = 1e-6
+TOLERANCE = 1e-7  # central differences in float64 agree to about 1e-9; a wrong term is off by far more
 
 
-def numeric_gradient(loss, x: np.ndarray) -> np.ndarray:
-    """Central differences of the scalar ``loss()`` with respect to ``x`` (perturbed in place)."""
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        keep = x[idx]
-        x[idx] = keep + EPS
-        up = loss()
-        x[idx] = keep - EPS
-        down = loss()
-        x[idx] = keep
-        grad[idx] = (up - down) / (2 * EPS)
-    return grad
-
-
-def relative_error(analytic: np.ndarray, numeric: np.ndarray) -> float:
-    scale = max(np.abs(numeric).max(), np.abs(analytic).max(), 1e-12)
-    return float(np.abs(analytic - numeric).max() / scale)
+def check(forward, backward, inputs, outputs):
+    """Every gradient ``backward`` returns, against ae.gradcheck's central differences."""
+    errors = ae.gradcheck(forward, backward, inputs, outputs=outputs)
+    assert errors and max(errors.values()) < TOLERANCE, errors
+    return errors
 
 
 def gru_weights(rng, d_in, d_h):
@@ -71,11 +60,8 @@ def test_gru_cell_equals_torch_forward_and_backward(rng):
 def test_gru_cell_backward_equals_central_differences(rng):
     B, d_in, d_h = 3, 4, 2
     inputs = {"x": rng.normal(size=(B, d_in)), "h": rng.normal(size=(B, d_h)), **gru_weights(rng, d_in, d_h)}
-    g = rng.normal(size=(B, d_h))
-    grads = gru_cell_backward(gru_cell_steps(**inputs), g)
-    for name, x in inputs.items():
-        numeric = numeric_gradient(lambda: float(np.sum(g * gru_cell(**inputs))), x)
-        assert relative_error(grads[name], numeric) < 1e-7, name
+    errors = check(gru_cell_steps, gru_cell_backward, inputs, ("h_new",))
+    assert sorted(errors) == ["W_hh", "W_ih", "b_hh", "b_ih", "h", "x"]
 
 
 def test_gru_cell_rejects_weights_of_the_wrong_size():
@@ -89,16 +75,16 @@ def test_gru_sequence_with_padding_backward_equals_central_differences(rng, lead
     X, h0 = rng.normal(size=lead + (B, T, d_in)), rng.normal(size=lead + (B, d_h))
     w = {k: rng.normal(size=lead + v.shape) for k, v in gru_weights(rng, d_in, d_h).items()}
     mask = np.broadcast_to(np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=float), lead + (B, T))
-    g_states, g_last = rng.normal(size=lead + (B, T, d_h)), rng.normal(size=lead + (B, d_h))
 
-    def loss():
-        out = gru_sequence(X, h0, w, mask)
-        return float(np.sum(g_states * out["states"]) + np.sum(g_last * out["last"]))
+    def forward(X, h0, **weights):
+        return gru_sequence(X, h0, weights, mask)
 
-    grads = gru_sequence_backward(gru_sequence(X, h0, w, mask), w, g_states, g_last)
-    for name, x in [("X", X), ("h0", h0)] + list(w.items()):
-        assert grads[name].shape == x.shape, name
-        assert relative_error(grads[name], numeric_gradient(loss, x)) < 1e-7, name
+    def backward(cache, d_states, d_last):
+        grads = gru_sequence_backward(cache, w, d_states, d_last)
+        assert all(grads[k].shape == v.shape for k, v in w.items())
+        return grads
+
+    check(forward, backward, {"X": X, "h0": h0, **w}, ("states", "last"))
 
 
 def test_stacked_directions_run_each_with_its_own_weights(rng):
@@ -137,20 +123,18 @@ def test_the_encoder_backward_direction_starts_at_each_source_own_last_character
 
 
 def test_embedding_backward_adds_the_rows_of_repeated_ids(rng):
-    table, ids = rng.normal(size=(5, 3)), np.array([[1, 4, 1], [0, 1, 2]])
-    g = rng.normal(size=(2, 3, 3))
-    numeric = numeric_gradient(lambda: float(np.sum(g * embed(table, ids))), table)
-    assert relative_error(embed_backward(table, ids, g), numeric) < 1e-8
+    ids = np.array([[1, 4, 1], [0, 1, 2]])
+    check(lambda table: {"rows": embed(table, ids)},
+          lambda cache, g: {"table": embed_backward(np.zeros((5, 3)), ids, g)},
+          {"table": rng.normal(size=(5, 3))}, ("rows",))
+    table = rng.normal(size=(5, 3))
     np.testing.assert_array_equal(embed(table, ids)[0, 0], table[1])
 
 
 def test_linear_backward_equals_central_differences(rng):
     x, W, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(5, 4)), rng.normal(size=5)
-    g = rng.normal(size=(2, 3, 5))
-    grads = linear_backward(x, W, g)
-    for name, arr in (("x", x), ("W", W), ("b", b)):
-        numeric = numeric_gradient(lambda: float(np.sum(g * linear(x, W, b))), arr)
-        assert relative_error(grads[name], numeric) < 1e-8, name
+    check(lambda x, W, b: {"y": linear(x, W, b)}, lambda cache, g: linear_backward(x, W, g),
+          {"x": x, "W": W, "b": b}, ("y",))
 
 
 def test_cross_entropy_matches_its_definition_and_its_backward_central_differences(rng):
@@ -160,10 +144,9 @@ def test_cross_entropy_matches_its_definition_and_its_backward_central_differenc
     log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     by_hand = -sum(log_p[b, t, targets[b, t]] for b in range(2) for t in range(3) if mask[b, t]) / 5
     assert float(loss) == pytest.approx(by_hand, rel=1e-12)
-    numeric = numeric_gradient(lambda: float(cross_entropy(logits, targets, mask)[0]), logits)
-    grad = cross_entropy_backward(cache)
-    assert relative_error(grad, numeric) < 1e-8
-    assert np.all(grad[0, 2] == 0), "a padded position must get no gradient"
+    check(lambda logits: dict(zip(("loss", "cache"), cross_entropy(logits, targets, mask))),
+          lambda c, g: {"logits": cross_entropy_backward(c["cache"], g)}, {"logits": logits}, ("loss",))
+    assert np.all(cross_entropy_backward(cache)[0, 2] == 0), "a padded position must get no gradient"
 
 
 def test_cross_entropy_is_stable_for_huge_logits():

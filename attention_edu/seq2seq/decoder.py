@@ -103,7 +103,7 @@ def parallel_step(params: dict[str, Any], attention: str, y: Any, s: Any, H: Any
     xp = get_xp(y, s)
     weights = gru_weights(params)
     x = xp.concat([y, summary], axis=-1) if attention == "none" else y  # (B, d_in)
-    s_new = gru_step(linear(x, weights["W_ih"], weights["b_ih"]), s, weights["W_hh"],
+    s_new = gru_step(xp, linear(x, weights["W_ih"], weights["b_ih"]), s, weights["W_hh"],
                      weights["b_hh"]).h_new  # (B, d)
     if attention == "none":
         return xp.concat([s_new, summary], axis=-1), s_new, None

@@ -44,7 +44,7 @@ def decode_additive(params: dict[str, Any], Y: Any, H: Any, summary: Any,
     for t in range(Y.shape[1]):
         att = _attend(params, s, H, src_mask)
         context = att.context[:, 0, :]  # (B, d)
-        step = gru_step(gi_y[:, t, :] + context @ W_ic_t, s, W_hh, b_hh)
+        step = gru_step(xp, gi_y[:, t, :] + context @ W_ic_t, s, W_hh, b_hh)
         s = step.h_new  # (B, d)
         atts.append(att), steps.append(step), contexts.append(context), states.append(s)
     S, C = xp.stack(states, axis=1), xp.stack(contexts, axis=1)  # (B, T, d) each
@@ -68,7 +68,7 @@ def decode_additive_backward(cache: dict[str, Any], params: dict[str, Any],
     d_gi, d_gh = [None] * T, [None] * T
     for t in range(T - 1, -1, -1):
         ds = ds + d_O[:, t, :d]
-        d_gi[t], d_s_prev, d_gh[t] = gru_step_backward(cache["steps"][t], ds, W_hh)
+        d_gi[t], d_s_prev, d_gh[t] = gru_step_backward(xp, cache["steps"][t], ds, W_hh)
         d_context = d_O[:, t, d:] + d_gi[t] @ W_ic  # (B, d): to O_t and into the GRU input
         g = additive.bahdanau_attention_backward(cache["atts"][t], xp.expand_dims(d_context, axis=1))
         ds = d_s_prev + g["S"][:, 0, :]  # s_{t−1} was the query
@@ -79,7 +79,7 @@ def decode_additive_backward(cache: dict[str, Any], params: dict[str, Any],
     rows = xp.reshape(d_gi_all, (-1, W_ih.shape[0]))  # (B T, 3d)
     inputs = xp.concat([cache["Y"], cache["C"]], axis=-1)  # (B, T, d_e + d)
     d_gh_rows = xp.reshape(xp.stack(d_gh, axis=1), (-1, W_hh.shape[0]))  # (B T, 3d)
-    s_prev = xp.reshape(xp.stack([s.h for s in cache["steps"]], axis=1), (-1, d))  # (B T, d)
+    s_prev = xp.reshape(xp.stack([s.inputs["h"] for s in cache["steps"]], axis=1), (-1, d))  # (B T, d)
     grads = {
         "decoder.W_ih": xp.matrix_transpose(rows) @ xp.reshape(inputs, (-1, inputs.shape[-1])),
         "decoder.b_ih": xp.sum(rows, axis=0),
@@ -99,5 +99,5 @@ def additive_step(params: dict[str, Any], y: Any, s: Any, H: Any,
     context = att.context[:, 0, :]  # (B, d)
     x = xp.concat([y, context], axis=-1)  # (B, d_e + d)
     gi = x @ xp.matrix_transpose(params["decoder.W_ih"]) + params["decoder.b_ih"]  # (B, 3d)
-    s_new = gru_step(gi, s, params["decoder.W_hh"], params["decoder.b_hh"]).h_new
+    s_new = gru_step(xp, gi, s, params["decoder.W_hh"], params["decoder.b_hh"]).h_new
     return xp.concat([s_new, context], axis=-1), s_new, att.weights[:, 0, :]

@@ -13,7 +13,7 @@ PyTorch's weight layout W_ih (3 d_h, d_in), W_hh (3 d_h, d_h)::
     h' = (1 − z) ⊙ n + z ⊙ h
 
 A sequence computes ``gi`` for every step in one product first; the loop then
-needs only ``gru_step(gi_t, h, W_hh, b_hh)`` and its backward.
+needs only the kernel ``gru_step(xp, gi_t, h, W_hh, b_hh)`` and its backward.
 """
 
 from __future__ import annotations
@@ -32,9 +32,8 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     return 0.5 * (1.0 + xp.tanh(0.5 * x))
 
 
-def gru_step(gi: Any, h: Any, W_hh: Any, b_hh: Any) -> Steps:
-    """One GRU step from precomputed input gates ``gi = x W_ihᵀ + b_ih`` (B, 3 d_h) (trusted)."""
-    xp = get_xp(gi, h)
+def gru_step(xp: Any, gi: Any, h: Any, W_hh: Any, b_hh: Any) -> Steps:
+    """One GRU step from precomputed input gates ``gi = x W_ihᵀ + b_ih`` (B, 3 d_h) (trusted kernel)."""
     d_h = h.shape[-1]
     gh = h @ xp.matrix_transpose(W_hh) + b_hh  # (B, 3 d_h)
     rz = _sigmoid(xp, gi[..., :2 * d_h] + gh[..., :2 * d_h])  # (B, 2 d_h): both gates at once
@@ -42,21 +41,20 @@ def gru_step(gi: Any, h: Any, W_hh: Any, b_hh: Any) -> Steps:
     gh_n = gh[..., 2 * d_h:]  # (B, d_h)
     n = xp.tanh(gi[..., 2 * d_h:] + r * gh_n)  # (B, d_h)
     h_new = n + z * (h - n)  # (B, d_h): (1 − z) ⊙ n + z ⊙ h
-    return Steps("gru_step", [
-        ("h", "previous state", h), ("gh_n", "W_hn h + b_hn", gh_n),
-        ("rz", "σ(gi_rz + gh_rz)", rz), ("r", "reset gate", r), ("z", "update gate", z),
-        ("n", "tanh(gi_n + r ⊙ gh_n)", n), ("h_new", "(1 − z) ⊙ n + z ⊙ h", h_new),
-    ])
+    return Steps("gru_step", {
+        "gh_n": ("W_hn h + b_hn", gh_n), "rz": ("σ(gi_rz + gh_rz)", rz),
+        "r": ("reset gate", r), "z": ("update gate", z),
+        "n": ("tanh(gi_n + r ⊙ gh_n)", n), "h_new": ("(1 − z) ⊙ n + z ⊙ h", h_new),
+    }, {"h": h})
 
 
-def gru_step_backward(steps: Steps, d_h_new: Any, W_hh: Any) -> tuple[Any, Any, Any]:
+def gru_step_backward(xp: Any, steps: Steps, d_h_new: Any, W_hh: Any) -> tuple[Any, Any, Any]:
     """Gradients of one :func:`gru_step`: ``(d_gi, d_h, d_gh)``, each (B, 3 d_h) or (B, d_h).
 
     ``d_gh`` is the gradient at ``gh = h W_hhᵀ + b_hh``; summing ``d_ghᵀ h``
     over steps and batch gives dW_hh, summing ``d_gh`` gives db_hh.
     """
-    xp = get_xp(d_h_new)
-    r, z, n, h, rz = steps.r, steps.z, steps.n, steps.h, steps.rz
+    r, z, n, rz, h = steps.r, steps.z, steps.n, steps.rz, steps.inputs["h"]
     d_n_pre = d_h_new * (1.0 - z) * (1.0 - n * n)  # through h' then tanh
     d_rz = xp.concat([d_n_pre * steps.gh_n, d_h_new * (h - n)], axis=-1)  # (B, 2 d_h): at r, z
     d_rz_pre = d_rz * rz * (1.0 - rz)  # through σ
@@ -80,9 +78,10 @@ def gru_cell_steps(x: Any, h: Any, W_ih: Any, W_hh: Any, b_ih: Any, b_hh: Any) -
                          f"{3 * dims['d_h']} rows (gates r, z, n), d_h bound by h {tuple(h.shape)}")
     xp = get_xp(x, h, W_ih, W_hh, b_ih, b_hh)
     gi = x @ xp.matrix_transpose(W_ih) + b_ih  # (B, 3 d_h)
-    step = gru_step(gi, h, W_hh, b_hh)
-    inputs = [("x", "input", x), ("W_ih", "input weights", W_ih), ("W_hh", "state weights", W_hh)]
-    return Steps("gru_cell", inputs + [(k, step_eq, step[k]) for k, step_eq, _ in step._items])
+    step = gru_step(xp, gi, h, W_hh, b_hh)
+    return Steps("gru_cell", {"gi": ("x W_ihᵀ + b_ih", gi),
+                              **{k: (equation, a) for k, equation, a in step._items}},
+                 dict(x=x, h=h, W_ih=W_ih, W_hh=W_hh, b_ih=b_ih, b_hh=b_hh))
 
 
 def gru_cell(x: Any, h: Any, W_ih: Any, W_hh: Any, b_ih: Any, b_hh: Any) -> Any:
@@ -137,16 +136,17 @@ def gru_cell_backward(steps: Steps, d_h_new: Any) -> dict[str, Any]:
     >>> sorted(grads), grads["W_ih"].shape
     (['W_hh', 'W_ih', 'b_hh', 'b_ih', 'h', 'x'], (12, 3))
     """
-    xp = get_xp(d_h_new)
     dims = Dims("gru_cell_backward")
     dims.array("steps.h_new", steps.h_new, "B d_h")
     dims.array("d_h_new", d_h_new, "B d_h")
-    d_gi, d_h, d_gh = gru_step_backward(steps, d_h_new, steps.W_hh)
+    xp = get_xp(d_h_new)
+    inputs = steps.inputs
+    d_gi, d_h, d_gh = gru_step_backward(xp, steps, d_h_new, inputs["W_hh"])
     return {
-        "x": d_gi @ steps.W_ih,  # (B, d_in)
+        "x": d_gi @ inputs["W_ih"],  # (B, d_in)
         "h": d_h,  # (B, d_h)
-        "W_ih": xp.matrix_transpose(d_gi) @ steps.x,  # (3 d_h, d_in)
-        "W_hh": xp.matrix_transpose(d_gh) @ steps.h,  # (3 d_h, d_h)
+        "W_ih": xp.matrix_transpose(d_gi) @ inputs["x"],  # (3 d_h, d_in)
+        "W_hh": xp.matrix_transpose(d_gh) @ inputs["h"],  # (3 d_h, d_h)
         "b_ih": xp.sum(d_gi, axis=0),  # (3 d_h,)
         "b_hh": xp.sum(d_gh, axis=0),  # (3 d_h,)
     }

@@ -38,7 +38,7 @@ def cross_entropy(logits: Any, targets: Any, mask: Any) -> tuple[Any, dict[str, 
     hot = one_hot(targets, logits.shape[-1], logits.dtype)  # (B, T, V)
     picked = xp.sum(log_p * hot, axis=-1)  # (B, T): log p of the right character
     count = xp.sum(mask)
-    loss = -xp.sum(picked * mask) / count  # ()
+    loss = xp.asarray(-xp.sum(picked * mask) / count)  # (): a 0-d array (NumPy reductions give scalars)
     return loss, {"log_p": log_p, "hot": hot, "mask": mask, "count": count}
 
 

@@ -46,7 +46,7 @@ def gru_sequence(X: Any, h0: Any, weights: dict[str, Any], step_mask: Any | None
     gi = X @ xp.matrix_transpose(W_ih) + b_ih  # (..., B, T, 3 d_h)
     h, steps, states = h0, [], []
     for t in range(X.shape[-2]):
-        step = gru_step(gi[..., t, :], h, weights["W_hh"], b_hh)
+        step = gru_step(xp, gi[..., t, :], h, weights["W_hh"], b_hh)
         if step_mask is None:
             h = step.h_new  # (..., B, d_h)
         else:
@@ -82,12 +82,12 @@ def gru_sequence_backward(cache: dict[str, Any], weights: dict[str, Any], d_stat
         else:
             m = step_mask[..., t:t + 1]  # (..., B, 1)
             d_new, d_kept = m * dh, (1.0 - m) * dh
-        d_gi[t], d_h, d_gh[t] = gru_step_backward(steps[t], d_new, W_hh)
+        d_gi[t], d_h, d_gh[t] = gru_step_backward(xp, steps[t], d_new, W_hh)
         dh = d_kept + d_h
     d_gi_all = xp.stack(d_gi, axis=-2)  # (..., B, T, 3 d_h)
     d_gi_rows = _sum_rows(xp, d_gi_all)  # (..., B T, 3 d_h)
     d_gh_rows = _sum_rows(xp, xp.stack(d_gh, axis=-2))  # (..., B T, 3 d_h)
-    h_prev = _sum_rows(xp, xp.stack([s.h for s in steps], axis=-2))  # (..., B T, d_h)
+    h_prev = _sum_rows(xp, xp.stack([s.inputs["h"] for s in steps], axis=-2))  # (..., B T, d_h)
     return {
         "X": d_gi_all @ xp.expand_dims(weights["W_ih"], axis=-3),  # (..., B, T, d_in)
         "h0": dh,  # (..., B, d_h)
