@@ -36,12 +36,12 @@ def test_the_whole_model_gradient_equals_gradcheck(attention):
     assert max(errors.values()) < 1e-5, errors
 
 
-@pytest.mark.parametrize("attention", ["none"])
-def test_a_tiny_model_learns_to_reverse(attention):
-    """The loss falls by a factor of at least 2.5 in 150 steps (about 2 s)."""
+@pytest.mark.parametrize("attention, factor", [("none", 2.5), ("bahdanau", 3.5)])
+def test_a_tiny_model_learns_to_reverse(attention, factor):
+    """The loss falls by the stated factor in 150 steps (about 2 s each on a quiet machine)."""
     _, history = seq2seq.train("reverse", attention, seed=0, **TINY)
     first, last = np.mean(history["loss"][:10]), np.mean(history["loss"][-10:])
-    assert first / last > 2.5, (first, last)
+    assert first / last > factor, (first, last)
 
 
 def test_one_seed_twice_gives_identical_parameters_and_another_seed_others():

@@ -39,7 +39,7 @@ class ModelConfig:
     target_symbols: str
     embedding: int = 16
     hidden: int = 32
-    attention_size: int = 32
+    attention_size: int = 16
     max_output: int = 48
 
     def __post_init__(self) -> None:
@@ -100,7 +100,7 @@ def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
                    "decoder.b_ih": (3 * d,), "decoder.b_hh": (3 * d,)})
     shapes.update({
         "none": {}, "luong-dot": {},
-        "bahdanau": {"attention.W1": (d_a, d), "attention.W2": (d_a, d), "attention.v": (d_a,)},
+        "bahdanau": {"attention.W1": (d_a, d + d_e), "attention.W2": (d_a, d), "attention.v": (d_a,)},
         "luong-general": {"attention.W": (d, d)},
         "luong-concat": {"attention.W": (d_a, 2 * d), "attention.v": (d_a,)},
     }[config.attention])
