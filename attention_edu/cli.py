@@ -20,6 +20,8 @@ COMMANDS = {
     "check": "attention_edu.checkers.command",
     "grade": "attention_edu.checkers.grade",
     "bench": "attention_edu.bench.command",
+    "train": "attention_edu.seq2seq.train_command",
+    "translate": "attention_edu.seq2seq.translate_command",
 }
 
 

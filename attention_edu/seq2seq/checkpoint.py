@@ -1,0 +1,114 @@
+"""Save a model to ``.npz`` and load it back, checking everything before building anything.
+
+A checkpoint is a plain NumPy archive a learner can open with ``numpy.load``:
+one array per parameter (``encoder.forward.W_ih``, ``attention.v``, ...) and
+``config``, a string holding the JSON of the :class:`ModelConfig` plus a
+format tag. Loading uses ``allow_pickle=False`` and refuses a missing,
+truncated or foreign file, a missing or extra array, a wrong shape or dtype,
+or non-finite values, with a :class:`CheckpointError` that says which; a model
+is built only from a file that passed every check.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ..backend import Backend, numpy_backend
+from ..backend import host_numpy as np
+from .config import ModelConfig, parameter_shapes
+
+__all__ = ["save", "load", "CheckpointError", "FORMAT"]
+
+FORMAT = "attention_edu.seq2seq/1"
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable seq2seq checkpoint (the message says why).
+
+    Examples
+    --------
+    >>> issubclass(CheckpointError, ValueError)
+    True
+    """
+
+
+def save(model: Any, path: Any) -> None:
+    """Write ``model``'s parameters and configuration to ``path`` (an ``.npz`` file)."""
+    header = dict(model.config.to_dict(), format=FORMAT)
+    arrays = model.host_parameters()
+    with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
+        np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **arrays)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise CheckpointError(f"load: no such file: {path}") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"load: {path} is a directory, not a checkpoint") from None
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as err:
+        raise CheckpointError(f"load: {path} is not a readable .npz checkpoint (truncated, corrupt "
+                              f"or another kind of file): {err}") from None
+
+
+def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
+    raw = arrays.get("config")
+    if raw is None or raw.shape != () or raw.dtype.kind != "U":
+        raise CheckpointError(f"load: {path} has no 'config' string; it was not written by "
+                              f"attention_edu's Seq2Seq.save")
+    try:
+        header = json.loads(str(raw))
+    except json.JSONDecodeError as err:
+        raise CheckpointError(f"load: {path}: its config is not valid JSON ({err})") from None
+    if not isinstance(header, dict) or header.pop("format", None) != FORMAT:
+        raise CheckpointError(f"load: {path}: its config does not carry the format tag {FORMAT!r}")
+    try:
+        return ModelConfig(**header)
+    except (TypeError, ValueError) as err:
+        raise CheckpointError(f"load: {path}: its config does not describe a model: {err}") from None
+
+
+def load(path: Any, backend: Backend | None = None) -> Any:
+    """The model saved at ``path`` (see :func:`save`), on ``backend`` (default NumPy, saved dtype).
+
+    Raises
+    ------
+    CheckpointError
+        Missing, truncated or foreign file; missing, extra, misshapen or
+        non-finite arrays. Nothing is built unless every check passes.
+
+    Examples
+    --------
+    >>> load("no-such-file.npz")
+    Traceback (most recent call last):
+    ...
+    attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
+    """
+    from .model import Seq2Seq
+    path = Path(path)
+    arrays = _read(path)
+    config = _config(path, arrays)
+    expected = parameter_shapes(config)
+    found = set(arrays) - {"config"}
+    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
+    if missing or extra:
+        raise CheckpointError(f"load: {path} does not match its config ({config.task}, "
+                              f"{config.attention}): missing {missing or 'nothing'}, "
+                              f"unexpected {extra or 'nothing'}")
+    for name, shape in expected.items():
+        array = arrays[name]
+        if array.dtype.name not in ("float32", "float64"):
+            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
+        if tuple(array.shape) != shape:
+            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
+                                  f"config needs {shape}")
+        if not np.all(np.isfinite(array)):
+            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
+    if backend is None:
+        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
+    return Seq2Seq(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)

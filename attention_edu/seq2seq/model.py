@@ -1,0 +1,140 @@
+"""The seq2seq model: encoder, decoder, output layer and loss, forward and backward.
+
+Teacher forcing: the decoder reads the true previous character
+(``<s>`` first), and the loss compares its prediction of every next
+character, ``</s>`` included, with the truth.
+
+    H, summary = encode(source)                     (B, n, d), (B, d)
+    O = decode(emb(<s> y), H, summary)              (B, T, 2d)  the decoder of ``attention``
+    logits = O W_outᵀ + b_out                       (B, T, V)
+    L = cross_entropy(logits, y </s>)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backend import Backend, numpy_backend, to_numpy
+from ..backend import host_numpy as np
+from .config import ModelConfig, initial_parameters
+from .decoder import decode_parallel, decode_parallel_backward
+from .decoder_additive import decode_additive, decode_additive_backward
+from .embedding import embed, embed_backward
+from .encoder import encode, encode_backward
+from .linear import linear, linear_backward
+from .loss import cross_entropy, cross_entropy_backward
+
+__all__ = ["Seq2Seq"]
+
+
+class Seq2Seq:
+    """A character-level encoder-decoder with one of :data:`ATTENTIONS`.
+
+    Parameters
+    ----------
+    config : ModelConfig
+    params : dict of str to array
+        Every parameter of :func:`parameter_shapes`, on ``backend``.
+    backend : Backend
+
+    Examples
+    --------
+    >>> model = Seq2Seq.initialize(ModelConfig.for_task("reverse", "none"), seed=0)
+    >>> batch = model.batch([("abc", "cba"), ("ij", "ji")])
+    >>> loss, grads, accuracy = model.loss_and_grads(batch)
+    >>> sorted(grads) == sorted(model.params)
+    True
+    """
+
+    def __init__(self, config: ModelConfig, params: dict[str, Any], backend: Backend):
+        self.config, self.params, self.backend = config, dict(params), backend
+
+    @classmethod
+    def initialize(cls, config: ModelConfig, seed: int = 0, backend: Backend | None = None) -> Seq2Seq:
+        """A fresh model: parameters drawn with ``seed`` (see :func:`initial_parameters`)."""
+        backend = numpy_backend("float64") if backend is None else backend
+        return cls(config, initial_parameters(config, seed, backend), backend)
+
+    # -- data -----------------------------------------------------------------
+    def source_arrays(self, sources: list[str], who: str = "Seq2Seq") -> dict[str, Any]:
+        """Padded source ids (B, n), step mask (B, n) float and attention mask (B, 1, n) bool."""
+        ids, lengths = self.config.source_vocabulary.encode(sources, who=who)
+        valid = np.arange(ids.shape[1])[None, :] < lengths[:, None]  # (B, n)
+        be = self.backend
+        return {"src_ids": be.asarray(ids, dtype=np.int64), "step_mask": be.asarray(valid),
+                "src_mask": be.asarray(valid[:, None, :], dtype=bool), "src_lengths": lengths}
+
+    def batch(self, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+        """A training batch of (source, target) pairs, built on the host and moved once."""
+        arrays = self.source_arrays([s for s, _ in pairs], who="Seq2Seq.batch")
+        vocab = self.config.target_vocabulary
+        targets = [t for _, t in pairs]
+        tgt_in, _ = vocab.encode(targets, start=True, who="Seq2Seq.batch")
+        tgt_out, lengths = vocab.encode(targets, end=True, who="Seq2Seq.batch")
+        mask = np.arange(tgt_out.shape[1])[None, :] < lengths[:, None]  # (B, T)
+        be = self.backend
+        arrays.update(tgt_in=be.asarray(tgt_in, dtype=np.int64),
+                      tgt_out=be.asarray(tgt_out, dtype=np.int64), tgt_mask=be.asarray(mask))
+        return arrays
+
+    # -- forward and backward ---------------------------------------------------
+    def decoder(self) -> tuple[Any, Any]:
+        """(forward, backward) of this model's decoder."""
+        if self.config.attention == "bahdanau":
+            return (lambda p, Y, H, s, m: decode_additive(p, Y, H, s, m)), decode_additive_backward
+        attention = self.config.attention
+        return (lambda p, Y, H, s, m: decode_parallel(p, attention, Y, H, s, m)), decode_parallel_backward
+
+    def forward(self, batch: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Teacher-forced forward pass; the cache holds ``loss`` (0-d) and ``logits`` (B, T, V)."""
+        p = self.params if params is None else params
+        enc = encode(p, batch["src_ids"], batch["step_mask"])
+        Y = embed(p["tgt_embedding"], batch["tgt_in"])  # (B, T, d_e)
+        dec = self.decoder()[0](p, Y, enc["H"], enc["summary"], batch["src_mask"])
+        logits = linear(dec["O"], p["output.W"], p["output.b"])  # (B, T, V)
+        loss, ce = cross_entropy(logits, batch["tgt_out"], batch["tgt_mask"])
+        return {"params": p, "batch": batch, "enc": enc, "dec": dec, "ce": ce, "logits": logits,
+                "loss": loss}
+
+    def backward(self, cache: dict[str, Any], d_loss: float = 1.0) -> dict[str, Any]:
+        """dL/dθ for every parameter θ, from the cache of :meth:`forward`."""
+        p, batch = cache["params"], cache["batch"]
+        d_logits = cross_entropy_backward(cache["ce"], d_loss)  # (B, T, V)
+        out = linear_backward(cache["dec"]["O"], p["output.W"], d_logits)
+        grads, d_Y, d_H, d_summary = self.decoder()[1](cache["dec"], p, out["x"])
+        grads.update({"output.W": out["W"], "output.b": out["b"]})
+        grads["tgt_embedding"] = embed_backward(p["tgt_embedding"], batch["tgt_in"], d_Y)
+        grads.update(encode_backward(cache["enc"], p, d_H, d_summary))
+        return grads
+
+    def loss_and_grads(self, batch: dict[str, Any]) -> tuple[float, dict[str, Any], float]:
+        """(loss, gradients, share of next characters predicted right) on one batch."""
+        cache = self.forward(batch)
+        grads = self.backward(cache)
+        xp = self.backend.xp
+        right = xp.astype(xp.argmax(cache["logits"], axis=-1) == batch["tgt_out"], cache["loss"].dtype)
+        accuracy = float(xp.sum(right * batch["tgt_mask"]) / xp.sum(batch["tgt_mask"]))
+        return float(cache["loss"]), grads, accuracy
+
+    # -- use ------------------------------------------------------------------
+    def translate(self, text: str) -> tuple[str, Any]:
+        """Greedy output for one source, and its alignment.
+
+        Returns ``(output, weights)``: weights (len(output), len(text)) as a
+        NumPy array, a row per output character and a column per source
+        character (end-of-sequence dropped); ``None`` for ``"none"``.
+        """
+        from .decoding import greedy_decode
+        if not isinstance(text, str):
+            raise TypeError(f"Seq2Seq.translate: text must be a str, got {type(text).__name__}")
+        outputs, weights = greedy_decode(self, [text], who="Seq2Seq.translate")
+        return outputs[0], weights[0]
+
+    def save(self, path: Any) -> None:
+        """Write the parameters and the configuration to ``path`` (``.npz``); see :func:`load`."""
+        from .checkpoint import save
+        save(self, path)
+
+    def host_parameters(self) -> dict[str, Any]:
+        """Every parameter as a NumPy array on the host."""
+        return {k: to_numpy(v) for k, v in self.params.items()}
