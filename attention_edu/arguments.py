@@ -10,7 +10,7 @@ import argparse
 import math
 from pathlib import Path
 
-__all__ = ["output_path", "positive_seconds"]
+__all__ = ["output_path", "positive_int", "positive_seconds"]
 
 
 def output_path(text: str) -> Path:
@@ -30,6 +30,27 @@ def output_path(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{path} is a folder; give a file name")
     return path
+
+
+def positive_int(text: str) -> int:
+    """A count: a whole number of at least 1.
+
+    Examples
+    --------
+    >>> positive_int("64")
+    64
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive integer, got 0
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
 
 
 def positive_seconds(text: str) -> float:

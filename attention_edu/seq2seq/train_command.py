@@ -15,21 +15,12 @@ import json
 import sys
 from pathlib import Path
 
+from ..arguments import positive_int
 from .config import ATTENTIONS
 from .tasks import TASKS
 from .training import DEFAULT_STEPS, train
 
 __all__ = ["register", "run"]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,11 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--attention", choices=ATTENTIONS, default="bahdanau",
                    help="the decoder's attention (default bahdanau)")
     p.add_argument("--seed", type=int, default=0, help="seed of data and parameters (default 0)")
-    p.add_argument("--steps", type=_positive, default=None,
+    p.add_argument("--steps", type=positive_int, default=None,
                    help=f"training steps (default {DEFAULT_STEPS['reverse']} for reverse, "
                         f"{DEFAULT_STEPS['dates']} for dates)")
-    p.add_argument("--batch-size", type=_positive, default=64, help="pairs per step (default 64)")
-    p.add_argument("--eval-per-length", type=_positive, default=200, metavar="N",
+    p.add_argument("--batch-size", type=positive_int, default=64, help="pairs per step (default 64)")
+    p.add_argument("--eval-per-length", type=positive_int, default=200, metavar="N",
                    help="held-out sources per length (reverse; 10 N dates) (default 200)")
     p.add_argument("--out", type=Path, metavar="FILE.npz", help="save the trained model here")
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON line last")
