@@ -154,4 +154,7 @@ def _progress(total: int, description: str) -> Any:
     except ImportError:
         return None
     import sys
-    return tqdm(total=total, desc=description, unit="step", file=sys.stderr)
+    # In a log file (not a terminal) every refresh is kept: refresh every 2 s, not 10 times a second.
+    interactive = getattr(sys.stderr, "isatty", lambda: False)()
+    return tqdm(total=total, desc=description, unit="step", file=sys.stderr,
+                mininterval=0.1 if interactive else 2.0)
