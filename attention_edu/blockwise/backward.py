@@ -24,7 +24,6 @@ version (any array-API backend); NumPy inputs go to :mod:`.fast_backward`.
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 from ..backend import get_xp, is_numpy_namespace

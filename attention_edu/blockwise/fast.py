@@ -25,43 +25,14 @@ Measured figures and the limits: ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import math
-import os
-import queue
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
-from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
 from ..backend import host_numpy as np
-
-try:  # optional: without it the fast path runs on one thread
-    from threadpoolctl import ThreadpoolController
-except ImportError:  # pragma: no cover - depends on the environment
-    ThreadpoolController = None
+from .threads import PARALLEL_PAIRS, TILE_ELEMENTS, TiledJob, cpu_count, default_workers
 
 __all__ = ["blockwise_attention_fast", "exp_limit", "default_plan", "default_tile", "default_workers",
            "cpu_count", "TILE_ELEMENTS", "PARALLEL_PAIRS"]
-
-#: Scores per tile: 2^18 float32 values = 1 MiB, well inside a core's L2 cache.
-TILE_ELEMENTS = 2 ** 18
-
-
-def cpu_count() -> int:
-    """Cores this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else (os.cpu_count() or 1)
-
-
-@lru_cache(maxsize=1)
-def _blas_controller() -> Any:
-    return None if ThreadpoolController is None else ThreadpoolController()
-
-
-def default_workers() -> int:
-    """Threads the fast path uses by default: every core, or one without threadpoolctl."""
-    return cpu_count() if _blas_controller() is not None else 1
-
 
 def exp_limit(dtype: Any, n: int, v_max: float) -> float:
     """Largest score bound U for which exp(s), |s| ≤ U, is safe without a shift.
@@ -79,11 +50,6 @@ def exp_limit(dtype: Any, n: int, v_max: float) -> float:
     overflow = math.log(float(info.max)) - math.log(n) - math.log1p(v_max)
     underflow = -math.log(float(info.tiny)) - (info.nmant + 1) * math.log(2)
     return min(overflow, underflow) - 1.0  # one unit of margin for rounding in U itself
-
-
-#: Fewer query-key pairs than this run on one thread: with small tiles, threads spend
-#: more time queueing for the GIL between NumPy calls than computing in parallel.
-PARALLEL_PAIRS = 2 ** 21
 
 
 def default_plan(groups: int, m: int, n: int) -> tuple[int, tuple[int, int]]:
@@ -106,20 +72,13 @@ def default_tile(tasks_per_query_block: int, m: int, n: int, workers: int) -> tu
     return block_q, min(n, max(512, TILE_ELEMENTS // block_q))
 
 
-class _Job:
-    """One call: broadcast views of the inputs, per-batch bounds, the output, the task list."""
+class _Job(TiledJob):
+    """One forward call: per-batch bounds, the output and log-sum-exp, query-block tasks."""
 
     def __init__(self, Q: Any, K: Any, V: Any, mask: Any | None, batch: tuple[int, ...],
                  tile: tuple[int, int], causal: bool):
-        (self.m, self.d_k), (self.n, self.d_v) = Q.shape[-2:], V.shape[-2:]
-        self.batch, self.causal, self.dtype = batch, causal, Q.dtype
-        self.Q = np.broadcast_to(Q, batch + (self.m, self.d_k))  # views: nothing is copied
-        self.K = np.broadcast_to(K, batch + (self.n, self.d_k))
-        self.V = np.broadcast_to(V, batch + (self.n, self.d_v))
-        self.mask = None if mask is None else np.broadcast_to(mask, batch + (self.m, self.n))
+        super().__init__(Q, K, V, mask, batch, tile, causal)
         groups = math.prod(batch)
-        self.block_q, self.block_k = tile
-        self.scale = 1.0 / math.sqrt(self.d_k)
         key_norm = np.sqrt(np.max(np.vecdot(K, K), axis=-1))  # (...): max_j ‖k_j‖
         v_max = np.maximum(np.max(V, axis=(-2, -1)), -np.min(V, axis=(-2, -1)))  # (...)
         self.key_norm = np.broadcast_to(key_norm, batch)  # (*batch,)
@@ -141,32 +100,9 @@ class _Job:
             part=np.empty((self.block_q, self.d_v), dtype=self.dtype),  # (b, d_v)
             sums=np.empty(self.block_q, dtype=self.dtype))  # (b,)
 
-    def drain(self, tasks: queue.SimpleQueue, scratch: SimpleNamespace) -> None:
-        """Worker loop: query blocks from the queue until it is empty."""
-        while True:
-            try:
-                g, i0 = tasks.get_nowait()
-            except queue.Empty:
-                return
-            self.query_block(np.unravel_index(g, self.batch), i0, scratch)
-
-    def hidden_tile(self, at: tuple, i0: int, i1: int, j0: int, j1: int, buffer: Any) -> Any | None:
-        """Hidden pairs of the (j1 − j0, i1 − i0) tile (keys down), or None if all are visible."""
-        needs_causal = self.causal and j1 - 1 > i0 + self.n - self.m
-        if self.mask is None and not needs_causal:
-            return None
-        out = buffer[: j1 - j0, : i1 - i0]  # (c, b)
-        if self.mask is not None:
-            np.logical_not(self.mask[at][i0:i1, j0:j1].T, out=out)  # (c, b)
-        else:
-            out[...] = False
-        if needs_causal:  # key j is in the future of query i iff j > i + n − m
-            future = np.greater.outer(np.arange(j0, j1), np.arange(i0, i1) + (self.n - self.m))
-            np.logical_or(out, future, out=out)  # (c, b)
-        return out
-
-    def query_block(self, at: tuple, i0: int, scratch: SimpleNamespace) -> None:
-        """Attention of queries i0..i1−1 of batch entry ``at``, written into self.out and self.lse."""
+    def task(self, g: int, i0: int, scratch: SimpleNamespace) -> None:
+        """Attention of queries i0..i1−1 of batch entry g, written into self.out and self.lse."""
+        at = np.unravel_index(g, self.batch)
         Q, K, V = self.Q[at], self.K[at], self.V[at]  # (m, d_k), (n, d_k), (n, d_v)
         i1 = min(i0 + self.block_q, self.m)
         b = i1 - i0
@@ -225,23 +161,11 @@ def blockwise_attention_fast(Q: Any, K: Any, V: Any, mask: Any | None, batch: tu
     ``batch`` is the broadcast batch shape (``Dims.batch``); ``tile`` (block_q,
     block_k) and ``workers`` default to :func:`default_plan`.
     """
-    controller = _blas_controller()
     groups, m, n = math.prod(batch), Q.shape[-2], K.shape[-2]
     if workers is None:
         workers, auto_tile = default_plan(groups, m, n)
     else:
         auto_tile = default_tile(groups, m, n, workers)
     job = _Job(Q, K, V, mask, tuple(batch), tile or auto_tile, causal)
-    tasks: queue.SimpleQueue = queue.SimpleQueue()
-    for task in job.tasks:
-        tasks.put(task)
-    # Buffers made here, before any thread starts, so the peak memory is the same every run.
-    scratches = [job.scratch() for _ in range(min(workers, len(job.tasks)))]
-    if len(scratches) == 1:
-        job.drain(tasks, scratches[0])
-        return job.out, job.lse
-    one_blas_thread = controller.limit(limits=1, user_api="blas") if controller else nullcontext()
-    with one_blas_thread, ThreadPoolExecutor(len(scratches)) as pool:
-        for done in [pool.submit(job.drain, tasks, scratch) for scratch in scratches]:
-            done.result()
+    job.run(workers, one_blas_thread_alone=False)
     return job.out, job.lse

@@ -25,15 +25,12 @@ Measured figures and their limits: ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import math
-import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Any
 
 from ..backend import host_numpy as np
-from .fast import PARALLEL_PAIRS, TILE_ELEMENTS, _blas_controller, default_workers
+from .threads import PARALLEL_PAIRS, TILE_ELEMENTS, TiledJob, default_workers
 
 __all__ = ["blockwise_attention_backward_fast", "default_backward_plan", "default_backward_tile"]
 
@@ -58,20 +55,13 @@ def default_backward_tile(groups: int, m: int, n: int, workers: int) -> tuple[in
     return min(m, max(128, TILE_ELEMENTS // 2 // block_k)), block_k
 
 
-class _Job:
-    """One call: broadcast views of the arguments, D, the gradients, the task list and the dQ locks."""
+class _Job(TiledJob):
+    """One backward call: D, the gradients, key-block tasks and the dQ locks."""
 
     def __init__(self, Q: Any, K: Any, V: Any, output: Any, lse: Any, d_output: Any, mask: Any | None,
                  batch: tuple[int, ...], tile: tuple[int, int], causal: bool):
-        (self.m, self.d_k), (self.n, self.d_v) = Q.shape[-2:], V.shape[-2:]
-        self.batch, self.causal, self.dtype = batch, causal, Q.dtype
-        self.Q = np.broadcast_to(Q, batch + (self.m, self.d_k))  # views: nothing is copied
-        self.K = np.broadcast_to(K, batch + (self.n, self.d_k))
-        self.V = np.broadcast_to(V, batch + (self.n, self.d_v))
+        super().__init__(Q, K, V, mask, batch, tile, causal)
         self.d_output = d_output  # (..., m, d_v), the batch shape already
-        self.mask = None if mask is None else np.broadcast_to(mask, batch + (self.m, self.n))
-        self.block_q, self.block_k = tile
-        self.scale = 1.0 / math.sqrt(self.d_k)
         self.D = np.vecdot(d_output, output)  # (..., m): rowsum(dO ⊙ O)
         self.lse = np.where(np.isneginf(lse), np.inf, lse).astype(self.dtype, copy=False)  # (..., m)
         self.d_Q = np.zeros(batch + (self.m, self.d_k), dtype=self.dtype)  # (..., m, d_k), summed into
@@ -95,31 +85,7 @@ class _Job:
             d_k=np.empty((c, self.d_k), dtype=self.dtype),  # (c, d_k)
             d_v=np.empty((c, self.d_v), dtype=self.dtype))  # (c, d_v)
 
-    def drain(self, tasks: queue.SimpleQueue, scratch: SimpleNamespace) -> None:
-        """Worker loop: key blocks from the queue until it is empty."""
-        while True:
-            try:
-                g, j0 = tasks.get_nowait()
-            except queue.Empty:
-                return
-            self.key_block(g, j0, scratch)
-
-    def hidden_tile(self, at: tuple, i0: int, i1: int, j0: int, j1: int, buffer: Any) -> Any | None:
-        """Hidden pairs of the (j1 − j0, i1 − i0) tile (keys down), or None if all are visible."""
-        needs_causal = self.causal and j1 - 1 > i0 + self.n - self.m
-        if self.mask is None and not needs_causal:
-            return None
-        out = buffer[: j1 - j0, : i1 - i0]  # (c, b)
-        if self.mask is not None:
-            np.logical_not(self.mask[at][i0:i1, j0:j1].T, out=out)  # (c, b)
-        else:
-            out[...] = False
-        if needs_causal:  # key j is in the future of query i iff j > i + n − m
-            future = np.greater.outer(np.arange(j0, j1), np.arange(i0, i1) + (self.n - self.m))
-            np.logical_or(out, future, out=out)  # (c, b)
-        return out
-
-    def key_block(self, g: int, j0: int, scratch: SimpleNamespace) -> None:
+    def task(self, g: int, j0: int, scratch: SimpleNamespace) -> None:
         """Gradients of keys j0..j1−1 of batch entry g (into d_K, d_V) and their share of d_Q."""
         at = np.unravel_index(g, self.batch)
         Q, K, V, d_output = self.Q[at], self.K[at], self.V[at], self.d_output[at]
@@ -167,20 +133,8 @@ def blockwise_attention_backward_fast(Q: Any, K: Any, V: Any, output: Any, lse: 
     else:
         auto_tile = default_backward_tile(groups, m, n, workers)
     job = _Job(Q, K, V, output, lse, d_output, mask, tuple(batch), tile or auto_tile, causal)
-    tasks: queue.SimpleQueue = queue.SimpleQueue()
-    for task in job.tasks:
-        tasks.put(task)
-    # Buffers made here, before any thread starts, so the peak memory is the same every run.
-    scratches = [job.scratch() for _ in range(min(workers, len(job.tasks)))]
-    controller = _blas_controller()
     # One BLAS thread per worker even with a single worker: on tiles this small, BLAS threads
     # gain little on a quiet machine and, on a busy one, spin against each other (20x slower measured).
-    with controller.limit(limits=1, user_api="blas") if controller else nullcontext():
-        if len(scratches) == 1:
-            job.drain(tasks, scratches[0])
-        else:
-            with ThreadPoolExecutor(len(scratches)) as pool:
-                for done in [pool.submit(job.drain, tasks, scratch) for scratch in scratches]:
-                    done.result()
+    job.run(workers, one_blas_thread_alone=True)
     np.multiply(job.d_Q, job.scale, out=job.d_Q)  # dQ = dS K / √d_k
     return job.d_Q, job.d_K, job.d_V

@@ -26,8 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..arguments import output_path, positive_seconds
-from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from ..arguments import output_path
+from .command import add_submission_options
 from .submission import FIELDS, Row, grade_one
 
 __all__ = ["register", "run"]
@@ -40,15 +40,11 @@ def register(subparsers: Any) -> None:
                     "submission. Exit status: 0 when grading completed, 2 on a usage error.")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of submissions")
     parser.add_argument("--exercise", required=True, metavar="NAME", help="exercise name (see check --list)")
-    parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
+    add_submission_options(parser, "function name (default: the exercise's own)")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print a JSON list, one object per submission")
     output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
-    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
-                        help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
@@ -184,9 +180,7 @@ def _worker(argv: list[str]) -> int:
     """A grading worker: reads one path per line on stdin, writes one JSON row per line on stdout."""
     parser = argparse.ArgumentParser(prog="attention_edu.checkers.grade")
     parser.add_argument("exercise")
-    parser.add_argument("--function")
-    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT)
-    parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB)
+    add_submission_options(parser, "function name")
     args = parser.parse_args(argv)
     out = sys.stdout
     for line in sys.stdin:
