@@ -23,7 +23,7 @@ on sampled rows. The naive m × n float32 weights alone would need 16 GiB.
   backward's recomputation and its float32 sums over 65,536 queries.
 
 Errors are per sampled row, ‖grad − reference‖ / ‖reference‖, the largest.
-``tests/test_blockwise_backward_large.py`` runs it and asserts on it;
+``tests/blockwise/test_blockwise_backward_large.py`` runs it and asserts on it;
 ``attention-edu bench`` reports both.
 """
 

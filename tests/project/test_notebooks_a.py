@@ -16,7 +16,7 @@ import pytest
 
 import attention_edu.worked_examples as catalogue
 
-NOTEBOOKS = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = pathlib.Path(__file__).resolve().parents[2] / "notebooks"
 
 #: The worked examples each notebook must show with a verdict (issue 3, part 3).
 REQUIRED = {

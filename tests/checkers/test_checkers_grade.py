@@ -111,7 +111,7 @@ def test_the_shipped_notebooks_grade_as_their_checks_say(console_script):
     """A real exercise notebook (heavy cells: a simulation, a plot) and its solution, two workers."""
     from pathlib import Path
 
-    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
     name = "05_entropy_and_pen_and_paper.ipynb"
     done = subprocess.run([console_script, "grade", str(notebooks / "solutions" / name),
                            str(notebooks / "exercises" / name), "--exercise", "attention_entropy", "--json",

@@ -16,7 +16,7 @@ import pytest
 
 from attention_edu.checkers import CHECKERS
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 EXERCISES = sorted((NOTEBOOKS / "exercises").glob("*.ipynb"))
 NAMES = [p.name for p in EXERCISES]
 PEN_AND_PAPER = ["fund.exercise-1", "fund.exercise-2", "fund.exercise-3", "fund.exercise-4",

@@ -263,7 +263,7 @@ def test_chapter_map_names_every_id_and_only_real_functions():
     import pathlib
     import re
 
-    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "chapter-map.md").read_text()
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "chapter-map.md").read_text()
     ids = set(re.findall(r"`((?:fund|dot|matrix|vector|sheet)\.[a-z0-9-]+)`", text))
     ranges = re.findall(r"`(\w+)\.exercise-1` … `\1\.exercise-(\d)`", text)
     for prefix, last in ranges:

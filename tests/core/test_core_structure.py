@@ -200,7 +200,7 @@ def test_every_steps_twin_exists_and_is_documented():
 
 def test_design_api_block_names_exist():
     """Every name in the public API block of docs/architecture.md exists on ``ae`` (and vice versa)."""
-    page = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
     block = page.read_text(encoding="utf-8").split("## The public API", 1)[1].split("```", 2)[1]
     names = set(re.findall(r"\bae\.([A-Za-z_]\w*)", block))
     assert names - {"scaled_dot_product_attention_steps"} == (

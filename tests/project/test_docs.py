@@ -11,7 +11,7 @@ import pytest
 
 import attention_edu as ae
 
-DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture(scope="module")

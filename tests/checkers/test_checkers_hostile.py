@@ -182,7 +182,7 @@ def test_trigger_reaches_its_hint(hint_id):
 
 
 def test_every_hint_id_is_reachable():
-    """Mistakes by their mutants (tests/test_checkers.py), answers by tests/test_checkers_answers.py,
+    """Mistakes by their mutants (tests/checkers/test_checkers.py), answers by tests/checkers/test_checkers_answers.py,
     everything else by TRIGGERS above."""
     by_mutant = {m.id for m in all_mistakes()}
     by_answer = {h for spec in ANSWERS.values() for h in spec.hint_ids()} | set(GENERIC_HINT_IDS)

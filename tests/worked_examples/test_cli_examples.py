@@ -10,7 +10,7 @@ import attention_edu as ae
 from attention_edu import cli
 from attention_edu.worked_examples.errata import errata_markdown
 
-ERRATA_PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "errata.md"
+ERRATA_PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "errata.md"
 
 
 def main(argv):
