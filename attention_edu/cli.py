@@ -17,8 +17,8 @@ __all__ = ["main", "build_parser"]
 # subcommand -> module providing register(subparsers)
 COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
-    "check": "attention_edu.checkers.command",
-    "grade": "attention_edu.checkers.grade",
+    "check": "attention_edu.checkers.judge.command",
+    "grade": "attention_edu.checkers.judge.grade",
     "bench": "attention_edu.bench.command",
     "train": "attention_edu.seq2seq.train_command",
     "translate": "attention_edu.seq2seq.translate_command",

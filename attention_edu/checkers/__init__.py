@@ -1,7 +1,7 @@
 """Checkers for the exercises: they say what is wrong and why, not just "mismatch".
 
 Each ``check_<exercise>(fn)`` takes the student's function explicitly, runs
-it in a child process (a hard time and memory limit; see :mod:`.harness`) on
+it in a child process (a hard time and memory limit; see :mod:`.judge.harness`) on
 copies of its inputs through a fixed sequence of probes (most specific
 first) and returns a :class:`CheckResult` for the first failure, or a pass.
 A failing output is compared with a registry of known misconceptions, each a
@@ -24,9 +24,9 @@ True
 from __future__ import annotations
 
 from .answers import ANSWERS, check_answer
-from .entropy_checks import attention_entropy
-from .hints import HINTS
-from .mutants import PROBES, Mistake, all_mistakes, mistakes_for
+from .diagnosis.hints import HINTS
+from .diagnosis.mutants import PROBES, Mistake, all_mistakes, mistakes_for
+from .exercises.entropy import attention_entropy
 from .records import Exercise
 from .registry import CHECKERS, EXERCISES, hint_ids
 from .result import STRICT_ENV, CheckFailed, CheckResult

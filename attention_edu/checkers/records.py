@@ -74,6 +74,8 @@ class Exercise:
     properties: tuple[Property, ...] = ()
     row_sums: tuple[str, ...] = ()
     dtype_hint: str = "Return floating-point numbers (float64 or float32)."
+    notebook: str = ""       # the exercise notebook that asks for it (its file name without .ipynb)
+    number: int = 1          # its exercise number in that notebook
 
     @property
     def function(self) -> str:

@@ -1,8 +1,8 @@
 """The one registry of coding exercises: ``check_*``, ``attention-edu check --list`` and ``grade`` read it.
 
-Each exercise module defines an :class:`~.probes.Exercise` (its cases, properties and mistakes);
-listing it in :data:`EXERCISES` is all it takes to make it checkable from Python, the command
-line and the batch grader.
+Each module of :mod:`.exercises` defines its :class:`~.records.Exercise` objects (cases,
+properties, mistakes) and names them in its ``__all__``; that is all it takes to make an
+exercise checkable from Python, the command line and the batch grader.
 """
 
 from __future__ import annotations
@@ -10,20 +10,12 @@ from __future__ import annotations
 from typing import Callable
 
 from .answers import ANSWERS, GENERIC_HINT_IDS
-from .attention_checks import SCALED_DOT_PRODUCT_ATTENTION
-from .backward_checks import ATTENTION_BACKWARD
-from .bahdanau_checks import BAHDANAU_SCORES
-from .entropy_checks import ATTENTION_ENTROPY
-from .head_checks import MERGE_HEADS, SPLIT_HEADS
-from .hints import HINTS
-from .luong_checks import LUONG_GENERAL_SCORES
-from .mask_checks import CAUSAL_MASK, PADDING_MASK
-from .multi_head_checks import MULTI_HEAD_ATTENTION
-from .mutants import all_mistakes
-from .probes import run_checker
+from .diagnosis.hints import HINTS
+from .diagnosis.mutants import all_mistakes
+from .exercises import collect
 from .records import Exercise
 from .result import CheckResult
-from .softmax_checks import SOFTMAX
+from .runner import run_checker
 
 __all__ = ["EXERCISES", "CHECKERS", "checker", "hint_ids", "exercise_name"]
 
@@ -59,10 +51,7 @@ def checker(exercise: Exercise) -> Callable[..., CheckResult]:
 
 
 #: Every coding exercise by name, in the order the exercise notebooks use them.
-EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (
-    SOFTMAX, CAUSAL_MASK, PADDING_MASK, SCALED_DOT_PRODUCT_ATTENTION, BAHDANAU_SCORES,
-    LUONG_GENERAL_SCORES, SPLIT_HEADS, MERGE_HEADS, MULTI_HEAD_ATTENTION, ATTENTION_ENTROPY,
-    ATTENTION_BACKWARD)}
+EXERCISES: dict[str, Exercise] = collect()
 
 #: The public checker of each exercise (``check_softmax`` and so on).
 CHECKERS: dict[str, Callable[..., CheckResult]] = {name: checker(ex) for name, ex in EXERCISES.items()}

@@ -17,8 +17,8 @@ import pytest
 
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS, EXERCISES, CheckFailed, CheckResult, all_mistakes, mistakes_for
-from attention_edu.checkers.diagnosis import fingerprint
-from attention_edu.checkers.compare import same_output
+from attention_edu.checkers.diagnosis.identity import fingerprint
+from attention_edu.checkers.diagnosis.compare import same_output
 
 C = ae.checkers
 

@@ -129,7 +129,7 @@ def test_hostile_functions_through_the_api_in_a_separate_process():
 
 
 def test_output_is_captured_and_trimmed():
-    from attention_edu.checkers.harness import OUTPUT_LIMIT, call
+    from attention_edu.checkers.judge.harness import OUTPUT_LIMIT, call
 
     outcome = call(lambda: print("x" * (10 * OUTPUT_LIMIT)) or 1, (), (), timeout=5)
     assert outcome.value == 1 and outcome.printed_bytes <= OUTPUT_LIMIT + 200
@@ -155,7 +155,7 @@ def test_spawn_start_method_gives_the_same_verdicts(monkeypatch):
     import numpy as np
 
     import attention_edu as ae
-    from attention_edu.checkers import harness
+    from attention_edu.checkers.judge import harness
 
     monkeypatch.setenv(harness.START_METHOD_ENV, "spawn")
     assert harness.start_method() == "spawn"

@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..arguments import output_path
+from ...arguments import output_path
 from .command import add_submission_options
 from .submission import FIELDS, Row, grade_one
 
@@ -62,7 +62,7 @@ def _submissions(paths: list[str]) -> list[str]:
 
 
 def _worker_command(args: argparse.Namespace) -> list[str]:
-    command = [sys.executable, "-m", "attention_edu.checkers.grade", args.exercise,
+    command = [sys.executable, "-m", "attention_edu.checkers.judge.grade", args.exercise,
                "--timeout", str(args.timeout), "--memory", str(args.memory)]
     return command + (["--function", args.function] if args.function else [])
 
@@ -133,7 +133,7 @@ class _NoProgress:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
-    from .registry import EXERCISES, exercise_name
+    from ..registry import EXERCISES, exercise_name
 
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _worker(argv: list[str]) -> int:
     """A grading worker: reads one path per line on stdin, writes one JSON row per line on stdout."""
-    parser = argparse.ArgumentParser(prog="attention_edu.checkers.grade")
+    parser = argparse.ArgumentParser(prog="attention_edu.checkers.judge.grade")
     parser.add_argument("exercise")
     add_submission_options(parser, "function name")
     args = parser.parse_args(argv)

@@ -25,8 +25,8 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..backend import host_numpy as np
-from ..backend import to_numpy
+from ...backend import host_numpy as np
+from ...backend import to_numpy
 from .isolation import OUTPUT_LIMIT, START_METHOD_ENV, run_isolated, start_method, unlimit_memory
 
 __all__ = ["Outcome", "ErrorInfo", "call", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB", "OUTPUT_LIMIT",

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
-from ..masks import causal_mask
-from ..softmax import softmax
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...backend import host_numpy as np
+from ...masks import causal_mask
+from ...softmax import softmax
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_ENTROPY", "attention_entropy"]
 
@@ -84,7 +84,7 @@ def _key_order(student) -> str | None:
 
 
 ATTENTION_ENTROPY = Exercise(
-    name="attention_entropy",
+    name="attention_entropy", notebook="05_entropy_and_pen_and_paper", number=1,
     summary='Check ``attention_entropy(weights) -> entropy (..., m)`` (natural log, 0 · log 0 = 0).',
     signature="attention_entropy(weights) -> entropy (..., m)",
     reference=attention_entropy,

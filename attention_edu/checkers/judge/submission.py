@@ -186,7 +186,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     >>> grade_one("softmax", "/nonexistent.py").error
     'no such file: /nonexistent.py'
     """
-    from .registry import CHECKERS, EXERCISES
+    from ..registry import CHECKERS, EXERCISES
 
     start = time.perf_counter()
     row = Row(str(path))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backend import host_numpy as np
-from ..backend import to_numpy
+from ...backend import host_numpy as np
+from ...backend import to_numpy
 
 __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show"]
 

@@ -6,7 +6,7 @@ determinism check. For every case the runner calls the student's function
 through the harness and checks, in order: it ran, it returned the right
 type, arity, shape and dtype, it left its inputs alone, and its values match
 the reference. The first failure stops the run; the mistakes registry is
-consulted to name it (see :mod:`.mutants`), else the evidence is shown.
+consulted to name it (see :mod:`.diagnosis.mutants`), else the evidence is shown.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import functools
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
-from .compare import as_host, close
-from .diagnosis import failed, fingerprint, is_stub, print_notes, stub_result
-from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
+from .diagnosis.compare import as_host, close
+from .diagnosis.identity import failed, fingerprint, is_stub, print_notes, stub_result
+from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
 
@@ -155,7 +155,7 @@ def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
                 timeout: float | None = None, memory_mb: float | None = None) -> CheckResult:
     """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc).
 
-    Each call runs in a child process (:mod:`.harness`): ``timeout`` seconds per call (default
+    Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
     3) and ``memory_mb`` megabytes of extra memory (default 1024).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)

@@ -17,11 +17,11 @@ True
 
 from __future__ import annotations
 
-from ..backend import host_numpy as np
-from ..multi_head import merge_heads as reference_merge
-from ..multi_head import split_heads as reference_split
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...backend import host_numpy as np
+from ...multi_head import merge_heads as reference_merge
+from ...multi_head import split_heads as reference_split
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["SPLIT_HEADS", "MERGE_HEADS"]
 
@@ -71,7 +71,7 @@ def _merge_round_trip(student) -> str | None:
 
 
 SPLIT_HEADS = Exercise(
-    name="split_heads",
+    name="split_heads", notebook="04_multi_head", number=1,
     summary='Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).',
     signature="split_heads(X, num_heads) -> heads (..., H, L, d)",
     reference=lambda X, num_heads: reference_split(X, num_heads),
@@ -83,7 +83,7 @@ SPLIT_HEADS = Exercise(
 )
 
 MERGE_HEADS = Exercise(
-    name="merge_heads",
+    name="merge_heads", notebook="04_multi_head", number=2,
     summary='Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).',
     signature="merge_heads(X) -> merged (..., L, H*d)",
     reference=lambda X: reference_merge(X),

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backend import host_numpy as np
-from .harness import ErrorInfo
+from ...backend import host_numpy as np
+from ..judge.harness import ErrorInfo
 
 __all__ = ["HINTS", "explain_error"]
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
-from ..luong import luong_attention_steps
-from .bahdanau_checks import normal_arrays as _normal
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...backend import host_numpy as np
+from ...luong import luong_attention_steps
+from .bahdanau import normal_arrays as _normal
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["LUONG_GENERAL_SCORES"]
 
@@ -58,7 +58,7 @@ def _identity_is_dot(student) -> str | None:
 
 
 LUONG_GENERAL_SCORES = Exercise(
-    name="luong_general_scores",
+    name="luong_general_scores", notebook="03_bahdanau_and_luong_scores", number=2,
     summary='Check ``luong_general_scores(S, H, W) -> scores (m, n)``, e = s_tᵀ W h_i.',
     signature="luong_general_scores(S, H, W) -> scores (m, n)",
     reference=lambda S, H, W: luong_attention_steps(S, H, "general", W=W).scores,

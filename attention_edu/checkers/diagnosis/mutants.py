@@ -7,15 +7,15 @@ that mistake. When a student's function fails a probe, every mutant of the
 exercise runs on the same inputs; the one whose output the student's output
 matches names the mistake ("diagnosis by fingerprint").
 
-The mutants themselves live next to their checkers (``softmax_checks``,
-``attention_checks``, ...), registered with the :func:`mistake` decorator.
+The mutants themselves live beside their exercise (``exercises/softmax.py``,
+``exercises/attention.py``, ...), registered with the :func:`mistake` decorator.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .records import PROBES, Mistake
+from ..records import PROBES, Mistake
 
 __all__ = ["Mistake", "mistake", "mistakes_for", "all_mistakes", "PROBES"]
 

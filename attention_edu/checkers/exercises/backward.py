@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
-from ..dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
-from ..masks import causal_mask, padding_mask
+from ...backend import host_numpy as np
+from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
+from ...masks import causal_mask, padding_mask
 from .host_attention import attend
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
 
@@ -148,7 +148,7 @@ def _masked_keys(student) -> str | None:
 
 
 ATTENTION_BACKWARD = Exercise(
-    name="attention_backward",
+    name="attention_backward", notebook="06_attention_backward", number=1,
     summary="Check ``attention_backward(Q, K, V, d_output, mask=None) -> (dQ, dK, dV)`` (scaled).",
     signature="attention_backward(Q, K, V, d_output, mask=None) -> (dQ (..., m, d_k), dK (..., n, d_k), "
               "dV (..., n, d_v))",

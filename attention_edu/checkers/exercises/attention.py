@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
-from ..dot_product import scaled_dot_product_attention as reference_attention
-from ..masks import causal_mask, padding_mask
-from ..softmax import softmax
+from ...backend import host_numpy as np
+from ...dot_product import scaled_dot_product_attention as reference_attention
+from ...masks import causal_mask, padding_mask
+from ...softmax import softmax
 from .host_attention import attend, weigh
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["SCALED_DOT_PRODUCT_ATTENTION"]
 
@@ -96,7 +96,7 @@ def _key_order(student) -> str | None:
 
 
 SCALED_DOT_PRODUCT_ATTENTION = Exercise(
-    name="scaled_dot_product_attention",
+    name="scaled_dot_product_attention", notebook="02_scaled_dot_product_attention", number=1,
     summary='Check ``scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)``.',
     signature="scaled_dot_product_attention(Q, K, V, mask=None) -> (output (..., m, d_v), weights (..., m, n))",
     reference=reference_attention,

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
-from ..masks import causal_mask, padding_mask
-from ..multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
+from ...backend import host_numpy as np
+from ...masks import causal_mask, padding_mask
+from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
 from .host_attention import attend
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["MULTI_HEAD_ATTENTION"]
 
@@ -102,7 +102,7 @@ def _head_order(student) -> str | None:
 
 
 MULTI_HEAD_ATTENTION = Exercise(
-    name="multi_head_attention",
+    name="multi_head_attention", notebook="04_multi_head", number=3,
     summary='Check ``multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)``.',
     signature="multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) "
               "-> (output (..., m, d_model), weights (..., H, m, n))",

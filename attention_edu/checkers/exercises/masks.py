@@ -21,11 +21,11 @@ True
 
 from __future__ import annotations
 
-from ..backend import host_numpy as np
-from ..masks import causal_mask as reference_causal
-from ..masks import padding_mask as reference_padding
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...backend import host_numpy as np
+from ...masks import causal_mask as reference_causal
+from ...masks import padding_mask as reference_padding
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["CAUSAL_MASK", "PADDING_MASK"]
 
@@ -54,7 +54,7 @@ def _default_n(student) -> str | None:
 
 
 CAUSAL_MASK = Exercise(
-    name="causal_mask",
+    name="causal_mask", notebook="01_softmax_and_masks", number=2,
     summary="Check a student's ``causal_mask(m, n=None)``: bool (m, n), True where j ≤ i + n − m.",
     signature="causal_mask(m, n=None) -> mask (m, n), bool",
     reference=lambda m, n=None: reference_causal(m, n),
@@ -91,7 +91,7 @@ def _counts_match(student) -> str | None:
 
 
 PADDING_MASK = Exercise(
-    name="padding_mask",
+    name="padding_mask", notebook="01_softmax_and_masks", number=3,
     summary="Check a student's ``padding_mask(lengths, n)``: bool (B, 1, n), True where j < lengths[b].",
     signature="padding_mask(lengths, n) -> mask (B, 1, n), bool",
     reference=lambda lengths, n: reference_padding(lengths, n),

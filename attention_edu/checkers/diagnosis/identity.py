@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from ..backend import host_numpy as np
+from ...backend import host_numpy as np
 from .compare import as_host, describe_difference, same_output, show
-from .harness import Outcome
+from ..judge.harness import Outcome
 from .hints import HINTS, explain_error
 from .mutants import mistakes_for
-from .records import PROBES, Case, Exercise, Failure, Mistake
-from .result import CheckResult
+from ..records import PROBES, Case, Exercise, Failure, Mistake
+from ..result import CheckResult
 
 
 __all__ = ["Failure", "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]

@@ -5,7 +5,7 @@ knob turned the wrong way: no scaling, softmax over the queries, a finite
 fill instead of −inf, no guard for a fully masked row. These helpers are
 that knob board; the correct setting (the defaults) equals the library.
 
->>> from ..backend import host_numpy as np
+>>> from attention_edu.backend import host_numpy as np
 >>> out, w = attend(np.eye(2), np.eye(2), np.eye(2))
 >>> bool(np.allclose(w.sum(axis=-1), 1.0))
 True
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ..backend import host_numpy as np
+from ...backend import host_numpy as np
 
 __all__ = ["weigh", "attend"]
 

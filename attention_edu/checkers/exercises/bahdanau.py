@@ -17,10 +17,10 @@ True
 
 from __future__ import annotations
 
-from ..additive import bahdanau_attention_steps
-from ..backend import host_numpy as np
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...additive import bahdanau_attention_steps
+from ...backend import host_numpy as np
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["BAHDANAU_SCORES", "normal_arrays"]
 
@@ -68,7 +68,7 @@ def _row_independence(student) -> str | None:
 
 
 BAHDANAU_SCORES = Exercise(
-    name="bahdanau_scores",
+    name="bahdanau_scores", notebook="03_bahdanau_and_luong_scores", number=1,
     summary='Check ``bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)``, e = vᵀ tanh(W1 s_t + W2 h_i).',
     signature="bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)",
     reference=lambda S, H, W1, W2, v: bahdanau_attention_steps(S, H, W1, W2, v).scores,

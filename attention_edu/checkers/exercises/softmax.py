@@ -19,10 +19,10 @@ True
 
 from __future__ import annotations
 
-from ..backend import host_numpy as np
-from ..softmax import softmax as reference_softmax
-from .mutants import mistake
-from .records import Case, Exercise, Property
+from ...backend import host_numpy as np
+from ...softmax import softmax as reference_softmax
+from ..diagnosis.mutants import mistake
+from ..records import Case, Exercise, Property
 
 __all__ = ["SOFTMAX"]
 
@@ -72,7 +72,7 @@ def _rows_sum_to_one(student) -> str | None:
 
 
 SOFTMAX = Exercise(
-    name="softmax",
+    name="softmax", notebook="01_softmax_and_masks", number=1,
     summary="Check a student's ``softmax(x)``: weights over the last axis of ``x``.",
     signature="softmax(x) -> weights (..., n)",
     reference=lambda x: reference_softmax(x, axis=-1),

@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..arguments import positive_seconds
+from ...arguments import positive_seconds
 from .submission import grade_one
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
@@ -52,7 +52,7 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
-    from .registry import EXERCISES, exercise_name
+    from ..registry import EXERCISES, exercise_name
 
     if args.list:
         for exercise in EXERCISES.values():
