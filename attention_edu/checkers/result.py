@@ -62,6 +62,9 @@ class CheckResult:
     probes_passed, probes_total : int or None
         How far the function got: probes (input cases, properties, determinism) passed before
         the first failure, out of all of them (None for pen-and-paper answers).
+    mistakes : tuple of dict
+        Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe
+        that shows it (empty when passed).
 
     Examples
     --------
@@ -82,6 +85,7 @@ class CheckResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
     probes_passed: int | None = None
     probes_total: int | None = None
+    mistakes: tuple[dict, ...] = field(default_factory=tuple)
 
     @property
     def status(self) -> str:
