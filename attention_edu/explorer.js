@@ -127,7 +127,10 @@
     // ---- the heatmap: a grid of cells, the query labels left and each row's entropy right ----
     var main = el("div", "ae-main"), grid = el("div", "ae-grid");
     var px = n <= 12 ? 40 : Math.max(6, Math.min(24, Math.floor(480 / n)));
-    var showKeys = px >= 14, showNumbers = px >= 40;
+    var showKeys = px >= 14, showNumbers = px >= 40, showRows = px >= 12;
+    var lut = [];  // 256 palette colours, computed once
+    for (var q = 0; q < 256; q++) lut.push(colour(d.palette, q / 255));
+    if (!showRows) grid.style.gap = "0";
     grid.style.gridTemplateColumns = "max-content repeat(" + n + ", " + px + "px) max-content";
     grid.style.gridAutoRows = (px >= 14 ? px : Math.max(px, 6)) + "px";
     grid.tabIndex = 0;
@@ -136,10 +139,10 @@
     var cells = [], rowLabels = [], entropies = [];
     grid.appendChild(el("span", "ae-corner"));
     for (var j = 0; j < n; j++) grid.appendChild(el("span", "ae-key", showKeys ? d.keys[j] : ""));
-    grid.appendChild(el("span", "ae-corner", "H (nats)"));
+    grid.appendChild(el("span", "ae-corner", showRows ? "H (nats)" : ""));
     grid.style.gridTemplateRows = showKeys ? "max-content" : "0px";
     for (var i = 0; i < m; i++) {
-      var lab2 = el("span", "ae-query", px >= 10 ? d.queries[i] : "");
+      var lab2 = el("span", "ae-query", showRows ? d.queries[i] : "");
       rowLabels.push(lab2); grid.appendChild(lab2);
       for (j = 0; j < n; j++) {
         var c = el("span", "ae-cell");
@@ -177,8 +180,13 @@
     }
 
     var current = null;
-    function hidden(i, j) { return mask && state.applyMask && state.head >= 0 && !allowed(state.layer * H + state.head, i, j); }
-    function masked(i, j) { return mask && state.head >= 0 && !allowed(state.layer * H + state.head, i, j); }
+    function masked(i, j) {  // in the average, a pair every head masks
+      if (!mask) return false;
+      if (state.head >= 0) return !allowed(state.layer * H + state.head, i, j);
+      for (var h = 0; h < H; h++) if (allowed(state.layer * H + h, i, j)) return false;
+      return true;
+    }
+    function hidden(i, j) { return state.applyMask && masked(i, j); }
 
     function drawRow(w) {
       var i = state.row, words = [];
@@ -218,11 +226,11 @@
           var c = cells[i * n + j], v = w[i * n + j], hide = hidden(i, j);
           c.classList.toggle("ae-masked", !!hide);
           c.classList.toggle("ae-was-masked", !hide && !!masked(i, j));
-          c.style.background = hide ? "" : colour(d.palette, top > 0 ? v / top : 0);
+          c.style.background = hide ? "" : lut[top > 0 ? Math.round(255 * v / top) : 0];
           c.style.color = v / (top || 1) > 0.6 ? "#000" : "#fff";
           if (showNumbers) c.textContent = hide ? "" : v.toFixed(2);
         }
-        entropies[i].textContent = entropy(w.subarray(i * n, i * n + n)).toFixed(2);
+        if (showRows) entropies[i].textContent = entropy(w.subarray(i * n, i * n + n)).toFixed(2);
       }
       var notes = [];
       if (state.head < 0) notes.push(averageNote());

@@ -77,5 +77,5 @@ def static_form(weights, queries, keys, mask, where: str) -> str:
             colour = "#" + bytes(rgb[i, j]).hex()
             cells.append(f'<td style="background:{colour};color:{ink}">{text[i][j].replace("0.", ".", 1)}</td>')
         rows.append(f"<tr><th>{html.escape(queries[i])}</th>{''.join(cells)}</tr>")
-    return (f'<table class="ae-static-table" style="border-collapse:collapse;font:11px monospace;'
-            f'text-align:center"><caption>{caption}</caption>' + "".join(rows) + "</table>")
+    return (f'<p style="font-size:11px;margin:2px 0">{caption}</p><table class="ae-static-table" '
+            f'style="border-collapse:collapse;font:11px monospace;text-align:center">' + "".join(rows) + "</table>")

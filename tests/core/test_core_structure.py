@@ -169,7 +169,7 @@ def test_no_module_over_250_lines(path):
 PUBLIC_FUNCTIONS = [
     "softmax", "causal_mask", "padding_mask", "dot_product_attention", "scaled_dot_product_attention",
     "bahdanau_attention", "luong_attention", "self_attention", "cross_attention", "multi_head_attention",
-    "split_heads", "merge_heads",
+    "split_heads", "merge_heads", "explore",
 ]
 BACKWARD_FUNCTIONS = [
     "dot_product_attention_backward", "scaled_dot_product_attention_backward", "bahdanau_attention_backward",
