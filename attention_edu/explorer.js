@@ -28,6 +28,10 @@
     return out;
   }
 
+  function esc(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  }
+
   function entropy(row) {
     var h = 0;
     for (var j = 0; j < row.length; j++) if (row[j] > 0) h -= row[j] * Math.log(row[j]);
@@ -128,31 +132,34 @@
     var main = el("div", "ae-main"), grid = el("div", "ae-grid");
     var px = n <= 12 ? 40 : Math.max(6, Math.min(24, Math.floor(480 / n)));
     var showKeys = px >= 14, showNumbers = px >= 40, showRows = px >= 12;
-    var lut = [];  // 256 palette colours, computed once
-    for (var q = 0; q < 256; q++) lut.push(colour(d.palette, q / 255));
+    // 256 palette colours as classes: setting a class costs less than parsing a colour per cell
+    var rules = [];
+    for (var q = 0; q < 256; q++) rules.push("#" + d.uid + " .ae-c" + q + "{background:" + colour(d.palette, q / 255) + "}");
+    ui.appendChild(el("style", null, rules.join("\n")));
+    var classes = new Array(m * n);
     if (!showRows) grid.style.gap = "0";
     grid.style.gridTemplateColumns = "max-content repeat(" + n + ", " + px + "px) max-content";
     grid.style.gridAutoRows = (px >= 14 ? px : Math.max(px, 6)) + "px";
     grid.tabIndex = 0;
     grid.setAttribute("role", "grid");
     grid.setAttribute("aria-label", "attention weights; arrow keys choose the query");
-    var cells = [], rowLabels = [], entropies = [];
-    grid.appendChild(el("span", "ae-corner"));
-    for (var j = 0; j < n; j++) grid.appendChild(el("span", "ae-key", showKeys ? d.keys[j] : ""));
-    grid.appendChild(el("span", "ae-corner", showRows ? "H (nats)" : ""));
-    grid.style.gridTemplateRows = showKeys ? "max-content" : "0px";
+    // the grid as one string, parsed once (4096 createElement calls cost more than the rest)
+    var parts = ['<span class="ae-corner"></span>'];
+    for (var j = 0; j < n; j++) parts.push('<span class="ae-key">' + (showKeys ? esc(d.keys[j]) : "") + "</span>");
+    parts.push('<span class="ae-corner">' + (showRows ? "H (nats)" : "") + "</span>");
     for (var i = 0; i < m; i++) {
-      var lab2 = el("span", "ae-query", showRows ? d.queries[i] : "");
-      rowLabels.push(lab2); grid.appendChild(lab2);
-      for (j = 0; j < n; j++) {
-        var c = el("span", "ae-cell");
-        c.setAttribute("data-i", i); c.setAttribute("data-j", j);
-        c.title = d.queries[i] + " \u2192 " + d.keys[j];
-        cells.push(c); grid.appendChild(c);
-      }
-      var e = el("span", "ae-entropy");
-      entropies.push(e); grid.appendChild(e);
+      parts.push('<span class="ae-query">' + (showRows ? esc(d.queries[i]) : "") + "</span>");
+      for (j = 0; j < n; j++) parts.push('<span class="ae-cell" data-i="' + i + '" data-j="' + j + '"></span>');
+      parts.push('<span class="ae-entropy"></span>');
     }
+    grid.innerHTML = parts.join("");
+    grid.style.gridTemplateRows = showKeys ? "max-content" : "0px";
+    var cells = grid.querySelectorAll(".ae-cell"), rowLabels = grid.querySelectorAll(".ae-query");
+    var entropies = grid.querySelectorAll(".ae-entropy");
+    grid.addEventListener("mouseover", function (ev) {  // the cell's name as a tooltip, made when pointed at
+      var t = ev.target;
+      if (t.classList.contains("ae-cell") && !t.title) t.title = d.queries[+t.dataset.i] + " \u2192 " + d.keys[+t.dataset.j];
+    });
     grid.addEventListener("mouseover", function (ev) {
       var i = ev.target.getAttribute && ev.target.getAttribute("data-i");
       if (i !== null && i !== undefined && +i !== state.row) { state.row = +i; drawRow(current); }
@@ -224,11 +231,13 @@
       for (var i = 0; i < m; i++) {
         for (var j = 0; j < n; j++) {
           var c = cells[i * n + j], v = w[i * n + j], hide = hidden(i, j);
-          c.classList.toggle("ae-masked", !!hide);
-          c.classList.toggle("ae-was-masked", !hide && !!masked(i, j));
-          c.style.background = hide ? "" : lut[top > 0 ? Math.round(255 * v / top) : 0];
-          c.style.color = v / (top || 1) > 0.6 ? "#000" : "#fff";
-          if (showNumbers) c.textContent = hide ? "" : v.toFixed(2);
+          var cls = "ae-cell " + (hide ? "ae-masked" : "ae-c" + (top > 0 ? Math.round(255 * v / top) : 0)) +
+            (!hide && masked(i, j) ? " ae-was-masked" : "");
+          if (classes[i * n + j] !== cls) { c.className = cls; classes[i * n + j] = cls; }
+          if (showNumbers) {
+            c.style.color = v / (top || 1) > 0.6 ? "#000" : "#fff";
+            c.textContent = hide ? "" : v.toFixed(2);
+          }
         }
         if (showRows) entropies[i].textContent = entropy(w.subarray(i * n, i * n + n)).toFixed(2);
       }
@@ -248,8 +257,8 @@
 
     var stat = root.querySelector(".ae-static");
     if (stat) stat.style.display = "none";
+    draw();  // before the explorer joins the page: one layout, not one per cell
     root.appendChild(ui);
-    draw();
   }
 
   var me = document.currentScript;

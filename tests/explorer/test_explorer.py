@@ -114,3 +114,21 @@ def test_a_64_by_64_matrix_with_8_heads_stays_under_300_kB(rng):
     plain = len(ae.explore(w).to_html().encode())
     print(f"64x64x8 explorer HTML: {plain / 1000:.1f} kB; with scores {size / 1000:.1f} kB")
     assert plain < 300_000
+
+
+def test_a_large_head_becomes_an_image_of_its_weights_and_the_numbers_as_text(rng):
+    import struct
+    import zlib
+
+    w = ae.softmax(rng.normal(size=(40, 30)))
+    static = re.search(r'<div class="ae-static">(.*?)</div><script', ae.explore(w).to_html(), re.S)[1]
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', static)[1])
+    width, height = struct.unpack(">II", png[16:24])
+    idat = png.index(b"IDAT")
+    length = struct.unpack(">I", png[idat - 4:idat])[0]
+    pixels = np.frombuffer(zlib.decompress(png[idat + 4:idat + 4 + length]), np.uint8).reshape(height, width + 1)
+    assert (width, height) == (30, 40) and (pixels[:, 0] == 0).all()  # one pixel per weight, no filter
+    np.testing.assert_array_equal(pixels[:, 1:], np.rint(w / w.max() * 255))  # palette index = weight / max
+    numbers = re.search(r"<pre[^>]*>(.*?)</pre>", static, re.S)[1].splitlines()
+    assert len(numbers) == 40
+    np.testing.assert_allclose([float(x) for x in numbers[7].split()[1:]], w[7], atol=0.005 + 1e-9)
