@@ -81,7 +81,7 @@ class Explorer:
 
     def to_html(self) -> str:
         """One self-contained piece of HTML: static table, data, style and script, all inline."""
-        title = f"<h4 style='margin:4px 0'>{html.escape(self.title)}</h4>" if self.title else ""
+        title = f'<div style="font-weight:bold;margin:4px 0">{html.escape(self.title)}</div>' if self.title else ""
         data = json.dumps(self._data(), separators=(",", ":")).replace("</", "<\\/")
         css = (_HERE / "explorer.css").read_text(encoding="utf-8")
         script = (_HERE / "explorer.js").read_text(encoding="utf-8")

@@ -126,7 +126,9 @@ def page_of_explorers(tmp_path_factory):
     html = ("<!doctype html><html><head><meta charset='utf-8'></head><body>"
             + ae.explore(steps.weights, TOKENS, TOKENS, scores=steps.scores, d_k=2, title="cat sat mat").to_html()
             + ae.explore(masked.weights, words, words, scores=masked.scores, mask=mask, d_k=8,
-                         title="two heads, causal").to_html() + "</body></html>")
+                         title="two heads, causal").to_html()
+            + ae.explore(np.zeros((2, 3)), scores=np.ones((2, 3)), mask=np.array([[True, False, True], [False] * 3]),
+                         title="row 2 has nothing to attend to").to_html() + "</body></html>")
     folder = tmp_path_factory.mktemp("page")
     (folder / "index.html").write_text(html, encoding="utf-8")
     with served(folder) as url:
@@ -139,8 +141,8 @@ def test_rows_slider_heads_mask_on_a_local_page(browser, page_of_explorers, tmp_
     page = watched_page(context)
     page.goto(data["url"])
     roots = page.locator(".ae-explorer[data-ae-ready]")
-    assert roots.count() == 2
-    catsat, heads = roots.nth(0), roots.nth(1)
+    assert roots.count() == 3
+    catsat, heads, empty = roots.nth(0), roots.nth(1), roots.nth(2)
     # (1) pointing at row i shows row i's weights; the other explorer is untouched
     other_before = heads.locator(".ae-text").inner_text()
     for i in range(3):
@@ -181,6 +183,11 @@ def test_rows_slider_heads_mask_on_a_local_page(browser, page_of_explorers, tmp_
     assert_row_shown(heads, 4, data["heads"].weights[:, 4].mean(axis=0))
     assert "hides" in heads.locator(".ae-note").inner_text()
     page.screenshot(path=tmp_path / "6-average-of-heads.png", full_page=True)
+    # (6) the page's softmax: masked pairs excluded, a fully masked row all zero (no NaN)
+    empty.locator(".ae-preset-0").click()
+    assert_row_shown(empty, 0, [0.5, 0, 0.5], [True, False, True])
+    assert_row_shown(empty, 1, [0, 0, 0], [False] * 3)
+    assert empty.locator(".ae-entropy").all_inner_texts() == ["0.69", "0.00"]
     assert page.offsite == [] and page.errors == []
     context.close()
 
@@ -190,7 +197,7 @@ def test_the_static_form_shows_where_scripts_do_not_run(browser, page_of_explore
     page = watched_page(context)
     page.goto(page_of_explorers["url"])
     tables = page.locator(".ae-static-table")
-    assert tables.count() == 2 and tables.nth(0).is_visible()
+    assert tables.count() == 3 and tables.nth(0).is_visible()
     assert page.locator(".ae-ui").count() == 0
     cells = tables.nth(0).locator("td").all_inner_texts()
     assert [float(c) for c in cells] == pytest.approx(page_of_explorers["catsat"].weights.ravel(), abs=0.005)
