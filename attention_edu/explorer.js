@@ -244,7 +244,7 @@
       var notes = [];
       if (state.head < 0) notes.push(averageNote());
       if (scores) {
-        var s = state.scale === null ? null : state.scale;
+        var s = state.scale !== null ? state.scale : (mask && !state.applyMask ? sliderScale() : null);
         scaleText.textContent = s === null ? " showing the weights as given" :
           " softmax(" + s.toFixed(3) + " \u00d7 scores), temperature " + (1 / s).toFixed(3);
       }

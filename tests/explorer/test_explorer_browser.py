@@ -171,6 +171,7 @@ def test_rows_slider_heads_mask_on_a_local_page(browser, page_of_explorers, tmp_
     page.screenshot(path=tmp_path / "4-mask-applied.png", full_page=True)
     heads.locator(".ae-mask-toggle").uncheck()
     assert masked_cells(heads, "ae-masked") == set() and masked_cells(heads, "ae-was-masked") == hidden
+    assert "softmax(0.354 \u00d7 scores)" in heads.locator(".ae-scale-value").inner_text()
     _, before = ae.scaled_dot_product_attention(data["Q"][0], data["K"][0], data["K"][0])
     assert_row_shown(heads, 2, before[2])
     page.screenshot(path=tmp_path / "5-mask-off-before-masking.png", full_page=True)
