@@ -131,18 +131,30 @@ def explore(weights: Any, queries: Sequence[str] | None = None, keys: Sequence[s
     Explorer
         Its ``_repr_html_()`` / ``to_html()`` is one self-contained piece of HTML.
 
+    Notes
+    -----
+    "Section 5.2: Dot-Product Attention", its worked example "cat sat mat" (the weights to
+    point at); "Attention Mechanisms: Fundamentals", sections "Scaled Dot-Product Attention"
+    (the scale slider's 1/√d_k) and "Attention Variants" → "Masked Attention" (the toggle).
+
     Examples
     --------
+    The chapter's "cat sat mat" (Q = K = V = X): the page shows these rows, the first being
+    the section's 0.422, 0.155, 0.422.
+
     >>> import numpy as np
     >>> import attention_edu as ae
-    >>> view = ae.explore(np.array([[0.25, 0.75], [0.5, 0.5]]), ["cat", "sat"], ["cat", "mat"])
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> steps = ae.dot_product_attention_steps(X, X, X)
+    >>> view = ae.explore(steps.weights, ["cat", "sat", "mat"], ["cat", "sat", "mat"], scores=steps.scores, d_k=2)
+    >>> print(view)
+    explorer of attention weights: 1 layer(s) x 1 head(s), 3 queries x 3 keys; scores given: scale slider
+    first head:
+    [[0.422 0.155 0.422]
+     [0.155 0.422 0.422]
+     [0.212 0.212 0.576]]
     >>> "<script" in view.to_html() and "http" not in view.to_html()
     True
-    >>> print(view)  # doctest: +NORMALIZE_WHITESPACE
-    explorer of attention weights: 1 layer(s) x 1 head(s), 2 queries x 2 keys
-    first head:
-    [[0.25 0.75]
-     [0.5  0.5 ]]
     """
     dims = Dims("explore")
     w = to_numpy(weights) if weights is not None else None
