@@ -163,7 +163,7 @@ def explore(weights: Any, queries: Sequence[str] | None = None, keys: Sequence[s
         raise ShapeError(f"explore: weights has shape {tuple(w.shape)} but must be (m, n), (H, m, n) "
                          f"or (L, H, m, n)")
     shape = tuple(w.shape)
-    w4 = np.asarray(w, dtype=float).reshape((1,) * (4 - w.ndim) + shape)
+    w4 = np.asarray(w, dtype=float).reshape((1,) * (4 - w.ndim) + shape)  # (L, H, m, n)
     s4 = None
     if scores is not None:
         s = to_numpy(scores)
@@ -171,14 +171,14 @@ def explore(weights: Any, queries: Sequence[str] | None = None, keys: Sequence[s
         if tuple(s.shape) != shape:
             raise ShapeError(f"explore: scores has shape {tuple(s.shape)} but weights has shape {shape}; "
                              f"give the scores the weights came from")
-        s4 = np.asarray(s, dtype=float).reshape(w4.shape)
+        s4 = np.asarray(s, dtype=float).reshape(w4.shape)  # (L, H, m, n)
     m4 = None
     if mask is not None:
         mk = to_numpy(mask)
         dims.mask("mask", mk)
         if mk.ndim > w.ndim or any(a not in (1, b) for a, b in zip(mk.shape[::-1], shape[::-1])):
             raise ShapeError(f"explore: mask has shape {tuple(mk.shape)} but must broadcast to weights {shape}")
-        m4 = np.broadcast_to(mk, shape).reshape(w4.shape).copy()
+        m4 = np.broadcast_to(mk, shape).reshape(w4.shape).copy()  # (L, H, m, n)
     L, H, m, n = w4.shape
     return Explorer(w4, _labels(queries, m, "queries", "m", shape), _labels(keys, n, "keys", "n", shape),
                     s4, m4, None if title is None else str(title),
