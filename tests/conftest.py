@@ -83,3 +83,18 @@ def console_script():
     script = pathlib.Path(sys.executable).parent / "attention-edu"
     assert script.exists(), f"{script} is missing: install the package (pip install -e .)"
     return str(script)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> pathlib.Path:
+    """The documentation site, built once per session with ``-W`` (warnings are errors)."""
+    import subprocess
+
+    docs = pathlib.Path(__file__).resolve().parents[1] / "docs"
+    out = tmp_path_factory.mktemp("site") / "html"
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(docs), str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return out

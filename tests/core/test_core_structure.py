@@ -33,6 +33,7 @@ LAYERS = {
     "dot_product": 4, "additive": 4, "luong": 4, "projections": 4, "multi_head": 4, "loops": 4,
     # built on the mechanisms
     "costs": 5, "blockwise": 5, "seq2seq": 5, "worked_examples": 5, "checkers": 5, "plotting": 5,
+    "explorer": 5, "explorer_static": 5,
     "bench": 6,
     "cli": 7,
 }
@@ -168,7 +169,7 @@ def test_no_module_over_250_lines(path):
 PUBLIC_FUNCTIONS = [
     "softmax", "causal_mask", "padding_mask", "dot_product_attention", "scaled_dot_product_attention",
     "bahdanau_attention", "luong_attention", "self_attention", "cross_attention", "multi_head_attention",
-    "split_heads", "merge_heads",
+    "split_heads", "merge_heads", "explore",
 ]
 BACKWARD_FUNCTIONS = [
     "dot_product_attention_backward", "scaled_dot_product_attention_backward", "bahdanau_attention_backward",

@@ -2,27 +2,12 @@
 with no network, and its exercises and solutions have distinct titles."""
 
 import inspect
-import pathlib
 import re
-import subprocess
-import sys
-
-import pytest
 
 import attention_edu as ae
 
-DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS), str(out)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
-    return out
+# `site` (the whole site, built once per session with -W) is a fixture of tests/conftest.py:
+# the explorer's browser test opens its pages too.
 
 
 def test_the_site_builds_with_the_book_theme(site):
