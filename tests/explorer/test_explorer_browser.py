@@ -31,6 +31,9 @@ import pytest
 import attention_edu as ae
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+if os.environ.get("CI") and not Path(CHROMIUM).exists():
+    # .ci/run installs Debian's chromium: on CI a missing browser is a failure, never a skip.
+    raise RuntimeError(f"CI is set but {CHROMIUM} is missing: .ci/run should have installed chromium")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="no Chromium installed (apt-get install chromium): the browser test needs one")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra) is not installed")
