@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..arguments import written_atomically
 from .timing import machine_line
 
 __all__ = ["format_tables", "write_plots"]
@@ -107,12 +108,13 @@ def write_plots(results: dict, path: str) -> int:
         print(f"bench: --plot needs matplotlib ({err}); pip install matplotlib", file=sys.stderr)
         return 1
     scaling = [r for r in results["rows"] if r["section"] == "scaling"]
-    plot_benchmark(scaling, path, x="n", y="seconds", title="attention time, one head, d = 64")
     memory = [{"series": f"{r['series']} {kind}", "n": r["n"], "MiB": r[key]}
               for r in scaling for kind, key in (("measured", "peak_mib"), ("predicted", "predicted_peak_mib"))
               if r.get(key) is not None]
     target = Path(path)
     memory_path = target.with_name(f"{target.stem}-memory{target.suffix}")
-    plot_benchmark(memory, str(memory_path), x="n", y="MiB", title="peak NumPy memory of one call")
+    with written_atomically(target) as partial, written_atomically(memory_path) as memory_partial:
+        plot_benchmark(scaling, str(partial), x="n", y="seconds", title="attention time, one head, d = 64")
+        plot_benchmark(memory, str(memory_partial), x="n", y="MiB", title="peak NumPy memory of one call")
     print(f"bench: wrote {target} and {memory_path}", file=sys.stderr)
     return 0
