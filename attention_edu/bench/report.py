@@ -26,6 +26,14 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{value:,.1f}" if isinstance(value, float) else str(value)
 
 
+def _spread(row: dict, key: str) -> str:
+    """A median time and, when measured, its fastest and slowest repeat: "1.9 ms (1.8 ms-2.3 ms)"."""
+    spread = row.get(key.replace("_s", "_spread_s"))
+    if not spread:
+        return _fmt(row[key], "s")
+    return f"{_fmt(row[key], 's')} ({_fmt(spread[0], 's')}-{_fmt(spread[1], 's')})"
+
+
 def _times(ratio: float) -> str:
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
 
@@ -61,14 +69,19 @@ def format_tables(results: dict) -> str:
     rows = results["rows"]
     out = [machine_line(results["machine"]),
            f"NumPy float32 matmul (best of 20, 1024^3): {results['matmul_gflops']:.0f} GFLOP/s", ""]
-    loops = [[r["series"], r["sizes"], _fmt(r["loop_s"], "s"), _fmt(r["vectorized_s"], "s"),
-              _times(r["speedup"])] for r in rows if r["section"] == "loops"]
-    out += ["Loops against vectorized code (float64, median times)",
+    out += [f"  {warning}" for warning in results.get("warnings", [])]
+    loop_rows = [r for r in rows if r["section"] == "loops"]
+    loops = [[r["series"], r["sizes"], _spread(r, "loop_s"), _spread(r, "vectorized_s"),
+              _times(r["speedup"])] for r in loop_rows]
+    threads = " BLAS on one thread;" if any(r.get("blas_threads") == 1 for r in loop_rows) else ""
+    out += [f"Loops against vectorized code (float64;{threads} median time, (fastest-slowest) of the repeats)",
             _grid(["mechanism", "sizes", "loop", "vectorized", "speedup"], loops), ""]
     for r in (r for r in rows if r["section"] == "bahdanau_vs_sdpa"):
-        values = [_fmt(r["bahdanau_s"], "s"), _fmt(r["sdpa_s"], "s"), _times(r["time_ratio"]),
+        values = [_spread(r, "bahdanau_s"), _spread(r, "sdpa_s"), _times(r["time_ratio"]),
                   _times(r["chapter_flop_ratio"]), _times(r["computed_flop_ratio"])]
-        out += [f"Bahdanau against scaled dot-product attention ({r['sizes']}, float32)",
+        threads = "; BLAS on one thread" if r.get("blas_threads") == 1 else ""
+        out += [f"Bahdanau against scaled dot-product attention ({r['sizes']}, float32{threads}; "
+                f"median time, (fastest-slowest) of the repeats)",
                 _grid(["Bahdanau", "scaled dot-product", "time ratio", "FLOP ratio, chapter's formula",
                        "as computed"], [values]),
                 "(the chapter prints ~1000x after dropping a factor 2: attention-edu examples "
