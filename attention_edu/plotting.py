@@ -18,7 +18,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from .backend import host_numpy as np
 from .backend import to_numpy
 
-__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "plot_benchmark", "subscripted"]
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark",
+           "subscripted"]
 
 _SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 
@@ -137,9 +138,44 @@ def distribution_bars(weights: Any, labels: Sequence[str] | None = None, ax: Any
     return ax
 
 
+def heatmap_grid(panels: Sequence[tuple[str, Any]], query_labels: Sequence[str] | None = None,
+                 key_labels: Sequence[str] | None = None, columns: int = 2,
+                 title: str | None = None, annotate: bool | None = None) -> Figure:
+    """Named attention matrices (m, n), ``columns`` to a row, each at a single heatmap's size.
+
+    The figure grows with the panels instead of squeezing them: a page or a
+    notebook shrinks a wide figure to its width, and four panels in one row
+    of 19 inches left tick labels about 5 pixels high. Two to a row keep them
+    at the size of one heatmap's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig = heatmap_grid([(name, np.full((2, 3), 1 / 3)) for name in "abcd"])
+    >>> len(fig.axes), fig.get_size_inches().tolist()  # four panels, four colour bars; 2 x 2
+    (8, [5.4, 4.0])
+    """
+    if not panels or columns < 1:
+        raise ValueError(f"heatmap_grid: need at least one panel and columns >= 1, got {len(panels)} "
+                         f"panels and columns={columns}")
+    m, n = to_numpy(panels[0][1]).shape
+    columns = min(columns, len(panels))
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * (1.2 + 0.5 * n), rows * (1.0 + 0.5 * m)),
+                             squeeze=False)
+    for ax, (name, weights) in zip(axes.flat, panels):
+        attention_heatmap(weights, query_labels, key_labels, ax=ax, title=name, annotate=annotate)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def heads_heatmaps(weights: Any, query_labels: Sequence[str] | None = None,
                    key_labels: Sequence[str] | None = None, title: str | None = None) -> Figure:
-    """One heatmap per head for weights (H, m, n), side by side.
+    """One heatmap per head for weights (H, m, n), side by side (:func:`heatmap_grid`, one row).
 
     Examples
     --------
@@ -152,14 +188,8 @@ def heads_heatmaps(weights: Any, query_labels: Sequence[str] | None = None,
     if w.ndim != 3:
         raise ValueError(f"heads_heatmaps: weights has shape {w.shape}; pass (H, m, n)")
     H, m, n = w.shape
-    fig, axes = plt.subplots(1, H, figsize=(H * (1.2 + 0.5 * n), 1.0 + 0.5 * m), squeeze=False)
-    for h in range(H):
-        attention_heatmap(w[h], query_labels, key_labels, ax=axes[0, h], title=f"head {h}",
-                          annotate=max(m, n) <= 6)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return heatmap_grid([(f"head {h}", w[h]) for h in range(H)], query_labels, key_labels, columns=H,
+                        title=title, annotate=max(m, n) <= 6)
 
 
 def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
