@@ -49,13 +49,7 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: must be a positive integer, got 0
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
+    return _whole_number(text, 1, "must be a positive integer")
 
 
 def non_negative_int(text: str) -> int:
@@ -70,12 +64,16 @@ def non_negative_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: must be a whole number of at least 0, got -1
     """
+    return _whole_number(text, 0, "must be a whole number of at least 0")
+
+
+def _whole_number(text: str, minimum: int, rule: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 0, got {value}")
+        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return value
 
 
