@@ -7,7 +7,7 @@
 * **Spread**: small cases also report the fastest and the slowest repeat
   (:func:`repeat_seconds`), and ``--quick`` times them with BLAS held to one
   thread (:func:`one_blas_thread`): on a loaded machine a multithreaded BLAS
-  waits for cores that others hold, which made a 2 ms call read as 50 ms.
+  can wait for cores that others hold, and a small call reads far slower.
   :func:`load_warning` says when the load average is above the usable cores.
 * **Memory**: :mod:`tracemalloc` sees every array NumPy allocates (NumPy
   reports its data buffers to it), so the peak of one call, minus what existed
