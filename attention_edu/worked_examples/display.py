@@ -101,8 +101,8 @@ class Verdict:
             for c in checks:
                 printed, computed = " ".join(str(c.printed).split()), computed_text(c)
                 if _is_long(printed) or _is_long(computed):
-                    head = (f"{c.name}: too long to repeat (both are in the table above); each element "
-                            f"that differs ends the next line as [index]: printed, computed")
+                    head = (f"{c.name}: too long to repeat (both are in the table above); the next line "
+                            f"ends with the elements that differ, as [index]: printed, computed")
                 elif c.kind == "given":
                     head = f"{c.name}: the chapter says {printed}; its own numbers give {computed}"
                 elif severity == "erratum":
