@@ -1,16 +1,21 @@
 """Argument types shared by the subcommands of ``attention-edu``.
 
 Each is an ``argparse`` type: a bad value is refused while the command line is
-parsed, with a one-line message and exit status 2, before any work is done.
+parsed, with a one-line message that names the argument and exit status 2,
+before any work is done. :func:`written_atomically` is how a command writes a
+file: an interrupted or failed write leaves no half-written file behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["output_path", "positive_int", "positive_seconds"]
+__all__ = ["output_path", "positive_int", "non_negative_int", "positive_seconds", "written_atomically"]
 
 
 def output_path(text: str) -> Path:
@@ -44,13 +49,66 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: must be a positive integer, got 0
     """
+    return _whole_number(text, 1, "must be a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """A seed or an index: a whole number of at least 0.
+
+    Examples
+    --------
+    >>> non_negative_int("0")
+    0
+    >>> non_negative_int("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a whole number of at least 0, got -1
+    """
+    return _whole_number(text, 0, "must be a whole number of at least 0")
+
+
+def _whole_number(text: str, minimum: int, rule: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"{rule}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{rule}, got {value}")
     return value
+
+
+@contextlib.contextmanager
+def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary name beside ``path``; on success rename it to ``path``.
+
+    The temporary file keeps ``path``'s suffix (matplotlib reads the format
+    from it). If the body raises, Ctrl-C included, the temporary file is
+    removed and ``path`` is left as it was: never half-written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with written_atomically(folder / "a.txt") as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a.txt']
+    >>> try:
+    ...     with written_atomically(folder / "b.txt") as tmp:
+    ...         _ = tmp.write_text("half")
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a.txt']
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.stem}.partial-{os.getpid()}{target.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def positive_seconds(text: str) -> float:

@@ -2,12 +2,16 @@
 
 Each subcommand lives with the code it drives; its module has a
 ``register(subparsers)`` function that adds its parser and sets
-``run=function(args) -> exit code``. This module only dispatches.
+``run=function(args) -> exit code``. This module only dispatches, and turns
+Ctrl-C into one line on stderr and exit status 130 (128 + SIGINT), the shell's
+convention; commands write their files through
+:func:`attention_edu.arguments.written_atomically`, so nothing is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -55,6 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     SystemExit: 0
     """
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        pass
+    # Out of the except block the interrupted frames are freed, so an open progress bar
+    # closes (and ends its line) before the one line that says what happened.
+    gc.collect()
+    print(f"attention-edu {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+    return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): end quietly

@@ -1,9 +1,7 @@
 """Pictures of attention: labelled heatmaps, one distribution as bars, benchmark curves.
 
-The only module of the package that imports matplotlib (the core never does).
-Every function takes arrays of any backend and brings them to the host with
-:func:`attention_edu.backend.to_numpy`, and returns the matplotlib object it
-drew on so a notebook can adjust titles or save the figure.
+The only module that imports matplotlib (the core never does). Every function takes arrays of any
+backend (to the host with :func:`attention_edu.backend.to_numpy`) and returns what it drew on.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from .backend import host_numpy as np
 from .backend import to_numpy
 
-__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "plot_benchmark", "subscripted"]
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark", "subscripted"]
 
 _SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 
@@ -137,9 +135,36 @@ def distribution_bars(weights: Any, labels: Sequence[str] | None = None, ax: Any
     return ax
 
 
+def heatmap_grid(panels: Sequence[tuple[str, Any]], query_labels: Sequence[str] | None = None,
+                 key_labels: Sequence[str] | None = None, columns: int = 2,
+                 title: str | None = None, annotate: bool | None = None) -> Figure:
+    """Named attention matrices (m, n), ``columns`` to a row, each at one heatmap's size (readable labels).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig = heatmap_grid([(name, np.full((2, 3), 1 / 3)) for name in "abcd"])
+    >>> len(fig.axes), fig.get_size_inches().tolist()  # four panels, four colour bars; 2 x 2
+    (8, [5.4, 4.0])
+    """
+    if not panels or columns < 1:
+        raise ValueError(f"heatmap_grid: need panels and columns >= 1, got {len(panels)}, {columns}")
+    (m, n), columns = to_numpy(panels[0][1]).shape, min(columns, len(panels))
+    rows = -(-len(panels) // columns)  # a page shrinks a wide figure: 4 panels in a row had 5 px labels
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * (1.2 + 0.5 * n), rows * (1.0 + 0.5 * m)), squeeze=False)
+    for ax, (name, weights) in zip(axes.flat, panels):
+        attention_heatmap(weights, query_labels, key_labels, ax=ax, title=name, annotate=annotate)
+    for ax in axes.flat[len(panels):]:  # an incomplete last row
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def heads_heatmaps(weights: Any, query_labels: Sequence[str] | None = None,
                    key_labels: Sequence[str] | None = None, title: str | None = None) -> Figure:
-    """One heatmap per head for weights (H, m, n), side by side.
+    """One heatmap per head for weights (H, m, n), side by side (:func:`heatmap_grid`).
 
     Examples
     --------
@@ -151,15 +176,8 @@ def heads_heatmaps(weights: Any, query_labels: Sequence[str] | None = None,
     w = to_numpy(weights)
     if w.ndim != 3:
         raise ValueError(f"heads_heatmaps: weights has shape {w.shape}; pass (H, m, n)")
-    H, m, n = w.shape
-    fig, axes = plt.subplots(1, H, figsize=(H * (1.2 + 0.5 * n), 1.0 + 0.5 * m), squeeze=False)
-    for h in range(H):
-        attention_heatmap(w[h], query_labels, key_labels, ax=axes[0, h], title=f"head {h}",
-                          annotate=max(m, n) <= 6)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return heatmap_grid([(f"head {h}", w[h]) for h in range(w.shape[0])], query_labels, key_labels,
+                        columns=w.shape[0], title=title, annotate=max(w.shape[1:]) <= 6)
 
 
 def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
@@ -215,13 +233,10 @@ def _short_number(value: float, _position: Any = None) -> str:
 
 
 def _readable_log_ticks(ax: Any, xs: list) -> None:
-    """Label the measured sizes on x and only the decades on y, so no labels collide.
+    """Label the measured sizes on x (at most eight) and only the decades on y, so no labels collide.
 
-    Matplotlib's default log axis labels minor ticks when the range spans less than a
-    decade ("2×10³ 3×10³ 4×10³ ..."), and those labels run into each other. On x we put
-    one tick at every measured size, thinned to at most eight labels; on y one labelled
-    tick per decade (1, 2 and 5 per decade when the range spans less than two),
-    unlabelled minor ticks between.
+    Matplotlib's default labels minor ticks within a decade ("2×10³ 3×10³ ..."), which run into each
+    other; on y: 1, 2 and 5 per decade when the range spans less than two, unlabelled minor ticks.
     """
     step = max(1, -(-len(xs) // 8))
     ax.xaxis.set_major_locator(FixedLocator(xs[::step]))

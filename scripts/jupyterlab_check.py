@@ -11,6 +11,10 @@ Start JupyterLab from the repository root first, with the application exposed to
     python scripts/jupyterlab_check.py                       # every notebook
     python scripts/jupyterlab_check.py notebooks/08_masks.ipynb
 
+As root (a container, a CI runner) JupyterLab refuses to start ("Running as root is not
+recommended. Use --allow-root to bypass."): add ``--allow-root`` to the ``jupyter lab`` line.
+(Chromium as root needs ``--no-sandbox``, which this script already passes.)
+
 Running a notebook changes its outputs in JupyterLab's copy; JupyterLab's autosave may write
 them back, so run it on a scratch clone (or ``git checkout notebooks`` afterwards).
 """

@@ -1,10 +1,13 @@
-"""Shared test configuration: a quick hypothesis profile, a seeded generator, the backend matrix.
+"""Shared test configuration: a quick hypothesis profile, a seeded generator, the backend matrix,
+and the notebook readers (``from tests.conftest import load_notebook, cell_source, cell_output_text``:
+pytest registers this module as ``tests.conftest``).
 
 Tests may import NumPy freely; only the library is restricted to attention_edu/backend.py.
 """
 
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 
@@ -98,3 +101,29 @@ def site(tmp_path_factory) -> pathlib.Path:
     )
     assert result.returncode == 0, result.stderr[-4000:]
     return out
+
+
+NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def load_notebook(relative: str) -> dict:
+    """The JSON of ``notebooks/<relative>`` (e.g. ``"exercises/01_softmax_and_masks.ipynb"``)."""
+    return json.loads((NOTEBOOKS / relative).read_text(encoding="utf-8"))
+
+
+def cell_source(cell: dict) -> str:
+    """A cell's source as one string (nbformat stores a string or a list of lines)."""
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(source)
+
+
+def cell_output_text(cell: dict, mimes: tuple[str, ...] = ("text/plain", "text/html")) -> str:
+    """What a code cell's stored outputs show as text: streams, then the given MIME types."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if "text" in out:
+            parts.append(cell_source({"source": out["text"]}))
+        for mime in mimes:
+            if mime in out.get("data", {}):
+                parts.append(cell_source({"source": out["data"][mime]}))
+    return "\n".join(parts)

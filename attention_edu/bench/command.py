@@ -20,6 +20,7 @@ tables and plots: :mod:`attention_edu.bench.report`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from typing import Any, Callable
@@ -36,7 +37,8 @@ from ..loops import attention_loop, bahdanau_attention_loop
 from .backward import backward_at_scale_in_a_fresh_process, backward_headline
 from ..arguments import output_path
 from .report import format_tables, write_plots
-from .timing import machine, matmul_rate, median_seconds, numpy_peak_bytes
+from .timing import (load_warning, machine, matmul_rate, median_seconds, numpy_peak_bytes, one_blas_thread,
+                     repeat_seconds)
 
 __all__ = ["register", "run", "run_benchmarks", "SIZES"]
 
@@ -64,6 +66,12 @@ def _normal(rng: Any, *shape: int) -> Any:
     return rng.standard_normal(shape, dtype=np.float32)
 
 
+def _timed(call: Callable[[], Any], budget: float) -> tuple[float, list[float]]:
+    """Median and [fastest, slowest] of repeated calls."""
+    times = repeat_seconds(call, budget)
+    return float(np.median(times)), [min(times), max(times)]
+
+
 def _loops(size: int, loop_bahdanau: int, budget: float) -> list[dict]:
     rng = np.random.default_rng(0)
     Q, K, V = (rng.standard_normal((size, 16)) for _ in range(3))
@@ -75,9 +83,9 @@ def _loops(size: int, loop_bahdanau: int, budget: float) -> list[dict]:
               lambda: bahdanau_attention_loop(S, H, W1, W2, v), lambda: bahdanau_attention(S, H, W1, W2, v))]
     rows = []
     for name, sizes, loop, vectorized in pairs:
-        slow, fast = median_seconds(loop, budget), median_seconds(vectorized, budget)
-        rows.append({"section": "loops", "series": name, "sizes": sizes, "loop_s": slow,
-                     "vectorized_s": fast, "speedup": slow / fast})
+        (slow, slow_spread), (fast, fast_spread) = _timed(loop, budget), _timed(vectorized, budget)
+        rows.append({"section": "loops", "series": name, "sizes": sizes, "loop_s": slow, "loop_spread_s": slow_spread,
+                     "vectorized_s": fast, "vectorized_spread_s": fast_spread, "speedup": slow / fast})
     return rows
 
 
@@ -88,8 +96,8 @@ def _bahdanau_vs_sdpa(size: int, budget: float) -> dict:
     Q, K, V = _normal(rng, m, d_k), _normal(rng, n, d_k), _normal(rng, n, d_k)
     S, H = _normal(rng, m, d_s), _normal(rng, n, d_s)
     W1, W2, v = _normal(rng, d_a, d_s), _normal(rng, d_a, d_s), _normal(rng, d_a)
-    sdpa = median_seconds(lambda: scaled_dot_product_attention(Q, K, V), budget)
-    additive = median_seconds(lambda: bahdanau_attention(S, H, W1, W2, v), budget)
+    sdpa, sdpa_spread = _timed(lambda: scaled_dot_product_attention(Q, K, V), budget)
+    additive, additive_spread = _timed(lambda: bahdanau_attention(S, H, W1, W2, v), budget)
     chapter = costs.bahdanau_flops(m, n, d_a, d_s, d_s) / costs.scaled_dot_product_flops(m, n, d_k, d_k)
     # as the library computes it: W1 s_t and W2 h_i once each, then d_a adds, tanh (3 d_a as the
     # chapter counts it) and the v product (2 d_a) per pair, softmax, and the context
@@ -97,7 +105,8 @@ def _bahdanau_vs_sdpa(size: int, budget: float) -> dict:
                 + 5 * m * n + costs.matmul_flops(m, n, d_s))
     ratio = computed / costs.scaled_dot_product_flops(m, n, d_k, d_k, softmax=True)
     return {"section": "bahdanau_vs_sdpa", "sizes": f"m=n={size}, d_k=d_v={d_k}; d_a={d_a}, d_s=d_h={d_s}",
-            "bahdanau_s": additive, "sdpa_s": sdpa, "time_ratio": additive / sdpa,
+            "bahdanau_s": additive, "bahdanau_spread_s": additive_spread, "sdpa_s": sdpa,
+            "sdpa_spread_s": sdpa_spread, "time_ratio": additive / sdpa,
             "chapter_flop_ratio": chapter, "computed_flop_ratio": ratio}
 
 
@@ -165,18 +174,31 @@ def run_benchmarks(quick: bool = False, progress: bool = True) -> dict:
 
     sizes = SIZES[quick]
     rate = matmul_rate()
-    plan = [("loops", lambda: _loops(sizes["loop"], sizes["bahdanau_loop"], sizes["budget"])),
-            ("Bahdanau vs scaled dot-product", lambda: [_bahdanau_vs_sdpa(sizes["chapter"], sizes["budget"])])]
+    # --quick's cases are small: one BLAS thread each, so that a loaded machine's idle-waiting
+    # threads do not swamp them (the full run keeps every thread, as docs/benchmarks.md records)
+    pinned = one_blas_thread if quick else contextlib.nullcontext
+
+    def small(measure: Callable[[], list[dict]]) -> Callable[[], list[dict]]:
+        def run() -> list[dict]:
+            with pinned():
+                return [dict(row, blas_threads=1 if quick else "all") for row in measure()]
+        return run
+
+    plan = [("loops", small(lambda: _loops(sizes["loop"], sizes["bahdanau_loop"], sizes["budget"]))),
+            ("Bahdanau vs scaled dot-product",
+             small(lambda: [_bahdanau_vs_sdpa(sizes["chapter"], sizes["budget"])]))]
     plan += _scaling_plan(sizes["ns"], sizes["naive_max_bytes"], sizes["budget"], rate)
     plan.append(("fast path vs torch", lambda: [_headline(*sizes["headline"], sizes["budget"])]))
     plan.append(("backward vs torch", lambda: [backward_headline(*sizes["backward"], sizes["budget"])]))
     plan.append((f"backward at n={sizes['large_n']}", lambda: [backward_at_scale_in_a_fresh_process(sizes["large_n"])]))
     rows: list[dict] = []
+    load_before = load_warning()
     with tqdm(plan, desc="bench", unit="step", file=sys.stderr, disable=not progress) as bar:
         for label, measure in bar:
             bar.set_postfix_str(label)
             rows += measure()
-    return {"machine": machine(), "matmul_gflops": rate / 1e9, "quick": quick, "rows": rows}
+    warnings = [w for w in (load_warning() or load_before,) if w]  # as the run ended, else as it began
+    return {"machine": machine(), "matmul_gflops": rate / 1e9, "quick": quick, "warnings": warnings, "rows": rows}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -196,6 +218,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmarks and print them; the exit code."""
+    warning = load_warning()
+    if warning:
+        print(f"bench: {warning}", file=sys.stderr)
     results = run_benchmarks(quick=args.quick, progress=not args.no_progress)
     print(json.dumps(results, indent=1) if args.json else format_tables(results))
     return write_plots(results, args.plot) if args.plot else 0

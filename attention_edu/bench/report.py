@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..arguments import written_atomically
 from .timing import machine_line
 
 __all__ = ["format_tables", "write_plots"]
@@ -23,6 +24,14 @@ def _fmt(value: Any, unit: str = "") -> str:
     if unit == "s":
         return f"{value * 1e3:.1f} ms" if value < 1 else f"{value:.2f} s"
     return f"{value:,.1f}" if isinstance(value, float) else str(value)
+
+
+def _spread(row: dict, key: str) -> str:
+    """A median time and, when measured, its fastest and slowest repeat: "1.9 ms (1.8 ms-2.3 ms)"."""
+    spread = row.get(key.replace("_s", "_spread_s"))
+    if not spread:
+        return _fmt(row[key], "s")
+    return f"{_fmt(row[key], 's')} ({_fmt(spread[0], 's')}-{_fmt(spread[1], 's')})"
 
 
 def _times(ratio: float) -> str:
@@ -60,14 +69,19 @@ def format_tables(results: dict) -> str:
     rows = results["rows"]
     out = [machine_line(results["machine"]),
            f"NumPy float32 matmul (best of 20, 1024^3): {results['matmul_gflops']:.0f} GFLOP/s", ""]
-    loops = [[r["series"], r["sizes"], _fmt(r["loop_s"], "s"), _fmt(r["vectorized_s"], "s"),
-              _times(r["speedup"])] for r in rows if r["section"] == "loops"]
-    out += ["Loops against vectorized code (float64, median times)",
+    out += [f"  {warning}" for warning in results.get("warnings", [])]
+    loop_rows = [r for r in rows if r["section"] == "loops"]
+    loops = [[r["series"], r["sizes"], _spread(r, "loop_s"), _spread(r, "vectorized_s"),
+              _times(r["speedup"])] for r in loop_rows]
+    threads = " BLAS on one thread;" if any(r.get("blas_threads") == 1 for r in loop_rows) else ""
+    out += [f"Loops against vectorized code (float64;{threads} median time, (fastest-slowest) of the repeats)",
             _grid(["mechanism", "sizes", "loop", "vectorized", "speedup"], loops), ""]
     for r in (r for r in rows if r["section"] == "bahdanau_vs_sdpa"):
-        values = [_fmt(r["bahdanau_s"], "s"), _fmt(r["sdpa_s"], "s"), _times(r["time_ratio"]),
+        values = [_spread(r, "bahdanau_s"), _spread(r, "sdpa_s"), _times(r["time_ratio"]),
                   _times(r["chapter_flop_ratio"]), _times(r["computed_flop_ratio"])]
-        out += [f"Bahdanau against scaled dot-product attention ({r['sizes']}, float32)",
+        threads = "; BLAS on one thread" if r.get("blas_threads") == 1 else ""
+        out += [f"Bahdanau against scaled dot-product attention ({r['sizes']}, float32{threads}; "
+                f"median time, (fastest-slowest) of the repeats)",
                 _grid(["Bahdanau", "scaled dot-product", "time ratio", "FLOP ratio, chapter's formula",
                        "as computed"], [values]),
                 "(the chapter prints ~1000x after dropping a factor 2: attention-edu examples "
@@ -92,9 +106,10 @@ def format_tables(results: dict) -> str:
     for r in (r for r in rows if r["section"] == "backward_large"):
         errors = ", ".join(f"d{name} {error:.1e}" for name, error in r["max_row_error"].items())
         out += ["", f"Backward at n = {r['n']:,}, one head, d = {r['d']}, {r['dtype']}, in a fresh process",
-                _grid(["forward", "backward", "peak RSS MiB (VmHWM)", "inputs MiB", "call MiB predicted",
-                       "max row error vs float64"],
-                      [[_fmt(r["forward_s"], "s"), _fmt(r["backward_s"], "s"), _fmt(r["peak_mib"]),
+                _grid(["forward", "backward", "peak RSS MiB after forward", "after backward (VmHWM)",
+                       "inputs MiB", "call MiB predicted", "max row error vs float64"],
+                      [[_fmt(r["forward_s"], "s"), _fmt(r["backward_s"], "s"), _fmt(r.get("forward_peak_mib")),
+                        _fmt(r["peak_mib"]),
                         _fmt(r["inputs_mib"]), _fmt(r["predicted_call_mib"]), errors]])]
     return "\n".join(out)
 
@@ -107,12 +122,13 @@ def write_plots(results: dict, path: str) -> int:
         print(f"bench: --plot needs matplotlib ({err}); pip install matplotlib", file=sys.stderr)
         return 1
     scaling = [r for r in results["rows"] if r["section"] == "scaling"]
-    plot_benchmark(scaling, path, x="n", y="seconds", title="attention time, one head, d = 64")
     memory = [{"series": f"{r['series']} {kind}", "n": r["n"], "MiB": r[key]}
               for r in scaling for kind, key in (("measured", "peak_mib"), ("predicted", "predicted_peak_mib"))
               if r.get(key) is not None]
     target = Path(path)
     memory_path = target.with_name(f"{target.stem}-memory{target.suffix}")
-    plot_benchmark(memory, str(memory_path), x="n", y="MiB", title="peak NumPy memory of one call")
+    with written_atomically(target) as partial, written_atomically(memory_path) as memory_partial:
+        plot_benchmark(scaling, str(partial), x="n", y="seconds", title="attention time, one head, d = 64")
+        plot_benchmark(memory, str(memory_partial), x="n", y="MiB", title="peak NumPy memory of one call")
     print(f"bench: wrote {target} and {memory_path}", file=sys.stderr)
     return 0

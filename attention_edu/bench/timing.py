@@ -4,6 +4,11 @@
   calls that are fast; every number compared in a ratio comes from the same
   process, measured one after the other (in blocks, not interleaved: a library
   that spins its threads after returning would otherwise slow the next one).
+* **Spread**: small cases also report the fastest and the slowest repeat
+  (:func:`repeat_seconds`), and ``--quick`` times them with BLAS held to one
+  thread (:func:`one_blas_thread`): on a loaded machine a multithreaded BLAS
+  can wait for cores that others hold, and a small call reads far slower.
+  :func:`load_warning` says when the load average is above the usable cores.
 * **Memory**: :mod:`tracemalloc` sees every array NumPy allocates (NumPy
   reports its data buffers to it), so the peak of one call, minus what existed
   before, is exactly what :mod:`attention_edu.memory_model` predicts: memory the
@@ -14,6 +19,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
@@ -26,7 +32,8 @@ from typing import Any, Callable
 from ..backend import host_numpy as np
 from ..blockwise.fast import cpu_count, default_workers
 
-__all__ = ["machine", "machine_line", "median_seconds", "numpy_peak_bytes", "matmul_rate"]
+__all__ = ["machine", "machine_line", "median_seconds", "repeat_seconds", "one_blas_thread", "load_warning",
+           "numpy_peak_bytes", "matmul_rate"]
 
 
 def _cpu_model() -> str:
@@ -89,11 +96,18 @@ def machine_line(info: dict) -> str:
             f"OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE'] or 'unset'}")
 
 
-def median_seconds(call: Callable[[], Any], budget: float = 1.0, sync: Callable[[], Any] | None = None,
-                   min_repeats: int = 3, max_repeats: int = 15) -> float:
-    """Median wall time of ``call()``: about ``budget`` seconds of repeats, at least ``min_repeats``.
+def repeat_seconds(call: Callable[[], Any], budget: float = 1.0, sync: Callable[[], Any] | None = None,
+                   min_repeats: int = 3, max_repeats: int = 15) -> list[float]:
+    """Wall times of repeated ``call()``: about ``budget`` seconds of repeats, at least ``min_repeats``.
 
-    ``sync`` is called after each call (e.g. to wait for a GPU to finish).
+    ``sync`` is called after each call (e.g. to wait for a GPU to finish). A
+    call under 0.2 s is run once untimed first (warm-up).
+
+    Examples
+    --------
+    >>> times = repeat_seconds(lambda: sum(range(1000)), budget=0.01)
+    >>> 3 <= len(times) <= 15 and min(times) > 0
+    True
     """
     def once() -> float:
         start = time.perf_counter()
@@ -106,7 +120,45 @@ def median_seconds(call: Callable[[], Any], budget: float = 1.0, sync: Callable[
     if first < 0.2:  # cheap: treat the first call as warm-up and time afresh
         first = once()
     repeats = max(min_repeats, min(max_repeats, int(budget / max(first, 1e-9))))
-    return statistics.median([first] + [once() for _ in range(repeats - 1)])
+    return [first] + [once() for _ in range(repeats - 1)]
+
+
+def median_seconds(call: Callable[[], Any], budget: float = 1.0, sync: Callable[[], Any] | None = None,
+                   min_repeats: int = 3, max_repeats: int = 15) -> float:
+    """Median of :func:`repeat_seconds`."""
+    return statistics.median(repeat_seconds(call, budget, sync, min_repeats, max_repeats))
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager:
+    """BLAS held to one thread inside the ``with`` block (a no-op without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def load_warning(load: float | None = None, cores: int | None = None) -> str | None:
+    """A warning when the 1-minute load average exceeds the usable cores, else None.
+
+    Examples
+    --------
+    >>> load_warning(10.4, 2)  # doctest: +ELLIPSIS
+    'warning: load average 10.4 on 2 usable cores: ... spread (min-max of repeats) ...'
+    >>> load_warning(0.5, 2) is None
+    True
+    """
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # not available on this platform
+            return None
+    cores = cpu_count() if cores is None else cores
+    if load <= cores:
+        return None
+    return (f"warning: load average {load:.1f} on {cores} usable cores: other programs hold the "
+            f"processor, so times are slower and noisier than on an idle machine; read each time "
+            f"with its spread (min-max of repeats) and rerun when the machine is quiet")
 
 
 def numpy_peak_bytes(call: Callable[[], Any]) -> int:

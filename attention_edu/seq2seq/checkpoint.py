@@ -53,7 +53,8 @@ def _read(path: Path) -> dict[str, Any]:
         raise CheckpointError(f"load: {path} is a directory, not a checkpoint") from None
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as err:
         raise CheckpointError(f"load: {path} is not a readable .npz checkpoint (truncated, corrupt "
-                              f"or another kind of file): {err}") from None
+                              f"or another kind of file; a checkpoint is what 'attention-edu train "
+                              f"--out' writes)") from None
 
 
 def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:

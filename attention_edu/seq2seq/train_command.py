@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..arguments import positive_int
+from ..arguments import non_negative_int, positive_int, written_atomically
 from .config import ATTENTIONS
 from .tasks import TASKS
 from .training import DEFAULT_STEPS, train
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--task", choices=TASKS, default="reverse", help="what to learn (default reverse)")
     p.add_argument("--attention", choices=ATTENTIONS, default="bahdanau",
                    help="the decoder's attention (default bahdanau)")
-    p.add_argument("--seed", type=int, default=0, help="seed of data and parameters (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of data and parameters (default 0)")
     p.add_argument("--steps", type=positive_int, default=None,
                    help=f"training steps (default {DEFAULT_STEPS['reverse']} for reverse, "
                         f"{DEFAULT_STEPS['dates']} for dates)")
@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.out is not None:
         try:
-            model.save(args.out)
+            with written_atomically(args.out) as partial:  # Ctrl-C leaves no half-written file
+                model.save(partial)
         except OSError as err:
             print(f"attention-edu train: cannot write {args.out}: {err}", file=sys.stderr)
             return 1

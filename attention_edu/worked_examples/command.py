@@ -40,7 +40,8 @@ def _table(examples: tuple[catalogue.Example, ...]) -> str:
     lines += [f"{e.id:<{width}}  {e.status:<12}  {e.source}" for e in examples]
     counts = {s: sum(e.status == s for e in examples) for s in STATUSES}
     lines.append("")
-    lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" ({len(examples)} examples)")
+    words = {"erratum": "errata"}  # "7 errata", as the README counts them
+    lines.append(", ".join(f"{n} {words.get(s, s)}" for s, n in counts.items()) + f" ({len(examples)} examples)")
     return "\n".join(lines)
 
 

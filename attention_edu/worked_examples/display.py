@@ -101,7 +101,8 @@ class Verdict:
             for c in checks:
                 printed, computed = " ".join(str(c.printed).split()), computed_text(c)
                 if _is_long(printed) or _is_long(computed):
-                    head = f"{c.name}: too long to repeat; the elements that differ are in brackets"
+                    head = (f"{c.name}: too long to repeat (both are in the table above); the next line "
+                            f"ends with the elements that differ, as [index]: printed, computed")
                 elif c.kind == "given":
                     head = f"{c.name}: the chapter says {printed}; its own numbers give {computed}"
                 elif severity == "erratum":

@@ -64,6 +64,29 @@ def test_results_are_json_and_predictions_match_measurements(tiny):
     assert large["peak_mib"] is None or large["peak_mib"] > large["inputs_mib"]
     text = format_tables(results)
     assert text.splitlines()[0].startswith("machine: ") and "fast / torch" in text
+    for row in (r for r in results["rows"] if r["section"] in ("loops", "bahdanau_vs_sdpa")):
+        assert row["blas_threads"] == 1  # --quick pins BLAS for its small cases
+        for key in [k for k in row if k.endswith("_spread_s")]:
+            low, high = row[key]
+            assert 0 < low <= row[key.replace("_spread_s", "_s")] <= high, row
+    assert "BLAS on one thread" in text and "(fastest-slowest)" in text
+    assert all(w.startswith("warning: load average") for w in results["warnings"])
+
+
+def test_one_blas_thread_holds_blas_to_one_thread_inside_the_block():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from attention_edu.bench.timing import one_blas_thread
+    with one_blas_thread():
+        inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+    assert inside and set(inside) == {1}
+
+
+def test_a_high_load_is_named_in_the_tables(tiny):
+    from attention_edu.bench.timing import load_warning
+    assert load_warning(10.4, 2).startswith("warning: load average 10.4 on 2 usable cores")
+    assert load_warning(1.9, 2) is None
+    text = format_tables(dict(tiny, warnings=[load_warning(10.4, 2)]))
+    assert any(line.startswith("  warning: load average 10.4 on 2 usable cores") for line in text.splitlines())
 
 
 def test_plot_without_matplotlib_says_so(tiny, monkeypatch, capsys, tmp_path):

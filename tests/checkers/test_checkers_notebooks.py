@@ -8,15 +8,14 @@ every checker and every pen-and-paper exercise of the chapters appears.
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from attention_edu.checkers import CHECKERS
+from tests.conftest import NOTEBOOKS, cell_output_text, load_notebook
+from tests.conftest import cell_source as _src
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 EXERCISES = sorted((NOTEBOOKS / "exercises").glob("*.ipynb"))
 NAMES = [p.name for p in EXERCISES]
 PEN_AND_PAPER = ["fund.exercise-1", "fund.exercise-2", "fund.exercise-3", "fund.exercise-4",
@@ -25,12 +24,7 @@ PEN_AND_PAPER = ["fund.exercise-1", "fund.exercise-2", "fund.exercise-3", "fund.
 
 
 def _load(folder: str, name: str) -> dict:
-    return json.loads((NOTEBOOKS / folder / name).read_text(encoding="utf-8"))
-
-
-def _src(cell: dict) -> str:
-    source = cell.get("source", "")
-    return source if isinstance(source, str) else "".join(source)
+    return load_notebook(f"{folder}/{name}")
 
 
 def _tags(cell: dict) -> list[str]:
@@ -38,11 +32,7 @@ def _tags(cell: dict) -> list[str]:
 
 
 def _shown(cell: dict) -> str:
-    texts = []
-    for out in cell.get("outputs", []):
-        texts.append(_src({"source": out.get("text", "")}))
-        texts.append(_src({"source": out.get("data", {}).get("text/plain", "")}))
-    return "\n".join(texts)
+    return cell_output_text(cell, mimes=("text/plain",))
 
 
 def _check_cells(nb: dict) -> list[dict]:

@@ -8,19 +8,28 @@
 (d) no module over 250 lines (300 with a backward pass beside its forward);
 (e) every public name of the design's API block has a numpydoc docstring with a doctest;
 (f) the backend-neutral modules (layers 1-4) use no array methods and no ``.T``.
+
+The rules read the package at ``$ATTENTION_EDU_STRUCTURE_PACKAGE`` when that is set: the last
+test copies the package, plants one violation of each rule in the copy, runs this file on it
+and asserts that exactly the planted violations fail.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import attention_edu as ae
 
-PACKAGE = Path(ae.__file__).resolve().parent
+PLANTED = "ATTENTION_EDU_STRUCTURE_PACKAGE"  # a copy of the package to check instead (the self-test's)
+PACKAGE = Path(os.environ.get(PLANTED) or Path(ae.__file__).resolve().parent)
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
 # Every top-level module and subpackage of attention_edu, with its layer: a module may import
@@ -245,3 +254,31 @@ def test_method_check_would_catch_offences():
     flagged = sorted(n.attr for n in ast.walk(tree)
                      if isinstance(n, ast.Attribute) and n.attr in FORBIDDEN_METHODS and not is_namespace(n.value))
     assert flagged == ["T", "sum"]
+
+
+#: One violation of each rule, planted in a copy of the package: (file, text appended, failing test).
+VIOLATIONS = [
+    ("softmax.py", "from .multi_head import split_heads\n", "test_imports_point_down_the_layers"),
+    ("costs.py", "import numpy\n", "test_only_backend_imports_array_libraries_and_only_plotting_imports_matplotlib"),
+    ("masks.py", "assert True\n", "test_no_bare_assert_in_library_code"),
+    ("weighting.py", "def _planted(x):\n    return x.T\n", "test_neutral_modules_use_no_array_methods"),
+    ("loops.py", "\n" * 300, "test_no_module_over_250_lines"),
+    ("planted.py", "", "test_the_layer_map_names_every_module_and_subpackage"),  # not in LAYERS,
+    ("planted.py", "", "test_imports_point_down_the_layers"),                     # so it has no layer
+]
+UNPARAMETRIZED = {"test_the_layer_map_names_every_module_and_subpackage"}
+
+
+@pytest.mark.skipif(bool(os.environ.get(PLANTED)), reason="this is the run on the planted copy")
+def test_the_rules_fail_on_violations_planted_in_a_copy(tmp_path):
+    copy = tmp_path / "attention_edu"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.json"))
+    for name, text, _ in VIOLATIONS:
+        with open(copy / name, "a", encoding="utf-8") as module:
+            module.write(text)
+    done = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-rf", "-o", "addopts=",
+                           "-p", "no:cacheprovider", "--import-mode=importlib"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, PLANTED: str(copy)})
+    failed = set(re.findall(r"^FAILED \S+::(\w+)(?:\[attention_edu/(\w+\.py)\])?", done.stdout, re.M))
+    expected = {(test, "" if test in UNPARAMETRIZED else name) for name, _, test in VIOLATIONS}
+    assert done.returncode == 1 and failed == expected, done.stdout[-3000:]

@@ -2,9 +2,17 @@
 with no network, and its exercises and solutions have distinct titles."""
 
 import inspect
+import json
+import pathlib
 import re
+import shutil
+import subprocess
+
+import pytest
 
 import attention_edu as ae
+
+
 
 # `site` (the whole site, built once per session with -W) is a fixture of tests/conftest.py:
 # the explorer's browser test opens its pages too.
@@ -43,3 +51,33 @@ def test_exercises_and_solutions_have_distinct_titles_in_the_navigation(site):
     links = dict(re.findall(r'<a class="reference internal" href="(notebooks/(?:exercises|solutions)/[^"]+)">'
                             r'([^<]+)</a>', index))  # href -> title (the sidebar and the page list repeat them)
     assert len(links) >= 10 and len(set(links.values())) == len(links), links
+
+
+def test_solution_pages_have_their_own_page_title(site):
+    for exercise in (site / "notebooks" / "exercises").glob("*.html"):
+        solution = site / "notebooks" / "solutions" / exercise.name
+        title = re.search(r"<title>([^<]+)</title>", solution.read_text()).group(1)
+        assert "— solutions" in title, title
+        assert title != re.search(r"<title>([^<]+)</title>", exercise.read_text()).group(1)
+
+
+def test_search_results_show_formulas_as_symbols_not_tex(site):
+    assert "_static/search_math.js" in (site / "search.html").read_text()
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node to run the page script")
+    script = (site / "_static" / "search_math.js").as_posix()
+    cases = {r"dividing by \(\sqrt{d_k}\) keeps": "dividing by √d_k keeps",
+             r"\(\text{softmax}(QK^\top/\sqrt{d_k})V\)": "softmax(QKᵀ/√d_k)V",
+             r"\(J_{jk} = \alpha_j(\delta_{jk} - \alpha_k)\)": "J_jk = α_j(δ_jk - α_k)"}
+    done = subprocess.run([node, "-e", f"const {{plainMath}} = require({json.dumps(script)});"
+                           f"console.log(JSON.stringify({json.dumps(list(cases))}.map(plainMath)))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == list(cases.values())
+
+
+def test_notebook_tables_are_padded_and_long_api_names_fit_the_contents_sidebar(site):
+    css = (site / "_static" / "wide.css").read_text()
+    assert re.search(r"\.cell_output table th, \.cell_output table td \{ padding: [^;]*em", css)
+    assert ".bd-sidebar-secondary" in css and "overflow-wrap: anywhere" in css

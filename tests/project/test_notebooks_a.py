@@ -8,15 +8,12 @@ from the catalogue, a missing worked example, or a citation by file name.
 
 from __future__ import annotations
 
-import json
-import pathlib
 import re
 
 import pytest
 
 import attention_edu.worked_examples as catalogue
-
-NOTEBOOKS = pathlib.Path(__file__).resolve().parents[2] / "notebooks"
+from tests.conftest import NOTEBOOKS, cell_output_text, cell_source, load_notebook
 
 #: The worked examples each notebook must show with a verdict (issue 3, part 3).
 REQUIRED = {
@@ -40,23 +37,7 @@ CHAPTER_TITLES = (
 
 
 def _load(name: str) -> dict:
-    return json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
-
-
-def _source(cell: dict) -> str:
-    src = cell.get("source", "")
-    return src if isinstance(src, str) else "".join(src)
-
-
-def _output_text(cell: dict) -> str:
-    parts = []
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "stream":
-            parts.append(_source({"source": out.get("text", "")}))
-        for mime in ("text/plain", "text/html"):
-            if mime in out.get("data", {}):
-                parts.append(_source({"source": out["data"][mime]}))
-    return "\n".join(parts)
+    return load_notebook(name)
 
 
 def _code_cells(nb: dict) -> list[dict]:
@@ -73,18 +54,18 @@ def test_stored_outputs_come_from_one_clean_run(name):
             assert out.get("output_type") != "error", f"{name}: code cell {i} stored an error"
             assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), (
                 f"{name}: code cell {i} wrote to stderr (a warning?): {out.get('text')!r}")
-        text = _output_text(cell)
+        text = cell_output_text(cell)
         assert not re.search(r"0x[0-9a-fA-F]{6,}", text), f"{name}: code cell {i} shows a memory address"
 
 
 @pytest.mark.parametrize("name", sorted(REQUIRED))
 def test_cites_chapters_by_title_not_by_file(name):
     nb = _load(name)
-    first = _source(nb["cells"][0])
+    first = cell_source(nb["cells"][0])
     assert nb["cells"][0]["cell_type"] == "markdown" and first.startswith("# "), f"{name}: no title"
     assert "**Follows**" in first and any(t in first for t in CHAPTER_TITLES), (
         f"{name}: the first cell must say which chapter section it follows, by title")
-    everything = "\n".join(_source(c) for c in nb["cells"])
+    everything = "\n".join(cell_source(c) for c in nb["cells"])
     assert not re.search(r"\d{3}_[0-9a-f]{16}|\.txt\b", everything), f"{name}: cites a chapter file"
 
 
@@ -94,7 +75,7 @@ def test_every_required_example_is_shown_with_its_current_status(name):
     for example_id in REQUIRED[name]:
         status = catalogue.get(example_id).status
         header = f"{example_id} [{status}]"
-        shown = [c for c in _code_cells(nb) if header in _output_text(c)]
+        shown = [c for c in _code_cells(nb) if header in cell_output_text(c)]
         assert shown, (f"{name}: no stored verdict line {header!r}; either the example is missing "
                        f"or its status changed since the notebook was executed (re-execute it)")
 
@@ -111,7 +92,7 @@ def _printed_decimals(example_id: str) -> set[str]:
 @pytest.mark.parametrize("name", sorted(REQUIRED))
 def test_printed_numbers_are_not_retyped_in_code(name):
     nb = _load(name)
-    code = "\n".join(_source(c) for c in _code_cells(nb))
+    code = "\n".join(cell_source(c) for c in _code_cells(nb))
     literals = _decimals(code)
     for example_id in REQUIRED[name]:
         retyped = literals & _printed_decimals(example_id)
@@ -155,7 +136,7 @@ TYPED_INPUTS = {
 
 @pytest.mark.parametrize("name", sorted(TYPED_INPUTS))
 def test_chapter_inputs_are_typed_then_checked_against_the_catalogue(name):
-    cells = [_source(c) for c in _code_cells(_load(name))]
+    cells = [cell_source(c) for c in _code_cells(_load(name))]
     for example_id in TYPED_INPUTS[name]:
         cell = next((c for c in cells if f'get("{example_id}")' in c), "")
         assert "np.array(" in cell and "assert" in cell and ".inputs[" in cell and "array_equal" in cell, (

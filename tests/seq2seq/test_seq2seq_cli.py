@@ -32,6 +32,7 @@ def test_train_json_has_the_design_fields_on_the_last_line_and_saves_a_model(tmp
     (["train", "--task", "sort"], "invalid choice: 'sort'"),
     (["train", "--attention", "cosine"], "invalid choice: 'cosine'"),
     (["train", "--steps", "0"], "must be a positive integer"),
+    (["train", "--seed", "-1"], "argument --seed: must be a whole number of at least 0, got -1"),
 ])
 def test_train_usage_errors_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -59,13 +60,48 @@ def test_translate_prints_the_output(checkpoint, capsys):
 
 
 @pytest.mark.parametrize("make, code, message", [
-    (lambda p: p.parent / "missing.npz", 1, "no such file"),
-    (lambda p: (p.write_bytes(p.read_bytes()[:100]), p)[1], 1, "not a readable .npz checkpoint"),
-    (lambda p: (np.savez(p, x=np.zeros(2)), p)[1], 1, "has no 'config' string"),
+    (lambda p: p.parent / "missing.npz", 2, "no such file"),
+    (lambda p: (p.write_bytes(p.read_bytes()[:100]), p)[1], 2, "not a readable .npz checkpoint"),
+    (lambda p: (p.write_text("not a model\n"), p)[1], 2, "a checkpoint is what 'attention-edu train --out' writes"),
+    (lambda p: (np.savez(p, x=np.zeros(2)), p)[1], 2, "has no 'config' string"),
 ])
-def test_translate_with_a_missing_or_corrupt_checkpoint_exits_1(checkpoint, capsys, make, code, message):
-    assert main(["translate", str(make(checkpoint)), "abc"]) == code
-    assert message in capsys.readouterr().err
+def test_translate_with_a_missing_or_foreign_checkpoint_is_a_usage_error(checkpoint, capsys, make, code,
+                                                                        message):
+    assert main(["translate", str(make(checkpoint)), "abcd"]) == code
+    err = capsys.readouterr().err
+    assert message in err and "allow_pickle" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text, warned", [("abcd", None), ("abc", "trained on 4 to 24 letters"),
+                                          ("abcdefghij" * 3, "has 30, so the output is a guess")])
+def test_translate_warns_outside_the_trained_lengths_and_still_prints(checkpoint, capsys, text, warned):
+    assert main(["translate", str(checkpoint), text]) == 0
+    captured = capsys.readouterr()
+    assert set(captured.out.splitlines()[0]) <= set("abcdefghij")
+    assert ("warning" in captured.err) == (warned is not None) and (warned or "") in captured.err
+
+
+def test_translate_warns_on_an_impossible_or_unknown_date(tmp_path, capsys):
+    path = tmp_path / "dates.npz"
+    Seq2Seq.initialize(ModelConfig.for_task("dates", "bahdanau"), seed=0).save(path)
+    for text in ("31 February 2001", "3 May 1979", "May 3 1979"):  # an untrained model: every output is a guess
+        assert main(["translate", str(path), text]) == 0
+        assert "warning" in capsys.readouterr().err
+    from attention_edu.seq2seq.translate_command import warnings_for
+    assert warnings_for("dates", "Thursday, May 3, 1979", "1979-05-03") == []
+    assert warnings_for("dates", "Friday, May 3, 1979", "1979-05-03") != []  # wrong weekday
+    assert "not a calendar date" in warnings_for("dates", "31 February 2001", "2001-02-31")[0]
+    assert warnings_for("dates", "3 May 2079", "2079-05-03") != []           # outside 1950-2049
+
+
+def test_translate_help_lists_what_a_model_reads(capsys):
+    with pytest.raises(SystemExit):
+        main(["translate", "--help"])
+    out = capsys.readouterr().out
+    assert "abcdefghij" in out and "4 to 24" in out
+    for example in ("14 February 1990", "February 14, 1990", "Wednesday, February 14, 1990", "14 Feb 1990",
+                    "14.02.1990", "1990/02/14", "Feb 14, 1990", "Wed 14 Feb 1990"):
+        assert example in out
 
 
 def test_translate_outside_the_alphabet_exits_2(checkpoint, capsys):
@@ -76,7 +112,7 @@ def test_translate_outside_the_alphabet_exits_2(checkpoint, capsys):
 def test_the_console_script_reports_errors_without_a_traceback(console_script, checkpoint):
     done = subprocess.run([console_script, "translate", str(checkpoint.parent / "nope.npz"), "abc"],
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and "Traceback" not in done.stderr and "no such file" in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "no such file" in done.stderr
     done = subprocess.run([console_script, "translate", str(checkpoint), "ABC"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr

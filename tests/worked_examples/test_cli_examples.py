@@ -26,7 +26,8 @@ def test_list_shows_every_id_with_status_and_source(capsys):
     counts = {s: sum(e.status == s for e in ae.worked_examples.entries())
               for s in ("reproduced", "rounding", "erratum", "illustrative")}
     assert (f"{counts['reproduced']} reproduced, {counts['rounding']} rounding, "
-            f"{counts['erratum']} erratum, {counts['illustrative']} illustrative") in out
+            f"{counts['erratum']} errata, {counts['illustrative']} illustrative") in out
+    assert " erratum," not in out
 
 
 def test_json_lists_every_entry_with_its_checks(capsys):
