@@ -84,7 +84,8 @@ KINDS: dict[str, AttentionKind] = {kind.name: kind for kind in (
                   reads_characters=True, context_in_input=True),
     _luong("dot", "luong-dot", lambda d, d_e, d_a: {}),
     _luong("general", "luong-general", lambda d, d_e, d_a: {"attention.W": (d, d)}),
-    _luong("concat", "luong-concat", lambda d, d_e, d_a: {"attention.W": (d_a, 2 * d), "attention.v": (d_a,)}),
+    _luong("concat", "luong-concat",
+           lambda d, d_e, d_a: {"attention.W": (d_a, 2 * d), "attention.v": (d_a,)}),
 )}
 #: The decoders: no attention (the fixed-vector bottleneck), Bahdanau's, Luong's three scores.
 ATTENTIONS = tuple(KINDS)
@@ -97,10 +98,10 @@ def kind_of(name: str, who: str = "kind_of") -> AttentionKind:
     --------
     >>> kind_of("luong-dot").name
     'luong-dot'
-    >>> kind_of("dot", who="train")
+    >>> kind_of("dot", who="train")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: train: unknown attention 'dot'; choose one of none, bahdanau, luong-dot, luong-general, luong-concat
+    ValueError: train: unknown attention 'dot'; choose one of none, bahdanau, luong-dot, ...
     """
     if name not in KINDS:
         raise ValueError(f"{who}: unknown attention {name!r}; choose one of {', '.join(ATTENTIONS)}")
