@@ -1,5 +1,10 @@
 """The attention kinds as one table: what each needs, and the decoder that runs it.
 
+The kinds are those of "Attention Mechanisms: Fundamentals", sections
+"Additive Attention (Bahdanau)" and "Attention Score Computation Methods"
+(Luong's dot, general and concat), plus none, the bottleneck of "Motivation:
+The Seq2Seq Bottleneck".
+
 A kind is one :class:`AttentionKind` entry of :data:`KINDS`: its attention
 parameters, whether it reads the source characters themselves, the width of
 its decoder GRU's input, and its decoder (teacher-forced forward, its
