@@ -18,11 +18,10 @@ from typing import Any
 
 from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
-from .config import ModelConfig, parameter_shapes
+from .config import FORMAT, ModelConfig, parameter_shapes
+from .model import Seq2Seq
 
 __all__ = ["save", "load", "CheckpointError", "FORMAT"]
-
-FORMAT = "attention_edu.seq2seq/1"
 
 
 class CheckpointError(ValueError):
@@ -35,12 +34,9 @@ class CheckpointError(ValueError):
     """
 
 
-def save(model: Any, path: Any) -> None:
-    """Write ``model``'s parameters and configuration to ``path`` (an ``.npz`` file)."""
-    header = dict(model.config.to_dict(), format=FORMAT)
-    arrays = model.host_parameters()
-    with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
-        np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **arrays)
+def save(model: Seq2Seq, path: Any) -> None:
+    """Write ``model``'s parameters and configuration to ``path`` (see :meth:`Seq2Seq.save`)."""
+    model.save(path)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -74,7 +70,7 @@ def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
         raise CheckpointError(f"load: {path}: its config does not describe a model: {err}") from None
 
 
-def load(path: Any, backend: Backend | None = None) -> Any:
+def load(path: Any, backend: Backend | None = None) -> Seq2Seq:
     """The model saved at ``path`` (see :func:`save`), on ``backend`` (default NumPy, saved dtype).
 
     Raises
@@ -90,7 +86,6 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     ...
     attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
     """
-    from .model import Seq2Seq
     path = Path(path)
     arrays = _read(path)
     config = _config(path, arrays)

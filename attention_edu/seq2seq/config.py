@@ -13,13 +13,14 @@ from typing import Any
 
 from ..backend import Backend
 from ..backend import host_numpy as np
+from .kinds import ATTENTIONS, KINDS, AttentionKind, kind_of
 from .tasks import ALPHABETS, REVERSE_LENGTHS, TASKS
 from .vocabulary import Vocabulary
 
-__all__ = ["ATTENTIONS", "ModelConfig", "parameter_shapes", "initial_parameters"]
+__all__ = ["ATTENTIONS", "FORMAT", "ModelConfig", "parameter_shapes", "initial_parameters"]
 
-#: The decoders: no attention (the fixed-vector bottleneck), Bahdanau's, Luong's three scores.
-ATTENTIONS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
+#: The format tag a checkpoint's config carries (2: Bahdanau reads [h_i ; emb(x_i)]).
+FORMAT = "attention_edu.seq2seq/2"
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,7 @@ class ModelConfig:
     max_output: int = 48
 
     def __post_init__(self) -> None:
-        if self.attention not in ATTENTIONS:
-            raise ValueError(f"ModelConfig: unknown attention {self.attention!r}; "
-                             f"choose one of {', '.join(ATTENTIONS)}")
+        kind_of(self.attention, who="ModelConfig")
         for name in ("embedding", "hidden", "attention_size", "max_output"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -62,6 +61,11 @@ class ModelConfig:
         source, target = ALPHABETS[task]
         max_output = 2 * REVERSE_LENGTHS[1] if task == "reverse" else 10
         return cls(task, attention, source, target, max_output=max_output, **sizes)
+
+    @property
+    def kind(self) -> AttentionKind:
+        """This model's entry of :data:`~attention_edu.seq2seq.kinds.KINDS`."""
+        return KINDS[self.attention]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,8 +87,11 @@ def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     >>> shapes = parameter_shapes(ModelConfig.for_task("reverse", "luong-general"))
     >>> shapes["encoder.forward.W_ih"], shapes["attention.W"], shapes["output.W"]
     ((48, 16), (32, 32), (13, 64))
+    >>> parameter_shapes(ModelConfig.for_task("reverse", "bahdanau"))["output.W"]   # [s_t ; h ; emb(x)]
+    (13, 80)
     """
     d_e, d, d_a = config.embedding, config.hidden, config.attention_size
+    kind = config.kind
     half = d // 2
     shapes: dict[str, tuple[int, ...]] = {
         "src_embedding": (config.source_vocabulary.size, d_e),
@@ -95,16 +102,10 @@ def parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
                        f"encoder.{direction}.W_hh": (3 * half, half),
                        f"encoder.{direction}.b_ih": (3 * half,),
                        f"encoder.{direction}.b_hh": (3 * half,)})
-    decoder_input = d_e if config.attention.startswith("luong") else d_e + d
-    shapes.update({"decoder.W_ih": (3 * d, decoder_input), "decoder.W_hh": (3 * d, d),
+    shapes.update({"decoder.W_ih": (3 * d, kind.decoder_input(d, d_e)), "decoder.W_hh": (3 * d, d),
                    "decoder.b_ih": (3 * d,), "decoder.b_hh": (3 * d,)})
-    shapes.update({
-        "none": {}, "luong-dot": {},
-        "bahdanau": {"attention.W1": (d_a, d + d_e), "attention.W2": (d_a, d), "attention.v": (d_a,)},
-        "luong-general": {"attention.W": (d, d)},
-        "luong-concat": {"attention.W": (d_a, 2 * d), "attention.v": (d_a,)},
-    }[config.attention])
-    shapes.update({"output.W": (config.target_vocabulary.size, 2 * d),
+    shapes.update(kind.parameters(d, d_e, d_a))
+    shapes.update({"output.W": (config.target_vocabulary.size, d + kind.memory_width(d, d_e)),
                    "output.b": (config.target_vocabulary.size,)})
     return shapes
 

@@ -3,10 +3,10 @@
 Under teacher forcing every decoder input is known in advance, so the GRU runs
 over the whole target first and the context of all steps comes at once:
 
-- ``"none"`` (the RNN encoder-decoder of "The Bottleneck Problem"): the
+- no attention, ``score=None`` (the RNN encoder-decoder of "Motivation: The Seq2Seq Bottleneck"): the
   decoder starts from the encoder summary and reads it again at every step,
   x_t = [emb(y_{t−1}) ; summary]; the context is that same fixed vector.
-- ``"luong-dot" / "luong-general" / "luong-concat"``: s_t = GRU(emb(y_{t−1}),
+- Luong's ``score`` "dot", "general" or "concat": s_t = GRU(emb(y_{t−1}),
   s_{t−1}), then c_t = Σ_i α_{t,i} h_i with α from the Luong score of s_t
   against every encoder state, all t in one call of
   :func:`attention_edu.luong_attention_steps` (m = T queries).
@@ -25,7 +25,7 @@ from .gru import gru_step
 from .linear import linear
 from .recurrence import gru_sequence, gru_sequence_backward
 
-__all__ = ["decode_parallel", "decode_parallel_backward", "parallel_step", "luong_arguments"]
+__all__ = ["decode_parallel", "decode_parallel_backward", "parallel_step"]
 
 GRU_NAMES = ("W_ih", "W_hh", "b_ih", "b_hh")
 
@@ -35,9 +35,10 @@ def gru_weights(params: dict[str, Any]) -> dict[str, Any]:
     return {k: params[f"decoder.{k}"] for k in GRU_NAMES}
 
 
-def luong_arguments(params: dict[str, Any], attention: str) -> tuple[str, Any, Any]:
-    """(score, W, v) of a ``luong-*`` attention's parameters."""
-    return attention.split("-", 1)[1], params.get("attention.W"), params.get("attention.v")
+def _attend(params: dict[str, Any], score: str, S: Any, H: Any, src_mask: Any) -> Any:
+    """Luong attention of every state in S (B, m, d) over H (B, n, d)."""
+    return luong.luong_attention_steps(S, H, score, params.get("attention.W"),
+                                       params.get("attention.v"), src_mask)
 
 
 def _inputs(xp: Any, Y: Any, summary: Any) -> Any:
@@ -47,26 +48,26 @@ def _inputs(xp: Any, Y: Any, summary: Any) -> Any:
     return xp.concat([Y, repeated], axis=-1)  # (B, T, d_e + d)
 
 
-def decode_parallel(params: dict[str, Any], attention: str, Y: Any, H: Any, summary: Any,
+def decode_parallel(score: str | None, params: dict[str, Any], Y: Any, H: Any, summary: Any,
                     src_mask: Any) -> dict[str, Any]:
     """Teacher-forced decoder features O (B, T, 2d) from target embeddings Y (B, T, d_e).
 
+    ``score`` is Luong's ("dot", "general", "concat") or None for no attention;
     H (B, n, d) encoder states, summary (B, d), src_mask bool (B, 1, n).
     """
     xp = get_xp(Y, H)
     weights = gru_weights(params)
-    X = _inputs(xp, Y, summary) if attention == "none" else Y
+    X = _inputs(xp, Y, summary) if score is None else Y
     run = gru_sequence(X, summary, weights)
     S = run["states"]  # (B, T, d)
-    if attention == "none":
+    if score is None:
         context, att = xp.broadcast_to(xp.expand_dims(summary, axis=1), S.shape), None  # (B, T, d)
     else:
-        score, W, v = luong_arguments(params, attention)
-        att = luong.luong_attention_steps(S, H, score, W, v, src_mask)
+        att = _attend(params, score, S, H, src_mask)
         context = att.context  # (B, T, d)
     O = xp.concat([S, context], axis=-1)  # (B, T, 2d)
     weights_out = None if att is None else att.weights  # (B, T, n)
-    return {"run": run, "attention": att, "O": O, "weights": weights_out, "kind": attention}
+    return {"run": run, "attention": att, "O": O, "weights": weights_out, "score": score}
 
 
 def decode_parallel_backward(cache: dict[str, Any], params: dict[str, Any],
@@ -77,7 +78,7 @@ def decode_parallel_backward(cache: dict[str, Any], params: dict[str, Any],
     d_S, d_context = d_O[..., :d], d_O[..., d:]  # (B, T, d) each
     grads: dict[str, Any] = {}
     d_H = None
-    if cache["kind"] == "none":
+    if cache["score"] is None:
         d_summary = xp.sum(d_context, axis=1)  # (B, d): the summary is read at every step
     else:
         g = luong.luong_attention_backward(cache["attention"], d_context)
@@ -90,23 +91,22 @@ def decode_parallel_backward(cache: dict[str, Any], params: dict[str, Any],
     grads.update({f"decoder.{k}": g[k] for k in GRU_NAMES})
     d_summary = g["h0"] if d_summary is None else d_summary + g["h0"]
     d_X = g["X"]
-    if cache["kind"] == "none":
+    if cache["score"] is None:
         d_e = d_X.shape[-1] - d
         d_summary = d_summary + xp.sum(d_X[..., d_e:], axis=1)
         d_X = d_X[..., :d_e]
     return grads, d_X, d_H, d_summary
 
 
-def parallel_step(params: dict[str, Any], attention: str, y: Any, s: Any, H: Any, summary: Any,
+def parallel_step(score: str | None, params: dict[str, Any], y: Any, s: Any, H: Any, summary: Any,
                   src_mask: Any) -> tuple[Any, Any, Any]:
     """One greedy-decoding step: (features O_t (B, 2d), new state (B, d), weights (B, n) or None)."""
     xp = get_xp(y, s)
     weights = gru_weights(params)
-    x = xp.concat([y, summary], axis=-1) if attention == "none" else y  # (B, d_in)
+    x = xp.concat([y, summary], axis=-1) if score is None else y  # (B, d_in)
     s_new = gru_step(xp, linear(x, weights["W_ih"], weights["b_ih"]), s, weights["W_hh"],
                      weights["b_hh"]).h_new  # (B, d)
-    if attention == "none":
+    if score is None:
         return xp.concat([s_new, summary], axis=-1), s_new, None
-    score, W, v = luong_arguments(params, attention)
-    att = luong.luong_attention_steps(xp.expand_dims(s_new, axis=1), H, score, W, v, src_mask)
+    att = _attend(params, score, xp.expand_dims(s_new, axis=1), H, src_mask)
     return xp.concat([s_new, att.context[:, 0, :]], axis=-1), s_new, att.weights[:, 0, :]

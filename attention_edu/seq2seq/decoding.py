@@ -11,8 +11,6 @@ from typing import Any
 
 from ..backend import host_numpy as np
 from ..backend import to_numpy
-from .decoder import parallel_step
-from .decoder_additive import additive_step
 from .embedding import embed
 from .encoder import encode
 from .linear import linear
@@ -27,8 +25,9 @@ def greedy_decode(model: Any, sources: list[str], who: str = "greedy_decode"
     p, config, be = model.params, model.config, model.backend
     xp = be.xp
     arrays = model.source_arrays(sources, who=who)
-    enc = encode(p, arrays["src_ids"], arrays["step_mask"])
-    H, summary, src_mask = enc["H"], enc["summary"], arrays["src_mask"]
+    kind = config.kind
+    enc = encode(p, arrays["src_ids"], arrays["step_mask"], kind.reads_characters)
+    M, summary, src_mask = enc["M"], enc["summary"], arrays["src_mask"]
     B = len(sources)
     s = summary
     y_ids = be.asarray(np.full((B, 1), BOS), dtype=np.int64)
@@ -36,10 +35,7 @@ def greedy_decode(model: Any, sources: list[str], who: str = "greedy_decode"
     finished = np.zeros(B, dtype=bool)
     for _ in range(config.max_output + 1):
         y = embed(p["tgt_embedding"], y_ids)[:, 0, :]  # (B, d_e)
-        if config.attention == "bahdanau":
-            O, s, w = additive_step(p, y, s, H, src_mask)
-        else:
-            O, s, w = parallel_step(p, config.attention, y, s, H, summary, src_mask)
+        O, s, w = kind.step(p, y, s, M, summary, src_mask)
         logits = linear(O, p["output.W"], p["output.b"])  # (B, V)
         next_ids = xp.argmax(logits, axis=-1)  # (B,)
         host_ids = to_numpy(next_ids)

@@ -1,7 +1,7 @@
 """A gated recurrent unit (GRU) cell, forward and backward, in ``torch.nn.GRUCell``'s equations.
 
 The encoder reads the source with it and the decoder writes with it
-("Attention Mechanisms: Fundamentals", section "The Bottleneck Problem": the
+("Attention Mechanisms: Fundamentals", section "Motivation: The Seq2Seq Bottleneck": the
 RNN encoder-decoder whose fixed-size vector attention relieves). Gates in
 PyTorch's order r, z, n, with row-vector inputs x (B, d_in), h (B, d_h) and
 PyTorch's weight layout W_ih (3 d_h, d_in), W_hh (3 d_h, d_h)::

@@ -4,21 +4,21 @@ Teacher forcing: the decoder reads the true previous character
 (``<s>`` first), and the loss compares its prediction of every next
 character, ``</s>`` included, with the truth.
 
-    H, summary = encode(source)                     (B, n, d), (B, d)
-    O = decode(emb(<s> y), H, summary)              (B, T, 2d)  the decoder of ``attention``
+    M, summary = encode(source)                     (B, n, d or d + d_e), (B, d)
+    O = decode(emb(<s> y), M, summary)              (B, T, d + width of M)  the kind's decoder
     logits = O W_outᵀ + b_out                       (B, T, V)
     L = cross_entropy(logits, y </s>)
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..backend import Backend, numpy_backend, to_numpy
 from ..backend import host_numpy as np
-from .config import ModelConfig, initial_parameters
-from .decoder import decode_parallel, decode_parallel_backward
-from .decoder_additive import decode_additive, decode_additive_backward
+from .config import FORMAT, ModelConfig, initial_parameters
+from .decoding import greedy_decode
 from .embedding import embed, embed_backward
 from .encoder import encode, encode_backward
 from .linear import linear, linear_backward
@@ -78,19 +78,13 @@ class Seq2Seq:
         return arrays
 
     # -- forward and backward ---------------------------------------------------
-    def decoder(self) -> tuple[Any, Any]:
-        """(forward, backward) of this model's decoder."""
-        if self.config.attention == "bahdanau":
-            return (lambda p, Y, H, s, m: decode_additive(p, Y, H, s, m)), decode_additive_backward
-        attention = self.config.attention
-        return (lambda p, Y, H, s, m: decode_parallel(p, attention, Y, H, s, m)), decode_parallel_backward
-
     def forward(self, batch: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Teacher-forced forward pass; the cache holds ``loss`` (0-d) and ``logits`` (B, T, V)."""
         p = self.params if params is None else params
-        enc = encode(p, batch["src_ids"], batch["step_mask"])
+        kind = self.config.kind
+        enc = encode(p, batch["src_ids"], batch["step_mask"], kind.reads_characters)
         Y = embed(p["tgt_embedding"], batch["tgt_in"])  # (B, T, d_e)
-        dec = self.decoder()[0](p, Y, enc["H"], enc["summary"], batch["src_mask"])
+        dec = kind.decode(p, Y, enc["M"], enc["summary"], batch["src_mask"])
         logits = linear(dec["O"], p["output.W"], p["output.b"])  # (B, T, V)
         loss, ce = cross_entropy(logits, batch["tgt_out"], batch["tgt_mask"])
         return {"params": p, "batch": batch, "enc": enc, "dec": dec, "ce": ce, "logits": logits,
@@ -101,10 +95,10 @@ class Seq2Seq:
         p, batch = cache["params"], cache["batch"]
         d_logits = cross_entropy_backward(cache["ce"], d_loss)  # (B, T, V)
         out = linear_backward(cache["dec"]["O"], p["output.W"], d_logits)
-        grads, d_Y, d_H, d_summary = self.decoder()[1](cache["dec"], p, out["x"])
+        grads, d_Y, d_M, d_summary = self.config.kind.backward(cache["dec"], p, out["x"])
         grads.update({"output.W": out["W"], "output.b": out["b"]})
         grads["tgt_embedding"] = embed_backward(p["tgt_embedding"], batch["tgt_in"], d_Y)
-        grads.update(encode_backward(cache["enc"], p, d_H, d_summary))
+        grads.update(encode_backward(cache["enc"], p, d_M, d_summary))
         return grads
 
     def loss_and_grads(self, batch: dict[str, Any]) -> tuple[float, dict[str, Any], float]:
@@ -124,16 +118,21 @@ class Seq2Seq:
         NumPy array, a row per output character and a column per source
         character (end-of-sequence dropped); ``None`` for ``"none"``.
         """
-        from .decoding import greedy_decode
         if not isinstance(text, str):
             raise TypeError(f"Seq2Seq.translate: text must be a str, got {type(text).__name__}")
         outputs, weights = greedy_decode(self, [text], who="Seq2Seq.translate")
         return outputs[0], weights[0]
 
     def save(self, path: Any) -> None:
-        """Write the parameters and the configuration to ``path`` (``.npz``); see :func:`load`."""
-        from .checkpoint import save
-        save(self, path)
+        """Write the parameters and the configuration to ``path`` (``.npz``); see :func:`load`.
+
+        The file is a plain NumPy archive: one array per parameter and
+        ``config``, the JSON of :class:`ModelConfig` with the format tag
+        :data:`~attention_edu.seq2seq.config.FORMAT`.
+        """
+        header = dict(self.config.to_dict(), format=FORMAT)
+        with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
+            np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **self.host_parameters())
 
     def host_parameters(self) -> dict[str, Any]:
         """Every parameter as a NumPy array on the host."""

@@ -2,9 +2,11 @@
 
 The targets of the issue, checked on the shipped models: reversal with
 Bahdanau attention right on ≥ 99% of held-out sources and ≥ 97% at every
-length, no attention ≥ 50 points below at the longest length, a sharp
-anti-diagonal alignment, and dates written by hand (not by the generator)
-read right ≥ 95% of the time.
+length, no attention ≥ 50 points below at the longest length, the largest
+weight on the mirrored position for ≥ 95% of output characters, dates right
+on ≥ 99% of held-out dates and dates written by hand (not by the generator)
+read right ≥ 95% of the time. (The same targets on five other seeds are
+measured in docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ HAND_WRITTEN_DATES = [
 SHIPPED = sorted(CHECKPOINTS.glob("*.npz"))
 
 
-def test_every_attention_is_shipped_for_reverse_and_bahdanau_for_dates():
+def test_every_attention_is_shipped_for_reverse_and_both_decoders_for_dates():
     names = {p.stem for p in SHIPPED}
-    assert {f"reverse-{a}" for a in seq2seq.ATTENTIONS} | {"dates-bahdanau"} <= names
+    assert {f"reverse-{a}" for a in seq2seq.ATTENTIONS} | {"dates-bahdanau", "dates-none"} <= names
+    assert names <= set(shipped_histories())
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -79,7 +82,13 @@ def test_the_shipped_reversal_model_still_scores_what_its_history_says():
 def test_the_learned_reversal_alignment_is_sharp():
     model = seq2seq.load(shipped_checkpoint("reverse", "bahdanau"))
     sources = [s for s, _ in held_out_pairs("reverse", seed=1, per_length=10)]
-    assert mirrored_alignment_share(model, sources) >= 0.90
+    assert mirrored_alignment_share(model, sources) >= 0.95
+
+
+def test_dates_with_attention_meet_their_target_and_beat_the_fixed_vector():
+    histories = shipped_histories()
+    assert histories["dates-bahdanau"]["exact_match"] >= 0.99
+    assert histories["dates-bahdanau"]["exact_match"] > histories["dates-none"]["exact_match"]
 
 
 def test_dates_written_by_hand_in_the_six_formats():

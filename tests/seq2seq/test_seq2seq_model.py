@@ -9,7 +9,7 @@ import pytest
 import attention_edu as ae
 from attention_edu import seq2seq
 from attention_edu.backend import Backend, to_numpy
-from attention_edu.seq2seq.config import ModelConfig
+from attention_edu.seq2seq.config import FORMAT, ModelConfig
 from attention_edu.seq2seq.model import Seq2Seq
 
 TINY = dict(steps=150, batch_size=32, hidden=16, embedding=8, attention_size=16, eval_per_length=0,
@@ -101,7 +101,9 @@ def write_bad(path, kind, good):
         elif kind == "nan":
             arrays["output.b"] = np.full_like(arrays["output.b"], np.nan)
         elif kind == "config":
-            arrays["config"] = np.asarray('{"format": "attention_edu.seq2seq/1", "task": "x"}')
+            arrays["config"] = np.asarray(f'{{"format": "{FORMAT}", "task": "x"}}')
+        elif kind == "old":  # written before Bahdanau read the characters: format 1
+            arrays["config"] = np.asarray(str(arrays["config"]).replace(FORMAT, "attention_edu.seq2seq/1"))
         with open(path, "wb") as f:
             np.savez(f, **arrays)
 
@@ -111,6 +113,7 @@ def write_bad(path, kind, good):
     ("foreign", "has no 'config' string"), ("missing", r"missing \['decoder.W_hh'\]"),
     ("shape", r"output.b has shape \(2,\) but its config needs \(13,\)"),
     ("nan", "output.b contains NaN"), ("config", "its config does not describe a model"),
+    ("old", "does not carry the format tag 'attention_edu.seq2seq/2'"),
 ])
 def test_load_refuses_a_bad_file_with_a_clear_error(tmp_path, kind, message):
     good = tmp_path / "good.npz"
