@@ -84,7 +84,7 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     """
     a, e = mine.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     ok = np.isfinite(a) & np.isfinite(e)
-    if ok.sum() < 3 or mine.shape != want.shape:
+    if ok.sum() < 2 or mine.shape != want.shape:
         return None
     a, e = a[ok], e[ok]
     scale = max(1.0, float(np.max(np.abs(e))))
@@ -92,7 +92,7 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     if abs(float(np.median(diff))) > 1e-6 * scale and np.allclose(diff, np.median(diff), atol=1e-7 * scale):
         return "offset", float(np.median(diff))
     big = np.abs(e) > 1e-6 * scale
-    if big.sum() >= 3 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
+    if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
         ratio = a[big] / e[big]
         r = float(np.median(ratio))
         if abs(r - 1.0) > 1e-4 and np.allclose(ratio, r, rtol=1e-6):
