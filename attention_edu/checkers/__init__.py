@@ -36,7 +36,9 @@ __all__ = [
     "ANSWERS", "HINTS", "PROBES", "all_mistakes", "mistakes_for", "hint_ids", "attention_entropy",
     "check_softmax", "check_causal_mask", "check_padding_mask", "check_scaled_dot_product_attention",
     "check_bahdanau_scores", "check_luong_general_scores", "check_split_heads", "check_merge_heads",
-    "check_multi_head_attention", "check_attention_entropy", "check_attention_backward", "check_answer",
+    "check_multi_head_attention", "check_attention_entropy", "check_softmax_jacobian", "check_backward_dv",
+    "check_backward_dw", "check_backward_ds", "check_backward_dq", "check_backward_dk", "check_attention_backward",
+    "check_answer",
 ]
 
 # The public checkers, one per exercise of the registry.
@@ -50,4 +52,10 @@ check_split_heads = CHECKERS["split_heads"]
 check_merge_heads = CHECKERS["merge_heads"]
 check_multi_head_attention = CHECKERS["multi_head_attention"]
 check_attention_entropy = CHECKERS["attention_entropy"]
+check_softmax_jacobian = CHECKERS["softmax_jacobian"]
+check_backward_dv = CHECKERS["backward_dv"]
+check_backward_dw = CHECKERS["backward_dw"]
+check_backward_ds = CHECKERS["backward_ds"]
+check_backward_dq = CHECKERS["backward_dq"]
+check_backward_dk = CHECKERS["backward_dk"]
 check_attention_backward = CHECKERS["attention_backward"]

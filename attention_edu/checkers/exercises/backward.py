@@ -154,7 +154,7 @@ def _masked_keys(student) -> str | None:
 
 
 ATTENTION_BACKWARD = Exercise(
-    name="attention_backward", notebook="06_attention_backward", number=1,
+    name="attention_backward", notebook="06_attention_backward", number=7,
     summary="Check ``attention_backward(Q, K, V, d_output, mask=None) -> (dQ, dK, dV)`` (scaled).",
     signature="attention_backward(Q, K, V, d_output, mask=None) -> (dQ (..., m, d_k), dK (..., n, d_k), "
               "dV (..., n, d_v))",
