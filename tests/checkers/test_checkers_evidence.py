@@ -161,3 +161,15 @@ def test_a_mistake_found_early_explains_later_probes():
         return w @ V, w
     result = CHECKERS["scaled_dot_product_attention"](inverted)
     assert [m["hint_id"] for m in result.mistakes] == ["attention.inverted-mask-finite-fill"]
+
+
+def test_the_students_guide_shows_a_real_multi_mistake_report():
+    from pathlib import Path
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "students.md").read_text(encoding="utf-8")
+    code = guide.split("```python\ndef softmax(x):")[1].split("```")[0]
+    namespace = {"np": np}
+    exec("def softmax(x):" + code, namespace)                             # noqa: S102 (our own docs)
+    lines = str(CHECKERS["softmax"](namespace["softmax"])).splitlines()
+    for line in lines[:4]:
+        assert line in guide, line
+    assert "2 mistakes found" in lines[0]
