@@ -199,6 +199,8 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             failures.append((failure, outcome, expected, None))
+        if outcome.timed_out or outcome.ended:                  # each further call would cost as much
+            return _report(exercise, failures, runs_by_rank, log, total, total - index - 1)
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
@@ -219,9 +221,18 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     return _report(exercise, failures, runs_by_rank, log, total)
 
 
+#: diagnoses that a clean split of the input ranks (some always work, the others always fail)
+#: replaces: they only say what NumPy's error said; the specific ones (.T or np.dot on a batch) stay
+_BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
+            "shape.extra-axis", "shape.broadcast-axis"}
+
+
 def _report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
-            total: int) -> CheckResult:
-    """The first failure's result, with every distinct mistake (its hint and first probe) listed."""
+            total: int, not_run: int = 0) -> CheckResult:
+    """The first failure's result, with every distinct mistake (its hint and first probe) listed.
+
+    ``not_run`` probes were skipped after a time limit or a crash (they count as not passed).
+    """
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     if any(f.probe not in ("properties", "determinism") for f, *_ in failures):
@@ -233,13 +244,13 @@ def _report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[boo
     for failure, outcome, expected, hint in failures_named:
         known = tuple(r.hint_id for r in results)
         result = failed(exercise, failure, outcome, expected, log, hint, known)
-        by_rank = result.hint_id is None or result.hint_id.startswith(("error.", "harness.shape", "shape."))
+        by_rank = result.hint_id in _BY_RANK
         if fixed_rank and by_rank and failure.probe in ("runs", "returns") and _rank(failure.case) in broken:
-            result = dataclasses.replace(result, hint_id="error.fixed-rank", hint=fixed_rank)
+            result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append(result)
     mistakes: dict[str, dict] = {}
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe,
                                              "hint": result.hint})
-    return dataclasses.replace(results[0], probes_passed=total - len(failures), probes_total=total,
+    return dataclasses.replace(results[0], probes_passed=total - len(failures) - not_run, probes_total=total,
                                mistakes=tuple(mistakes.values()))

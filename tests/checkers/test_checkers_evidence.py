@@ -33,7 +33,7 @@ def test_every_variant_spelling_gets_its_mistake(mistake, mutant):
 
 
 def test_readers_ids_are_listed():
-    assert {"attention_backward.chain", "attention_entropy.log-epsilon", "error.fixed-rank",
+    assert {"attention_backward.chain", "attention_entropy.log-epsilon", "error.fixed-ndim",
             "value.wrong-axis", "shape.extra-axis", "shape.broadcast-axis", "value.factor",
             "value.offset", "value.partly-right"} <= set(hint_ids())
 
@@ -125,7 +125,7 @@ def two_mistakes(x):
 def test_a_function_with_two_mistakes_gets_both_with_their_first_probes():
     result = CHECKERS["softmax"](two_mistakes)
     ids = [m["hint_id"] for m in result.mistakes]
-    assert ids[0] == result.hint_id == "error.fixed-rank"
+    assert ids[0] == result.hint_id == "error.fixed-ndim"
     assert len(ids) >= 2 and any(i.startswith("softmax.") for i in ids[1:]), ids
     assert all(set(m) == {"hint_id", "probe", "hint"} for m in result.mistakes)
     assert result.mistakes[0]["probe"] == result.probe == "runs"

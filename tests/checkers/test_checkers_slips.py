@@ -312,7 +312,7 @@ def bw_no_mask(Q, K, V, d_output, mask=None):
 
 # (exercise, function, expected hint id)
 SLIPS = [
-    ("softmax", sm_axis_one, "error.fixed-rank"),
+    ("softmax", sm_axis_one, "error.fixed-ndim"),
     ("softmax", sm_whole, "softmax.whole-array"),
     ("softmax", sm_global_max, "softmax.global-max-shift"),
     ("softmax", sm_no_keepdims, "softmax.missing-keepdims"),
@@ -351,8 +351,8 @@ SLIPS = [
     ("luong_general_scores", lu_no_w, "luong_general_scores.ignores-W"),
     ("luong_general_scores", lu_scaled, "luong_general_scores.scaled"),
     ("split_heads", sp_direct, "split_heads.reshape-only"),
-    ("split_heads", sp_two_d, "error.fixed-rank"),
-    ("merge_heads", mg_three_d, "error.fixed-rank"),
+    ("split_heads", sp_two_d, "error.fixed-ndim"),
+    ("merge_heads", mg_three_d, "error.fixed-ndim"),
     ("merge_heads", mg_direct, "merge_heads.no-swap"),
     ("multi_head_attention", mh_scale_model, "multi_head_attention.scale-by-d_model"),
     ("multi_head_attention", mh_no_output, "multi_head_attention.no-output-projection"),

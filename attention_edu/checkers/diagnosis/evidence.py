@@ -167,6 +167,12 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
                                   expected=tuple(expected))
 
 
+#: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known
+_RANKS = ("Your function works on {works}; it fails on {fails} input, and the exercise passes any number "
+          "of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), "
+          "reshape(*x.shape[:-1], ...)).")
+
+
 def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
     """The fixed-rank hint when every case of some ranks ran and every case of the others raised.
 
@@ -184,4 +190,4 @@ def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
         return None
     word = (lambda ranks: _names([f"{r}-D" for r in ranks]))
     only = " input only" if len(works) == 1 else " input"
-    return HINTS["error.fixed-rank"].format(works=word(works) + only, fails=word(fails))
+    return _RANKS.format(works=word(works) + only, fails=word(fails))

@@ -50,10 +50,6 @@ HINTS: dict[str, str] = {
     "harness.memory": (
         "Look for an array far larger than the inputs (a shape built from the wrong sizes, an "
         "outer product over every axis) or a list that grows without end."),
-    "error.fixed-rank": (
-        "Your function works on {works}; it fails on {fails} input, and the exercise passes any "
-        "number of leading batch axes: count axes from the end (x.shape[-1], axis=-1, "
-        "np.swapaxes(K, -1, -2), reshape(*x.shape[:-1], ...))."),
     "error.other": "Read the error and the line it points to; the inputs that triggered it are shown below.",
     "harness.timeout": (
         "Look for a loop that never ends or work that grows far too fast with the input size; "
