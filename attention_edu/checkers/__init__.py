@@ -2,11 +2,12 @@
 
 Each ``check_<exercise>(fn)`` takes the student's function explicitly, runs
 it in a child process (a hard time and memory limit; see :mod:`.judge.harness`) on
-copies of its inputs through a fixed sequence of probes (most specific
-first) and returns a :class:`CheckResult` for the first failure, or a pass.
-A failing output is compared with a registry of known misconceptions, each a
-deliberately wrong implementation (a *mutant*); the one it matches names
-the mistake and gives a two-sentence hint. :func:`check_answer` checks the
+copies of its inputs through every probe of a fixed sequence (most specific
+first) and returns a :class:`CheckResult`: a pass, or the first failure with every
+distinct mistake found (``result.mistakes``). A failing output is compared with a
+registry of known misconceptions, each a deliberately wrong implementation (a
+*mutant*); the one it matches names the mistake and gives a two-sentence hint.
+Failing that, its evidence may name it (:mod:`.diagnosis.evidence`). :func:`check_answer` checks the
 chapters' pen-and-paper exercises against the worked-example catalogue.
 
 Strict mode (``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises

@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .diagnosis.compare import as_host, close
-from .diagnosis.evidence import rank_hint
-from .diagnosis.identity import failed, fingerprint, is_stub, print_notes, stub_result
+from .diagnosis.report import rank_of, report
+from .diagnosis.identity import fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
@@ -176,11 +176,6 @@ def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
     return finish(result, strict)
 
 
-def _rank(case: Case) -> int | None:
-    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
-    return None if first is None else first.ndim
-
-
 def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome]) -> CheckResult:
     """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
     cases = exercise.cases()
@@ -194,13 +189,13 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
         expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
         failure = _basic_failure(exercise, case, outcome, expected, timeout)
-        if _rank(case) is not None and not outcome.timed_out:
-            runs_by_rank.setdefault(_rank(case), []).append(failure is None or failure.probe == "inputs")
+        if rank_of(case) is not None and not outcome.timed_out:
+            runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             failures.append((failure, outcome, expected, None))
         if outcome.timed_out or outcome.ended:                  # each further call would cost as much
-            return _report(exercise, failures, runs_by_rank, log, total, total - index - 1)
+            return report(exercise, failures, runs_by_rank, log, total, total - index - 1)
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
@@ -218,39 +213,4 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
-    return _report(exercise, failures, runs_by_rank, log, total)
-
-
-#: diagnoses that a clean split of the input ranks (some always work, the others always fail)
-#: replaces: they only say what NumPy's error said; the specific ones (.T or np.dot on a batch) stay
-_BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis"}
-
-
-def _report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
-            total: int, not_run: int = 0) -> CheckResult:
-    """The first failure's result, with every distinct mistake (its hint and first probe) listed.
-
-    ``not_run`` probes were skipped after a time limit or a crash (they count as not passed).
-    """
-    fixed_rank = rank_hint(runs_by_rank)
-    broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
-    if any(f.probe not in ("properties", "determinism") for f, *_ in failures):
-        # a property's violation is then almost always a consequence of the cases' mistakes
-        failures_named = [entry for entry in failures if entry[0].probe != "properties"]
-    else:
-        failures_named = failures
-    results: list[CheckResult] = []
-    for failure, outcome, expected, hint in failures_named:
-        known = tuple(r.hint_id for r in results)
-        result = failed(exercise, failure, outcome, expected, log, hint, known)
-        by_rank = result.hint_id in _BY_RANK
-        if fixed_rank and by_rank and failure.probe in ("runs", "returns") and _rank(failure.case) in broken:
-            result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
-        results.append(result)
-    mistakes: dict[str, dict] = {}
-    for result in results:
-        mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe,
-                                             "hint": result.hint})
-    return dataclasses.replace(results[0], probes_passed=total - len(failures) - not_run, probes_total=total,
-                               mistakes=tuple(mistakes.values()))
+    return report(exercise, failures, runs_by_rank, log, total)

@@ -1,9 +1,10 @@
-"""Turning the first failure into a message: name the mistake, or show the evidence.
+"""Turning a failure into a message: name the mistake, or show the evidence.
 
 On a failure the student's output (or exception) is fingerprinted and every
 mutant of the exercise runs on the same inputs; the first mutant with the
 same fingerprint names the mistake (mutants registered for the failing probe
-are tried first). With no match, exceptions are translated (see
+are tried first, after those already found on earlier probes). With no match, the
+failure's evidence may name it (see :mod:`.evidence`); otherwise exceptions are translated (see
 :mod:`.hints`) and value differences are described: the probe, the inputs,
 shape, dtype, max error, first differing index, row sums.
 """

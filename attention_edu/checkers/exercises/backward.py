@@ -1,4 +1,4 @@
-"""Checker for the attention-backward exercise, with its misconceptions.
+"""Checker for the attention-backward exercise (its misconceptions are in :mod:`.backward_mistakes`).
 
 The student writes ``attention_backward(Q, K, V, d_output, mask=None)``
 returning ``(dQ, dK, dV)``, the gradients of L = Σ d_output ⊙ output for
@@ -25,7 +25,6 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from ...masks import causal_mask, padding_mask
 from .host_attention import attend
-from ..diagnosis.mutants import mistake
 from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
