@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .answers import ANSWERS, GENERIC_HINT_IDS
+from .diagnosis.evidence import EVIDENCE_IDS
 from .diagnosis.hints import HINTS
 from .diagnosis.mutants import all_mistakes
 from .exercises import collect
@@ -77,6 +78,6 @@ def hint_ids() -> list[str]:
     """
     ids = [m.id for m in all_mistakes()]
     ids += [p.id for ex in EXERCISES.values() for p in ex.properties]
-    ids += list(HINTS) + ["harness.not-callable"]
+    ids += list(HINTS) + sorted(EVIDENCE_IDS) + ["harness.not-callable"]
     ids += [hint_id for spec in ANSWERS.values() for hint_id in spec.hint_ids()] + list(GENERIC_HINT_IDS)
     return sorted(set(ids))

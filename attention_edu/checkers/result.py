@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .records import PROBES
+
 __all__ = ["CheckResult", "CheckFailed", "strict_from_env", "finish", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
@@ -52,7 +54,7 @@ class CheckResult:
     hint_id : str or None
         Identifier of the diagnosis, e.g. ``"softmax.wrong-axis"``.
     probe : str or None
-        The first probe that failed.
+        The first probe that failed (that of the first mistake).
     case : object or None
         The input case on which it failed (a ``Case`` for coding exercises).
     details : str
@@ -60,8 +62,8 @@ class CheckResult:
     notes : tuple of str
         Remarks that do not fail the check (e.g. the function printed).
     probes_passed, probes_total : int or None
-        How far the function got: probes (input cases, properties, determinism) passed before
-        the first failure, out of all of them (None for pen-and-paper answers).
+        Probes (input cases, properties, determinism) passed, out of all of them; every probe
+        runs, even after a failure (None for pen-and-paper answers).
     mistakes : tuple of dict
         Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe
         that shows it (empty when passed).
@@ -108,15 +110,25 @@ class CheckResult:
         """The first line: status, how far the function got, what happened."""
         progress = ""
         if self.status == "failed" and self.probes_total:
-            progress = (f"{self.probes_passed} of {self.probes_total} probes passed; "
+            found = len(self.mistakes)
+            count = f"{found} mistakes found; " if found > 1 else ""
+            progress = (f"{self.probes_passed} of {self.probes_total} probes passed; {count}"
                         f"the first failure: ")
         return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
+
+    @property
+    def others(self) -> tuple[dict, ...]:
+        """The mistakes after the first (the first is ``hint_id``/``hint``)."""
+        return tuple(m for m in self.mistakes if m["hint_id"] != self.hint_id)
 
     def __str__(self) -> str:
         lines = [self.headline]
         if self.hint:
             tag = f" [{self.hint_id}]" if self.hint_id else ""
             lines.append(f"Hint{tag}: {self.hint}")
+        for number, other in enumerate(self.others, start=2):
+            lines.append(f"Mistake {number} [{other['hint_id']}], first seen on the probe "
+                         f"\"{_probe_title(other['probe'])}\": {other['hint']}")
         if self.details:
             lines.append(self.details)
         lines.extend(f"Note: {note}" for note in self.notes)
@@ -136,11 +148,19 @@ class CheckResult:
         if self.hint:
             tag = f" <code>{html.escape(self.hint_id)}</code>" if self.hint_id else ""
             parts.append(f"<p><b>Hint</b>{tag}: {html.escape(self.hint)}</p>")
+        for number, other in enumerate(self.others, start=2):
+            parts.append(f"<p><b>Mistake {number}</b> <code>{html.escape(str(other['hint_id']))}</code>, "
+                         f"first seen on the probe &ldquo;{html.escape(_probe_title(other['probe']))}"
+                         f"&rdquo;: {html.escape(other['hint'])}</p>")
         if self.details:
             parts.append(f'<pre style="font-size: 90%;">{html.escape(self.details)}</pre>')
         parts.extend(f"<p><i>Note:</i> {html.escape(note)}</p>" for note in self.notes)
         parts.append("</div>")
         return "\n".join(parts)
+
+
+def _probe_title(probe: str | None) -> str:
+    return PROBES.get(probe or "", str(probe))
 
 
 def strict_from_env() -> bool:

@@ -1,12 +1,14 @@
-"""Exercises, their probe cases, and the runner that reports the first failure.
+"""The runner: every probe of an exercise on the student's function, every mistake it shows.
 
 An :class:`Exercise` lists its cases in probe order (small exact case,
 random shapes, other ranks, large logits, masks), then properties, then a
 determinism check. For every case the runner calls the student's function
 through the harness and checks, in order: it ran, it returned the right
 type, arity, shape and dtype, it left its inputs alone, and its values match
-the reference. The first failure stops the run; the mistakes registry is
-consulted to name it (see :mod:`.diagnosis.mutants`), else the evidence is shown.
+the reference. No failure stops the run: each failure is named by the mistakes
+registry (see :mod:`.diagnosis.mutants`) or by its evidence (see :mod:`.diagnosis.evidence`,
+which also reads, across all probes, which input ranks the function runs on), and the
+distinct mistakes are grouped, each with its hint and the first probe that shows it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .diagnosis.compare import as_host, close
-from .diagnosis.identity import failed, fingerprint, is_stub, print_notes, stub_result
+from .diagnosis.report import rank_of, report
+from .diagnosis.identity import fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
@@ -153,7 +156,7 @@ def _covered(exercise: Exercise, cases: list[Case]) -> str:
 
 def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
                 timeout: float | None = None, memory_mb: float | None = None) -> CheckResult:
-    """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc).
+    """Run every probe of ``exercise`` on ``fn``; report every distinct mistake (see module doc).
 
     Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
     3) and ``memory_mb`` megabytes of extra memory (default 1024).
@@ -174,13 +177,11 @@ def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
 
 
 def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome]) -> CheckResult:
+    """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
     cases = exercise.cases()
     total = len(cases) + len(exercise.properties) + 1           # the cases, the properties, determinism
-
-    def stop(failure: Failure, outcome: Outcome, expected: tuple, passed: int, hint: str | None = None):
-        result = failed(exercise, failure, outcome, expected, log, hint)
-        return dataclasses.replace(result, probes_passed=passed, probes_total=total)
-
+    failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
+    runs_by_rank: dict[int, list[bool]] = {}
     for index, case in enumerate(cases):
         outcome = invoke(case.args, case.names)
         log.append(outcome)
@@ -188,22 +189,28 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
         expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
         failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        if rank_of(case) is not None and not outcome.timed_out:
+            runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
-            return stop(failure, outcome, expected, index)
-    for index, prop in enumerate(exercise.properties, start=len(cases)):
+            failures.append((failure, outcome, expected, None))
+        if outcome.timed_out or outcome.ended:                  # each further call would cost as much
+            return report(exercise, failures, runs_by_rank, log, total, total - index - 1)
+    for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
-            return stop(stopped.failure, log[-1], (), index)
+            failures.append((stopped.failure, log[-1], (), None))
+            continue
         if problem:
             case = Case("properties", prop.title, (), ())
-            failure = Failure("properties", case, f"property violated: {prop.title}", prop.id,
-                              evidence=problem)
-            return stop(failure, log[-1], (), index, prop.hint)
+            failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
+            failures.append((failure, log[-1], (), prop.hint))
     sample = next((c for c in cases if c.probe == "random"), cases[0])
     failure = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        return stop(failure, log[-1], (), total - 1)
-    return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
-                       notes=print_notes(log), probes_passed=total, probes_total=total)
+        failures.append((failure, log[-1], (), None))
+    if not failures:
+        return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
+                           notes=print_notes(log), probes_passed=total, probes_total=total)
+    return report(exercise, failures, runs_by_rank, log, total)

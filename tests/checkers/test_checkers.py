@@ -267,7 +267,64 @@ def entropy_float32(weights):
     return -np.sum(np.where(p > 0, p * np.log(np.maximum(p, np.float32(1e-30))), 0), axis=-1)
 
 
+# -- the backward's intermediates, each written three other ways ---------------------------------
+
+def jacobian_outer(w):
+    eye = np.broadcast_to(np.eye(w.shape[-1]), w.shape + w.shape[-1:])
+    return eye * w[..., None] - np.einsum("...i,...j->...ij", w, w)
+
+
+def jacobian_loop(w):
+    out = np.zeros(w.shape + w.shape[-1:])
+    for index in np.ndindex(w.shape[:-1]):
+        row = w[index]
+        for i in range(len(row)):
+            for j in range(len(row)):
+                out[index + (i, j)] = row[i] * ((i == j) - row[j])
+    return out
+
+
+def jacobian_float32(w):
+    w = w.astype(np.float32)
+    return (np.eye(w.shape[-1], dtype=np.float32) * w[..., None, :] - w[..., :, None] * w[..., None, :])
+
+
+def _steps_einsum():
+    return {
+        "backward_dv": lambda W, d_output: np.einsum("...mn,...mv->...nv", W, d_output),
+        "backward_dw": lambda V, d_output: np.einsum("...mv,...nv->...mn", d_output, V),
+        "backward_ds": lambda W, dW: W * dW - W * np.einsum("...mn,...mn->...m", W, dW)[..., None],
+        "backward_dq": lambda dS, K: np.einsum("...mn,...nd->...md", dS, K) / np.sqrt(K.shape[-1]),
+        "backward_dk": lambda dS, Q: np.einsum("...mn,...md->...nd", dS, Q) / np.sqrt(Q.shape[-1]),
+    }
+
+
+def _step_loop(name):
+    """One batch entry at a time (a reference applied to 2-D slices)."""
+    reference = EXERCISES[name].reference
+
+    def looped(a, b):
+        lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a, b = np.broadcast_to(a, lead + a.shape[-2:]), np.broadcast_to(b, lead + b.shape[-2:])
+        first = reference(a[(0,) * len(lead)], b[(0,) * len(lead)])
+        out = np.zeros(lead + first.shape)
+        for index in np.ndindex(lead):
+            out[index] = reference(a[index], b[index])
+        return out
+    return looped
+
+
+def _step_float32(name):
+    reference = EXERCISES[name].reference
+    return lambda a, b: reference(a.astype(np.float32), b.astype(np.float32)).astype(np.float32)
+
+
+_STEPS = ("backward_dv", "backward_dw", "backward_ds", "backward_dq", "backward_dk")
+
 CORRECT = {
+    "softmax_jacobian": [EXERCISES["softmax_jacobian"].reference, jacobian_outer, jacobian_loop, jacobian_float32],
+    **{name: [EXERCISES[name].reference, _steps_einsum()[name], _step_loop(name), _step_float32(name)]
+       for name in _STEPS},
     "softmax": [ae.softmax, softmax_float32, softmax_logsumexp, softmax_rows_loop],
     "causal_mask": [ae.causal_mask, causal_compare, causal_loop, causal_not_triu],
     "padding_mask": [ae.padding_mask, padding_compare, padding_loop, padding_broadcast],

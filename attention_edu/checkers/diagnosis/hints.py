@@ -67,6 +67,25 @@ HINTS: dict[str, str] = {
     "value.nan": (
         "NaN or inf appeared where the expected values are finite; look for exp of a large "
         "number or a division by zero."),
+    "value.wrong-axis": (
+        "Your {name} sum to 1 over {axis}, not over the last axis: normalise over the keys, "
+        "axis=-1 (with keepdims=True), which works for any number of leading axes."),
+    "value.offset": (
+        "Every value of your {name} is off by the same amount, {value:+.4g}: look for a constant added "
+        "or left out (an epsilon, a bias, a missing term)."),
+    "value.factor": (
+        "Every value of your {name} is {value:.4g} times the expected one: look for a constant factor "
+        "(a scale such as 1/√d_k, a logarithm's base, a mean instead of a sum)."),
+    "value.partly-right": (
+        "{right}; {wrong}: the mistake lies in the steps that only the wrong ones depend on."),
+    "shape.extra-axis": (
+        "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} of size 1: "
+        "a reduction kept its axis (keepdims=True) where the result should drop it, or an index "
+        "added one ([:, np.newaxis], None)."),
+    "shape.broadcast-axis": (
+        "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} of size {size}: "
+        "two arrays broadcast against each other, one with an axis kept twice (keepdims=True and "
+        "[:, np.newaxis] together); keep the reduced axis one way only."),
     "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
 }
 

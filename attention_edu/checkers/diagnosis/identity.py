@@ -1,9 +1,10 @@
-"""Turning the first failure into a message: name the mistake, or show the evidence.
+"""Turning a failure into a message: name the mistake, or show the evidence.
 
 On a failure the student's output (or exception) is fingerprinted and every
 mutant of the exercise runs on the same inputs; the first mutant with the
 same fingerprint names the mistake (mutants registered for the failing probe
-are tried first). With no match, exceptions are translated (see
+are tried first, after those already found on earlier probes). With no match, the
+failure's evidence may name it (see :mod:`.evidence`); otherwise exceptions are translated (see
 :mod:`.hints`) and value differences are described: the probe, the inputs,
 shape, dtype, max error, first differing index, row sums.
 """
@@ -14,10 +15,11 @@ import copy
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
-from .compare import as_host, describe_difference, same_output, show
+from .compare import as_host, close, describe_difference, same_output, show
+from .evidence import diagnose_shape, diagnose_values
 from ..judge.harness import Outcome
 from .hints import HINTS, explain_error
-from .mutants import mistakes_for
+from .mutants import mistakes_for, variants_of
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult
 
@@ -70,13 +72,19 @@ def stub_result(outcome: Outcome, exercise: Exercise) -> CheckResult:
                                f"with your code and run this check again.")
 
 
-def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str) -> Mistake | None:
-    """The first registered mistake whose mutant reproduces ``mine`` on ``case``."""
-    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: m.probe != probe)
+def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
+                  known: tuple[str, ...] = ()) -> Mistake | None:
+    """The first registered mistake whose mutant reproduces ``mine`` on ``case``.
+
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered
+    for ``probe``: one mistake that explains every probe is named once.
+    """
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe))
     for mistake in mistakes:
-        theirs = fingerprint(exercise, lambda: mistake.mutant(*copy.deepcopy(case.args)))
-        if same_output(mine, theirs, case.float_dtypes):
-            return mistake
+        for mutant in variants_of(mistake):
+            theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
+            if same_output(mine, theirs, case.float_dtypes):
+                return mistake
     return None
 
 
@@ -103,16 +111,35 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
     return lines
 
 
+def _read_evidence(exercise: Exercise, failure: Failure, case: Case, mine: tuple,
+                   expected: tuple) -> tuple[str, str] | None:
+    """A mistake named by the failure's evidence (see :mod:`.evidence`), or None."""
+    if failure.hint_id == "harness.shape":
+        for name, a, e in zip(exercise.outputs, mine, expected):
+            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
+                return diagnose_shape(name, a.shape, e.shape)
+        return None
+    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
+        return None
+    return diagnose_values(exercise, case, mine, expected,
+                           lambda a, e: close(a, e, case.float_dtypes))
+
+
 def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple,
-           log: list[Outcome], hint: str | None = None) -> CheckResult:
+           log: list[Outcome], hint: str | None = None, known: tuple[str, ...] = ()) -> CheckResult:
     """The CheckResult for ``failure``: diagnosis, hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
     mistake = None
     if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
-        mistake = match_mistake(exercise, case, mine, failure.probe)
+        mistake = match_mistake(exercise, case, mine, failure.probe, known)
+    found = None
+    if mistake is None and mine is not None and failure.probe not in ("inputs", "determinism"):
+        found = _read_evidence(exercise, failure, case, mine, expected)
     if mistake is not None:
         hint_id, hint = mistake.id, mistake.hint
+    elif found is not None:
+        hint_id, hint = found
     else:
         hint_id = failure.hint_id
         if hint_id is None and failure.error is not None:

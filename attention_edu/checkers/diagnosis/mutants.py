@@ -17,9 +17,10 @@ from typing import Callable
 
 from ..records import PROBES, Mistake
 
-__all__ = ["Mistake", "mistake", "mistakes_for", "all_mistakes", "PROBES"]
+__all__ = ["Mistake", "mistake", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES"]
 
 _REGISTRY: dict[str, Mistake] = {}
+_VARIANTS: dict[str, list[Callable]] = {}
 
 
 def mistake(exercise: str, id: str, probe: str, hint: str) -> Callable[[Callable], Callable]:
@@ -44,6 +45,23 @@ def mistake(exercise: str, id: str, probe: str, hint: str) -> Callable[[Callable
         return fn
 
     return register
+
+
+def variant(id: str) -> Callable[[Callable], Callable]:
+    """Decorator adding another spelling of a registered mistake (e.g. ``s + mask * -1e9`` beside
+    ``np.where(mask, -1e9, s)``): either one's output names the mistake ``id``."""
+    def register(fn: Callable) -> Callable:
+        if id not in _REGISTRY:
+            raise ValueError(f"variant of unknown mistake {id}")
+        _VARIANTS.setdefault(id, []).append(fn)
+        return fn
+
+    return register
+
+
+def variants_of(mistake: Mistake) -> tuple[Callable, ...]:
+    """Every mutant of a mistake: its own, then the variants registered for it."""
+    return (mistake.mutant, *_VARIANTS.get(mistake.id, ()))
 
 
 def mistakes_for(exercise: str) -> tuple[Mistake, ...]:

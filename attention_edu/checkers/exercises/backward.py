@@ -1,4 +1,4 @@
-"""Checker for the attention-backward exercise, with its misconceptions.
+"""Checker for the attention-backward exercise (its misconceptions are in :mod:`.backward_mistakes`).
 
 The student writes ``attention_backward(Q, K, V, d_output, mask=None)``
 returning ``(dQ, dK, dV)``, the gradients of L = Σ d_output ⊙ output for
@@ -13,7 +13,7 @@ Examples
 >>> from attention_edu.checkers import check_attention_backward
 >>> check_attention_backward(ATTENTION_BACKWARD.reference).passed
 True
->>> check_attention_backward(_diagonal).hint_id
+>>> check_attention_backward(lambda *a: backward(*a, jacobian="diagonal")).hint_id
 'attention_backward.diagonal-jacobian'
 """
 
@@ -25,7 +25,6 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from ...masks import causal_mask, padding_mask
 from .host_attention import attend
-from ..diagnosis.mutants import mistake
 from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
@@ -38,15 +37,17 @@ def _t(x):
 
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
-             forward_scale=None, use_mask=True, guard=True):
+             forward_scale=None, use_mask=True, guard=True, **fill):
     """Host backward of scaled dot-product attention, with knobs for building the mutants.
 
     ``jacobian`` is ``"full"`` (correct), ``"diagonal"`` (W ⊙ dW), ``"none"`` (dS = dW),
-    ``"sign"`` (the rowsum term added) or ``"queries"`` (the rowsum taken over the queries).
+    ``"sign"`` (the rowsum term added), ``"queries"`` (the rowsum taken over the queries),
+    ``"p(1-p)"`` (W ⊙ (1 − W) ⊙ dW) or ``"unweighted"`` (rowsum(dW) without the weights);
+    ``fill`` (``fill=-1e9``, ``additive=True``) goes to the masking.
     """
     scale = math.sqrt(Q.shape[-1]) if scale is None else scale
     forward_scale = scale if forward_scale is None else forward_scale
-    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, guard=guard)  # (..., m, n)
+    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, guard=guard, **fill)  # (..., m, n)
     dW = d_output @ _t(V)                                                          # (..., m, n)
     if jacobian == "full":
         dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
@@ -54,6 +55,10 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
         dS = W * dW
     elif jacobian == "none":
         dS = dW
+    elif jacobian == "p(1-p)":
+        dS = W * (1.0 - W) * dW
+    elif jacobian == "unweighted":
+        dS = W * (dW - np.sum(dW, axis=-1, keepdims=True))
     elif jacobian == "sign":
         dS = W * (dW + np.sum(dW * W, axis=-1, keepdims=True))
     else:
@@ -148,7 +153,7 @@ def _masked_keys(student) -> str | None:
 
 
 ATTENTION_BACKWARD = Exercise(
-    name="attention_backward", notebook="06_attention_backward", number=1,
+    name="attention_backward", notebook="06_attention_backward", number=7,
     summary="Check ``attention_backward(Q, K, V, d_output, mask=None) -> (dQ, dK, dV)`` (scaled).",
     signature="attention_backward(Q, K, V, d_output, mask=None) -> (dQ (..., m, d_k), dK (..., n, d_k), "
               "dV (..., n, d_v))",
@@ -167,83 +172,3 @@ ATTENTION_BACKWARD = Exercise(
                  "rows must be exactly 0.", _masked_keys),
     ),
 )
-
-
-# -- misconceptions ---------------------------------------------------------------------------
-
-def _b(id: str, probe: str, hint: str):
-    return mistake("attention_backward", "attention_backward." + id, probe, hint)
-
-
-@_b("diagonal-jacobian", "small", "You kept only the diagonal of the softmax Jacobian, dS = W ⊙ dW: "
-    "subtract each row's weighted mean, dS = W ⊙ (dW − rowsum(dW ⊙ W)).")
-def _diagonal(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, jacobian="diagonal")
-
-
-@_b("no-softmax-backward", "small", "You passed dW straight through to the scores: the softmax has a "
-    "Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W)).")
-def _no_softmax(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, jacobian="none")
-
-
-@_b("jacobian-sign", "small", "The softmax backward subtracts the weighted mean: "
-    "dS = W ⊙ (dW − rowsum(dW ⊙ W)), with a minus sign.")
-def _sign(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, jacobian="sign")
-
-
-@_b("jacobian-wrong-axis", "small", "The softmax ran over the keys, so its backward sums over the keys "
-    "too: rowsum(dW ⊙ W) is np.sum(..., axis=-1, keepdims=True).")
-def _queries(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, jacobian="queries")
-
-
-@_b("dq-unscaled", "small", "The scores are Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k as "
-    "well; yours leaves it out of dQ.")
-def _dq(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, scale_dq=False)
-
-
-@_b("dk-unscaled", "small", "The scores are Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k as "
-    "well; yours leaves it out of dK.")
-def _dk(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, scale_dk=False)
-
-
-@_b("scale-by-d_k", "small", "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you "
-    "divide by d_k.")
-def _d_k(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, scale=Q.shape[-1])
-
-
-@_b("forward-unscaled", "small", "Recompute the weights exactly as the forward pass does, "
-    "softmax(Q Kᵀ / √d_k): yours leave out the scale.")
-def _forward_unscaled(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, forward_scale=1.0)
-
-
-@_b("dk-transposed", "returns", "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its "
-    "transpose Qᵀ dS.")
-def _dk_t(Q, K, V, d_output, mask=None):
-    dQ, dK, dV = backward(Q, K, V, d_output, mask)
-    return dQ, _t(dK), dV
-
-
-@_b("dv-transposed", "returns", "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, "
-    "not d_outputᵀ W.")
-def _dv(Q, K, V, d_output, mask=None):
-    dQ, dK, _ = backward(Q, K, V, d_output, mask)
-    return dQ, dK, _t(d_output) @ attend(Q, K, V, mask)[1]
-
-
-@_b("ignores-mask", "masks", "Gradient reaches masked keys: recompute the weights with the mask "
-    "(-inf before the softmax) so masked entries get weight 0 and therefore zero gradient.")
-def _no_mask(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, use_mask=False)
-
-
-@_b("masked-row-nan", "masks", "A fully masked query gives -inf - (-inf) = NaN in the recomputed "
-    "softmax: guard it so that its weights, and so its gradients, are zeros.")
-def _nan_row(Q, K, V, d_output, mask=None):
-    return backward(Q, K, V, d_output, mask, guard=False)

@@ -19,6 +19,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask
 from ...softmax import softmax
+from ..diagnosis.evidence import reads
 from ..diagnosis.mutants import mistake
 from ..records import Case, Exercise, Property
 
@@ -148,3 +149,24 @@ def _total(weights):
 @_e("keepdims", "returns", "Drop the summed axis: the result has shape (..., m), not (..., m, 1).")
 def _keepdims(weights):
     return -np.sum(_plogp(weights), axis=-1, keepdims=True)
+
+
+@reads("attention_entropy", "attention_entropy.log-epsilon")
+def _log_epsilon(case, mine, expected):
+    """An epsilon inside the log, −Σ p log(p + ε): find ε from the worst row, then test every row."""
+    p, (h,) = case.args[0].astype(np.float64), mine
+    if h.shape != expected[0].shape or not np.all(np.isfinite(h)):
+        return None
+    H = lambda eps: -np.sum(p * np.log(p + eps), axis=-1)                      # noqa: E731
+    worst = np.unravel_index(np.argmax(np.abs(h - expected[0])), h.shape)
+    low, high = -14.0, 1.0                                     # bisection on log10 ε; H falls as ε grows
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (low, middle) if H(10.0 ** middle)[worst] < h[worst] else (middle, high)
+    eps = 10.0 ** low
+    if eps < 1e-9 or not np.allclose(H(eps), h, rtol=1e-4, atol=1e-6):
+        return None
+    return ("attention_entropy.log-epsilon",
+            f"You add about {eps:.2g} inside the log: every entropy comes out a little low, and a one-hot "
+            f"row gets −log(1 + ε) < 0. Leave the log exact and count 0 · log 0 as 0, "
+            f"np.log(np.where(p > 0, p, 1)).")

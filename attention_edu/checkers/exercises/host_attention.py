@@ -20,10 +20,14 @@ from ...backend import host_numpy as np
 __all__ = ["weigh", "attend"]
 
 
-def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True):
-    """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants."""
+def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False):
+    """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants.
+
+    ``additive`` adds ``fill`` to the masked scores (``s + (1 - mask) * fill``) instead of
+    replacing them (``np.where(mask, s, fill)``).
+    """
     if mask is not None:
-        scores = np.where(mask, scores, fill)
+        scores = scores + np.where(mask, 0.0, fill) if additive else np.where(mask, scores, fill)
     top = np.max(scores, axis=axis, keepdims=True)
     if guard:
         top = np.where(np.isfinite(top), top, 0.0)

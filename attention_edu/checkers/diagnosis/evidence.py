@@ -1,0 +1,193 @@
+"""Diagnosis by evidence: what a wrong output shows about the mistake that made it.
+
+A mutant names a mistake only when the student's output is identical to it; real code
+often makes a mistake in a spelling no mutant reproduces, or two at once. The readers
+here look at the failure itself and name a mistake only when its evidence holds:
+
+* which axis the output sums to one over (a softmax over the wrong axis, any axis);
+* where an extra axis sits in a returned shape, and its size (``keepdims=True`` together with
+  ``[:, np.newaxis]``);
+* whether the difference is a constant offset or a constant factor;
+* which outputs of a multi-output function are right;
+* which ranks the function runs on (code written for one rank), over every probe.
+
+Exercises add their own readers with :func:`reads` (the entropy's epsilon inside the log,
+the backward's chain of intermediates). Each reader returns ``(hint id, hint)`` or None.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...backend import host_numpy as np
+from .hints import HINTS
+
+__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
+           "constant_relation", "rank_hint", "which_right", "partly"]
+
+Reader = Callable[..., "tuple[str, str] | None"]
+_READERS: dict[str, list[Reader]] = {}
+
+
+#: hint ids that exercises' own readers can report
+EVIDENCE_IDS: set[str] = set()
+
+
+def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
+    """Decorator registering ``reader(case, mine, expected)``, which reports ``ids``, for ``exercise``."""
+    def register(fn: Reader) -> Reader:
+        EVIDENCE_IDS.update(ids)
+        _READERS.setdefault(exercise, []).append(fn)
+        return fn
+    return register
+
+
+def sums_to_one_axis(x: np.ndarray) -> int | None:
+    """The one axis (counted from 0) over which ``x`` sums to 1 everywhere, or None.
+
+    Examples
+    --------
+    >>> sums_to_one_axis(np.full((2, 3, 4), 0.25))
+    2
+    >>> sums_to_one_axis(np.full((3, 2, 4), 0.5))
+    1
+    """
+    if x.ndim == 0 or x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 0):
+        return None
+    found = [a for a in range(x.ndim) if x.shape[a] > 1 and np.allclose(np.sum(x, axis=a), 1.0, atol=1e-5)]
+    return found[0] if len(found) == 1 else None
+
+
+def extra_axis(actual: tuple, expected: tuple) -> tuple[int, int] | None:
+    """``(axis, size)`` when ``actual`` is ``expected`` with one axis inserted, else None.
+
+    >>> extra_axis((2, 1, 3), (2, 3))
+    (1, 1)
+    >>> extra_axis((2, 2, 3), (2, 3))
+    (0, 2)
+    """
+    if len(actual) != len(expected) + 1:
+        return None
+    for axis in range(len(actual)):
+        if actual[:axis] + actual[axis + 1:] == tuple(expected):
+            return axis, int(actual[axis])
+    return None
+
+
+def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] | None:
+    """``("offset", c)`` when mine = want + c, ``("factor", r)`` when mine = r · want, else None.
+
+    >>> constant_relation(np.array([1.0, 2.0, 4.0]), np.array([0.5, 1.0, 2.0]))
+    ('factor', 2.0)
+    >>> constant_relation(np.array([1.5, 2.5, 0.5]), np.array([1.0, 2.0, 0.0]))
+    ('offset', 0.5)
+    """
+    a, e = mine.astype(np.float64).ravel(), want.astype(np.float64).ravel()
+    ok = np.isfinite(a) & np.isfinite(e)
+    if ok.sum() < 2 or mine.shape != want.shape:
+        return None
+    a, e = a[ok], e[ok]
+    scale = max(1.0, float(np.max(np.abs(e))))
+    diff = a - e
+    if abs(float(np.median(diff))) > 1e-6 * scale and np.allclose(diff, np.median(diff), atol=1e-7 * scale):
+        return "offset", float(np.median(diff))
+    big = np.abs(e) > 1e-6 * scale
+    if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
+        ratio = a[big] / e[big]
+        r = float(np.median(ratio))
+        if abs(r - 1.0) > 1e-4 and np.allclose(ratio, r, rtol=1e-6):
+            return "factor", r
+    return None
+
+
+def _axis_name(axis: int, ndim: int) -> str:
+    negative = axis - ndim
+    what = {-2: "axis -2, the rows: for attention weights, the queries"}.get(negative, f"axis {negative}")
+    return f"axis {axis} of the {ndim}-D input ({what})"
+
+
+def which_right(outputs: tuple[str, ...], mine: tuple, expected: tuple, close: Callable) -> list[bool] | None:
+    """For a multi-output function, which of its outputs match (None when they cannot be compared)."""
+    if len(outputs) < 2:
+        return None
+    right = []
+    for a, e in zip(mine, expected):
+        if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)) or a.shape != e.shape:
+            return None
+        right.append(close(a, e))
+    return right
+
+
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def partly(good: list[str], bad: list[str]) -> dict[str, str]:
+    """``right`` and ``wrong`` phrases: "dV is right", "dQ and dK are not"."""
+    return {"right": f"{_names(good)} {'is' if len(good) == 1 else 'are'} right",
+            "wrong": f"{_names(bad)} {'is' if len(bad) == 1 else 'are'} not"}
+
+
+def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callable) -> tuple[str, str] | None:
+    """A named mistake from the values of a wrong output, or None when no evidence holds."""
+    for reader in _READERS.get(exercise.name, ()):
+        found = reader(case, mine, expected)
+        if found is not None:
+            return found
+    right = which_right(exercise.outputs, mine, expected, close)
+    if right is not None and any(right) and not all(right):
+        good = [n for n, r in zip(exercise.outputs, right) if r]
+        bad = [n for n, r in zip(exercise.outputs, right) if not r]
+        return "value.partly-right", HINTS["value.partly-right"].format(**partly(good, bad))
+    sums = set(exercise.row_sums) | ({exercise.outputs[0]} if exercise.name == "softmax" else set())
+    for name, a, e in zip(exercise.outputs, mine, expected):
+        if name not in sums or not isinstance(a, np.ndarray) or not isinstance(e, np.ndarray):
+            continue
+        if a.shape == e.shape and a.ndim >= 2:
+            axis = sums_to_one_axis(a)
+            if axis is not None and axis != a.ndim - 1 and sums_to_one_axis(e) == e.ndim - 1:
+                return "value.wrong-axis", HINTS["value.wrong-axis"].format(name=name, axis=_axis_name(axis, a.ndim))
+    for name, a, e in zip(exercise.outputs, mine, expected):
+        if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and not close(a, e):
+            relation = constant_relation(a, e)
+            if relation is not None:
+                kind, value = relation
+                return f"value.{kind}", HINTS[f"value.{kind}"].format(name=name, value=value)
+    return None
+
+
+def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str] | None:
+    """A named extra axis when ``actual`` is ``expected`` with one axis inserted."""
+    found = extra_axis(tuple(actual), tuple(expected))
+    if found is None:
+        return None
+    axis, size = found
+    key = "shape.extra-axis" if size == 1 else "shape.broadcast-axis"
+    return key, HINTS[key].format(name=name, axis=axis, size=size, shape=tuple(actual),
+                                  expected=tuple(expected))
+
+
+#: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known
+_RANKS = ("Your function works on {works}; it fails on {fails} input, and the exercise passes any number "
+          "of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), "
+          "reshape(*x.shape[:-1], ...)).")
+
+
+def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
+    """The fixed-rank hint when every case of some ranks ran and every case of the others raised.
+
+    ``runs_by_rank`` maps an input rank to, for each case of that rank, whether the function ran
+    without raising and returned the expected shape.
+
+    >>> print(rank_hint({2: [False], 3: [True, True], 4: [False]}))
+    Your function works on 3-D input only; it fails on 2-D and 4-D input, and the exercise passes any number of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), reshape(*x.shape[:-1], ...)).
+    >>> rank_hint({2: [True, False], 3: [False]}) is None
+    True
+    """
+    works = sorted(r for r, runs in runs_by_rank.items() if runs and all(runs))
+    fails = sorted(r for r, runs in runs_by_rank.items() if runs and not any(runs))
+    if not works or not fails or len(works) + len(fails) != len(runs_by_rank):
+        return None
+    word = (lambda ranks: _names([f"{r}-D" for r in ranks]))
+    only = " input only" if len(works) == 1 else " input"
+    return _RANKS.format(works=word(works) + only, fails=word(fails))

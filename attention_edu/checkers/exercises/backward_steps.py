@@ -1,0 +1,130 @@
+"""Checkers for the backward derivation one intermediate at a time (exercise notebook 06).
+
+Before the whole ``attention_backward`` the student derives, each with its own stub and check:
+the softmax Jacobian ``softmax_jacobian(w)`` (∂wᵢ/∂sⱼ = wᵢ(δᵢⱼ − wⱼ)), then, for
+S = Q Kᵀ / √d_k, W = softmax(S), O = W V and the gradient d_output arriving at O:
+``backward_dv(W, d_output)`` = Wᵀ d_output, ``backward_dw(V, d_output)`` = d_output Vᵀ,
+``backward_ds(W, dW)`` = W ⊙ (dW − rowsum(dW ⊙ W)), ``backward_dq(dS, K)`` = dS K / √d_k and
+``backward_dk(dS, Q)`` = dSᵀ Q / √d_k. A check that fails says which intermediate is wrong and
+how; its mistakes live in :mod:`.backward_step_mistakes`.
+
+>>> from attention_edu.checkers import CHECKERS
+>>> CHECKERS["backward_ds"](lambda W, dW: W * (dW - np.sum(dW * W, axis=-1, keepdims=True))).passed
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...backend import host_numpy as np
+from ...masks import causal_mask, padding_mask
+from ...softmax import softmax
+from ..records import Case, Exercise
+
+__all__ = ["SOFTMAX_JACOBIAN", "BACKWARD_DV", "BACKWARD_DW", "BACKWARD_DS", "BACKWARD_DQ", "BACKWARD_DK",
+           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k"]
+
+_NOTEBOOK = "06_attention_backward"
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def jacobian(w):
+    """The softmax Jacobian of each row of ``w`` (..., n): J[..., i, j] = wᵢ(δᵢⱼ − wⱼ), (..., n, n)."""
+    return w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :])
+
+
+def grad_s(W, dW):
+    """dS = W ⊙ (dW − rowsum(dW ⊙ W)), the softmax backward row by row."""
+    return W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+
+
+def _normal(seed: int, *shapes: tuple[int, ...]) -> tuple:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal(shape) for shape in shapes)
+
+
+def _bundles() -> list[tuple[str, str, dict, bool]]:
+    """(probe, title, the forward's and backward's arrays, literal) for every step's cases."""
+    specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None, True)]
+    specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None, False)
+              for s, (m, n, k, v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4)))]
+    specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), "float32", False),
+              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None, False),
+              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None, False),
+              ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4), False),
+              ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
+               (3, 5, 4, 2), "padding", False)]
+    bundles = []
+    for probe, title, seed, lead, (m, n, d_k, d_v), extra, literal in specs:
+        Q, K, V, dO = _normal(seed, lead + (m, d_k), lead + (n, d_k), lead + (n, d_v), lead + (m, d_v))
+        mask = extra if not isinstance(extra, str) else None
+        if isinstance(extra, str) and extra == "padding":
+            mask = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
+            mask[0, 1] = False
+        S = Q @ _t(K) / math.sqrt(d_k)
+        W = softmax(S if mask is None else np.where(mask, S, -np.inf))
+        dW = dO @ _t(V)
+        arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
+        if isinstance(extra, str) and extra == "float32":
+            arrays = {k: a.astype(np.float32) for k, a in arrays.items()}
+        bundles.append((probe, title, arrays, literal))
+    return bundles
+
+
+def _step_cases(names: tuple[str, ...]) -> list[Case]:
+    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=literal)
+            for probe, title, arrays, literal in _bundles()]
+
+
+def _jacobian_cases() -> list[Case]:
+    w = softmax(np.array([0.665, 0.185, -0.12]))
+    cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (w,), ("w",), literal=True)]
+    for seed, shape in ((1, (4,)), (2, (5,)), (3, (2,))):
+        cases.append(Case("random", f"seed {seed}, w {shape}", (softmax(_normal(seed, shape)[0]),), ("w",)))
+    for seed, shape in ((5, (3, 4)), (6, (2, 3, 5))):
+        cases.append(Case("batched", f"{len(shape)}-D w {shape}", (softmax(_normal(seed, shape)[0]),), ("w",)))
+    cases.append(Case("masks", "a row with a zero weight", (np.array([0.5, 0.0, 0.5]),), ("w",), literal=True))
+    return cases
+
+
+def _exercise(name: str, number: int, signature: str, reference, outputs: tuple[str, ...], cases) -> Exercise:
+    return Exercise(name=name, notebook=_NOTEBOOK, number=number, summary=f"Check ``{signature}``.",
+                    signature=signature, reference=reference, outputs=outputs, cases=cases)
+
+
+SOFTMAX_JACOBIAN = _exercise("softmax_jacobian", 1, "softmax_jacobian(w) -> J (..., n, n)", jacobian, ("J",),
+                             _jacobian_cases)
+def grad_v(W, d_output):
+    """dV = Wᵀ d_output."""
+    return _t(W) @ d_output
+
+
+def grad_w(V, d_output):
+    """dW = d_output Vᵀ."""
+    return d_output @ _t(V)
+
+
+def grad_q(dS, K):
+    """dQ = dS K / √d_k."""
+    return dS @ K / math.sqrt(K.shape[-1])
+
+
+def grad_k(dS, Q):
+    """dK = dSᵀ Q / √d_k."""
+    return _t(dS) @ Q / math.sqrt(Q.shape[-1])
+
+
+BACKWARD_DV = _exercise("backward_dv", 2, "backward_dv(W, d_output) -> dV (..., n, d_v)", grad_v, ("dV",),
+                        lambda: _step_cases(("W", "d_output")))
+BACKWARD_DW = _exercise("backward_dw", 3, "backward_dw(V, d_output) -> dW (..., m, n)", grad_w, ("dW",),
+                        lambda: _step_cases(("V", "d_output")))
+BACKWARD_DS = _exercise("backward_ds", 4, "backward_ds(W, dW) -> dS (..., m, n)", grad_s, ("dS",),
+                        lambda: _step_cases(("W", "dW")))
+BACKWARD_DQ = _exercise("backward_dq", 5, "backward_dq(dS, K) -> dQ (..., m, d_k)", grad_q, ("dQ",),
+                        lambda: _step_cases(("dS", "K")))
+BACKWARD_DK = _exercise("backward_dk", 6, "backward_dk(dS, Q) -> dK (..., n, d_k)", grad_k, ("dK",),
+                        lambda: _step_cases(("dS", "Q")))

@@ -1,0 +1,175 @@
+"""Diagnosis by evidence, every probe run, and every distinct mistake reported (issue 17).
+
+A hint that names a mistake must be given only when its evidence holds: the readers are
+tested on inputs where it holds and where it does not (then the generic message stays).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import attention_edu as ae
+from attention_edu.checkers import CHECKERS, all_mistakes, hint_ids
+from attention_edu.checkers.diagnosis.evidence import (constant_relation, extra_axis, rank_hint,
+                                                      sums_to_one_axis)
+from attention_edu.checkers.diagnosis.mutants import variants_of
+
+VARIANTS = [(m, v) for m in all_mistakes() for v in variants_of(m)[1:]]
+
+
+def test_variants_exist_for_the_mask_fills():
+    ids = {m.id for m, _ in VARIANTS}
+    assert {"attention.finite-fill", "attention.inverted-mask-finite-fill",
+            "attention_backward.finite-fill", "attention_backward.inverted-mask-finite-fill"} <= ids
+
+
+@pytest.mark.parametrize("mistake,mutant", VARIANTS, ids=[f"{m.id}-{v.__name__}" for m, v in VARIANTS])
+def test_every_variant_spelling_gets_its_mistake(mistake, mutant):
+    result = CHECKERS[mistake.exercise](mutant)
+    assert (result.hint_id, result.probe) == (mistake.id, mistake.probe), str(result)
+
+
+def test_readers_ids_are_listed():
+    assert {"attention_backward.chain", "attention_entropy.log-epsilon", "error.fixed-ndim",
+            "value.wrong-axis", "shape.extra-axis", "shape.broadcast-axis", "value.factor",
+            "value.offset", "value.partly-right"} <= set(hint_ids())
+
+
+# -- the readers, where their evidence holds and where it does not ----------------------------
+
+def test_sums_to_one_axis_needs_exactly_one_axis():
+    w = ae.softmax(np.random.default_rng(0).standard_normal((2, 3, 4)), axis=1)
+    assert sums_to_one_axis(w) == 1
+    assert sums_to_one_axis(np.full((2, 2), 0.5)) is None                 # both axes: ambiguous
+    assert sums_to_one_axis(-w) is None and sums_to_one_axis(2 * w) is None
+
+
+def test_extra_axis_and_constant_relation_refuse_what_they_cannot_explain():
+    assert extra_axis((2, 3, 1), (2, 3)) == (2, 1) and extra_axis((3, 2), (2, 3)) is None
+    rng = np.random.default_rng(1)
+    e = rng.standard_normal(20)
+    assert constant_relation(e + rng.standard_normal(20) * 1e-2, e) is None
+    assert constant_relation(3 * e, e) == ("factor", pytest.approx(3.0))
+    assert constant_relation(e - 0.25, e) == ("offset", pytest.approx(-0.25))
+
+
+def test_rank_hint_only_when_ranks_split_cleanly():
+    assert rank_hint({2: [True], 3: [True]}) is None                          # nothing fails
+    assert rank_hint({2: [False], 3: [False]}) is None                        # nothing works
+    assert rank_hint({2: [True, False], 3: [True]}) is None                   # a rank both works and fails
+    text = rank_hint({2: [False, False], 3: [True], 4: [False]})
+    assert "works on 3-D input only" in text and "2-D and 4-D" in text
+
+
+def test_a_function_that_always_raises_gets_no_rank_hint():
+    def broken(x):
+        raise ValueError("cannot reshape array of size 6 into shape (7,)")
+    result = CHECKERS["softmax"](broken)
+    assert result.hint_id == "error.other"
+    assert [m["hint_id"] for m in result.mistakes] == ["error.other"]
+
+
+def test_unexplained_values_keep_the_generic_hint():
+    def noisy(x):
+        return ae.softmax(x) + 0.01 * np.sin(np.arange(x.size).reshape(x.shape) * 7.3)
+    result = CHECKERS["softmax"](noisy)
+    assert result.hint_id == "value.mismatch", str(result)
+
+
+def test_a_constant_factor_is_named():
+    def bits(weights):
+        safe = np.where(weights > 0, weights, 1.0)
+        return -np.sum(weights * np.log(safe), axis=-1) * 1.5
+    result = CHECKERS["attention_entropy"](bits)
+    assert result.hint_id == "value.factor" and "1.5 times" in result.hint, str(result)
+
+
+def test_an_extra_axis_of_size_one_is_named():
+    def kept(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True))[..., None, :]
+    result = CHECKERS["softmax"](kept)
+    assert result.hint_id == "shape.extra-axis", str(result)
+    assert "extra axis 1 of size 1" in result.hint
+
+
+def test_which_outputs_are_right_in_attention():
+    def doubled_output(Q, K, V, mask=None):
+        out, w = ae.scaled_dot_product_attention(Q, K, V, mask)
+        return out + np.sin(out), w
+    result = CHECKERS["scaled_dot_product_attention"](doubled_output)
+    assert result.hint_id == "value.partly-right" and result.hint.startswith("weights is right; output is not")
+
+
+def test_backward_says_where_the_chain_breaks():
+    def dk_off(Q, K, V, d_output, mask=None):
+        dQ, dK, dV = ae.checkers.exercises.backward.backward(Q, K, V, d_output, mask)
+        return dQ, dK + np.cos(dK), dV
+    result = CHECKERS["attention_backward"](dk_off)
+    assert result.hint_id == "attention_backward.chain"
+    assert result.hint.startswith("dQ and dV are right; dK is not: the error is in dK")
+
+
+# -- every probe runs; every distinct mistake is listed --------------------------------------------
+
+def two_mistakes(x):
+    """Written for 2-D input only, and without the max shift."""
+    N, D = x.shape
+    e = np.exp(x)
+    return e / e.sum(axis=1).reshape(N, 1)
+
+
+def test_a_function_with_two_mistakes_gets_both_with_their_first_probes():
+    result = CHECKERS["softmax"](two_mistakes)
+    ids = [m["hint_id"] for m in result.mistakes]
+    assert ids[0] == result.hint_id == "error.fixed-ndim"
+    assert len(ids) >= 2 and any(i.startswith("softmax.") for i in ids[1:]), ids
+    assert all(set(m) == {"hint_id", "probe", "hint"} for m in result.mistakes)
+    assert result.mistakes[0]["probe"] == result.probe == "runs"
+    text = str(result)
+    assert f"{len(ids)} mistakes found" in text.splitlines()[0]
+    for mistake in result.mistakes[1:]:
+        assert f"[{mistake['hint_id']}]" in text and mistake["hint"] in text
+        assert mistake["hint_id"] in result._repr_html_()
+
+
+def test_probes_passed_counts_every_probe_not_only_those_before_the_first_failure():
+    def unstable(x):
+        e = np.exp(x)
+        return e / e.sum(axis=-1, keepdims=True)
+    result = CHECKERS["softmax"](unstable)
+    assert result.probe != "small"                          # it fails late ...
+    first_failure_index = 6
+    assert result.probes_passed > first_failure_index       # ... and probes after it still count
+    assert result.probes_passed < result.probes_total
+
+
+def test_the_headline_stays_one_line():
+    result = CHECKERS["softmax"](two_mistakes)
+    assert "\n" not in result.headline and result.headline.startswith("check softmax: failed.")
+
+
+def test_a_mistake_found_early_explains_later_probes():
+    """The inverted +finite mask matches -inf inversion on cases with no fully masked row: one mistake."""
+    def inverted(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        s = s if mask is None else s + mask * -1e9
+        w = ae.softmax(s)
+        return w @ V, w
+    result = CHECKERS["scaled_dot_product_attention"](inverted)
+    assert [m["hint_id"] for m in result.mistakes] == ["attention.inverted-mask-finite-fill"]
+
+
+def test_the_students_guide_shows_a_real_multi_mistake_report():
+    from pathlib import Path
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "students.md").read_text(encoding="utf-8")
+    code = guide.split("```python\ndef softmax(x):")[1].split("```")[0]
+    namespace = {"np": np}
+    exec("def softmax(x):" + code, namespace)                             # noqa: S102 (our own docs)
+    lines = str(CHECKERS["softmax"](namespace["softmax"])).splitlines()
+    for line in lines[:4]:
+        assert line in guide, line
+    assert "2 mistakes found" in lines[0]
