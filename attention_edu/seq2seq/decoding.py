@@ -13,9 +13,9 @@ from ..backend import host_numpy as np
 from ..backend import to_numpy
 from .decoder import parallel_step
 from .decoder_additive import additive_step
-from .embedding import embed
+from ..layers.embedding import embed
 from .encoder import encode
-from .linear import linear
+from ..layers.linear import linear
 from .vocabulary import BOS, EOS
 
 __all__ = ["greedy_decode"]

@@ -19,10 +19,10 @@ from ..backend import host_numpy as np
 from .config import ModelConfig, initial_parameters
 from .decoder import decode_parallel, decode_parallel_backward
 from .decoder_additive import decode_additive, decode_additive_backward
-from .embedding import embed, embed_backward
+from ..layers.embedding import embed, embed_backward
 from .encoder import encode, encode_backward
-from .linear import linear, linear_backward
-from .loss import cross_entropy, cross_entropy_backward
+from ..layers.linear import linear, linear_backward
+from ..layers.loss import cross_entropy, cross_entropy_backward
 
 __all__ = ["Seq2Seq"]
 

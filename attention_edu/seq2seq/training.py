@@ -19,7 +19,7 @@ from ..backend import host_numpy as np
 from .config import ATTENTIONS, ModelConfig
 from .decoding import greedy_decode
 from .model import Seq2Seq
-from .optim import Adam, clip_by_global_norm, learning_rate
+from ..layers.optim import Adam, clip_by_global_norm, learning_rate
 from .tasks import REVERSE_LENGTHS, TASKS, make_dataset
 
 __all__ = ["train", "evaluate", "held_out_pairs", "one_blas_thread", "DEFAULT_STEPS"]
