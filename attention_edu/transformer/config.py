@@ -76,7 +76,7 @@ class TransformerConfig:
 
 #: The command line's model of each task.
 DEFAULT_CONFIGS = {
-    "sort": TransformerConfig("sort", layers=2, heads=4, d_model=64, mlp=True),
+    "sort": TransformerConfig("sort", layers=2, heads=4, d_model=32, mlp=True),
     "induction": TransformerConfig("induction", layers=2, heads=4, d_model=32, mlp=False),
 }
 
