@@ -6,8 +6,8 @@
 Multi-head self-attention is the library's :func:`attention_edu.multi_head_attention_steps`
 with the causal mask (query t sees keys 0..t) and its backward
 :func:`attention_edu.multi_head_attention_backward`; the block adds only the residual
-stream and the norms around it. "Attention Mechanisms: Fundamentals", sections
-"Multi-Head Attention" and "Masked Attention".
+stream and the norms around it. "Neural attention mechanism vectorization", section 3
+(multi-head shapes), and "Attention Mechanisms: Fundamentals", section "Masked Attention".
 
 Parameter names of block l: ``blocks.l.ln1.gamma``, ``.ln1.beta``, ``.W_Q``, ``.W_K``,
 ``.W_V`` (d, H·d_k), ``.W_O`` (H·d_k, d), and with an MLP ``.ln2.gamma``, ``.ln2.beta``,
