@@ -20,7 +20,7 @@ from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
 from .config import ModelConfig, parameter_shapes
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT"]
+__all__ = ["save", "load", "CheckpointError", "FORMAT", "read_header", "check_arrays"]
 
 FORMAT = "attention_edu.seq2seq/1"
 
@@ -56,17 +56,41 @@ def _read(path: Path) -> dict[str, Any]:
                               f"or another kind of file): {err}") from None
 
 
-def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
+def read_header(path: Path, arrays: dict[str, Any], fmt: str, writer: str) -> dict[str, Any]:
+    """The JSON ``config`` of a checkpoint, checked to carry the format tag ``fmt`` (then dropped)."""
     raw = arrays.get("config")
     if raw is None or raw.shape != () or raw.dtype.kind != "U":
         raise CheckpointError(f"load: {path} has no 'config' string; it was not written by "
-                              f"attention_edu's Seq2Seq.save")
+                              f"attention_edu's {writer}")
     try:
         header = json.loads(str(raw))
     except json.JSONDecodeError as err:
         raise CheckpointError(f"load: {path}: its config is not valid JSON ({err})") from None
-    if not isinstance(header, dict) or header.pop("format", None) != FORMAT:
-        raise CheckpointError(f"load: {path}: its config does not carry the format tag {FORMAT!r}")
+    if not isinstance(header, dict) or header.pop("format", None) != fmt:
+        raise CheckpointError(f"load: {path}: its config does not carry the format tag {fmt!r}")
+    return header
+
+
+def check_arrays(path: Path, arrays: dict[str, Any], expected: dict[str, tuple[int, ...]], described: str) -> None:
+    """Refuse missing or extra arrays, and any of the wrong dtype, shape, or not finite."""
+    found = set(arrays) - {"config"}
+    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
+    if missing or extra:
+        raise CheckpointError(f"load: {path} does not match its config ({described}): missing "
+                              f"{missing or 'nothing'}, unexpected {extra or 'nothing'}")
+    for name, shape in expected.items():
+        array = arrays[name]
+        if array.dtype.name not in ("float32", "float64"):
+            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
+        if tuple(array.shape) != shape:
+            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
+                                  f"config needs {shape}")
+        if not np.all(np.isfinite(array)):
+            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
+
+
+def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
+    header = read_header(path, arrays, FORMAT, "Seq2Seq.save")
     try:
         return ModelConfig(**header)
     except (TypeError, ValueError) as err:
@@ -94,21 +118,7 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     arrays = _read(path)
     config = _config(path, arrays)
     expected = parameter_shapes(config)
-    found = set(arrays) - {"config"}
-    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
-    if missing or extra:
-        raise CheckpointError(f"load: {path} does not match its config ({config.task}, "
-                              f"{config.attention}): missing {missing or 'nothing'}, "
-                              f"unexpected {extra or 'nothing'}")
-    for name, shape in expected.items():
-        array = arrays[name]
-        if array.dtype.name not in ("float32", "float64"):
-            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
-        if tuple(array.shape) != shape:
-            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
-                                  f"config needs {shape}")
-        if not np.all(np.isfinite(array)):
-            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
+    check_arrays(path, arrays, expected, f"{config.task}, {config.attention}")
     if backend is None:
         backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
     return Seq2Seq(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)

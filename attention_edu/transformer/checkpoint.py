@@ -15,7 +15,7 @@ from typing import Any
 
 from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
-from ..seq2seq.checkpoint import CheckpointError, _read
+from ..seq2seq.checkpoint import CheckpointError, _read, check_arrays, read_header
 from .config import TransformerConfig, parameter_shapes
 
 __all__ = ["save", "load", "CheckpointError", "FORMAT"]
@@ -31,16 +31,7 @@ def save(model: Any, path: Any) -> None:
 
 
 def _config(path: Path, arrays: dict[str, Any]) -> TransformerConfig:
-    raw = arrays.get("config")
-    if raw is None or raw.shape != () or raw.dtype.kind != "U":
-        raise CheckpointError(f"load: {path} has no 'config' string; it was not written by Transformer.save")
-    try:
-        header = json.loads(str(raw))
-    except json.JSONDecodeError as err:
-        raise CheckpointError(f"load: {path}: its config is not valid JSON ({err})") from None
-    if not isinstance(header, dict) or header.pop("format", None) != FORMAT:
-        raise CheckpointError(f"load: {path}: its config does not carry the format tag {FORMAT!r} "
-                              f"(a seq2seq checkpoint? use `attention-edu translate`)")
+    header = read_header(path, arrays, FORMAT, "Transformer.save")
     try:
         return TransformerConfig(**header)
     except (TypeError, ValueError) as err:
@@ -68,19 +59,7 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     arrays = _read(path)
     config = _config(path, arrays)
     expected = parameter_shapes(config)
-    found = set(arrays) - {"config"}
-    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
-    if missing or extra:
-        raise CheckpointError(f"load: {path} does not match its config: missing {missing or 'nothing'}, "
-                              f"unexpected {extra or 'nothing'}")
-    for name, shape in expected.items():
-        array = arrays[name]
-        if array.dtype.name not in ("float32", "float64"):
-            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
-        if tuple(array.shape) != shape:
-            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)}; its config needs {shape}")
-        if not np.all(np.isfinite(array)):
-            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
+    check_arrays(path, arrays, expected, f"transformer for {config.task}")
     if backend is None:
         backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
     return Transformer(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
