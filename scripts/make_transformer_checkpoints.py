@@ -1,6 +1,7 @@
 """Train the small transformers notebook 14 loads, with the command line's defaults, and save them.
 
     python scripts/make_transformer_checkpoints.py        # three models (a few minutes on 2 cores)
+    python scripts/make_transformer_checkpoints.py --only induction --only induction-unmasked
 
 Writes ``attention_edu/transformer/checkpoints/``: ``sort.npz`` and
 ``induction.npz`` (``attention-edu train``'s defaults, seed 0),
@@ -12,6 +13,7 @@ seconds, the held-out exact match and answer accuracy, and the head scores
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 from pathlib import Path
@@ -25,9 +27,15 @@ KEPT = ("task", "seed", "steps", "batch_size", "config", "train_seconds", "exact
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=MODELS, help="train only these (repeatable)")
+    args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
-    histories = {}
+    index = OUT / "histories.json"
+    histories = json.loads(index.read_text()) if index.exists() else {}
     for name, (task, causal) in MODELS.items():
+        if args.only and name not in args.only:
+            continue
         model, history = transformer.train(task, seed=0, causal=causal, progress=True)
         model.save(OUT / f"{name}.npz")
         kept = {key: history[key] for key in KEPT}
@@ -36,7 +44,7 @@ def main() -> None:
         histories[name] = kept
         print(f"{name}: exact match {history['exact_match']:.3f}, answer accuracy "
               f"{history['answer_accuracy']:.3f}, {history['train_seconds']:.0f} s")
-    (OUT / "histories.json").write_text(json.dumps(histories, indent=1) + "\n")
+    index.write_text(json.dumps(histories, indent=1) + "\n")
 
 
 if __name__ == "__main__":
