@@ -20,7 +20,7 @@ from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
 from .config import ModelConfig, parameter_shapes
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT", "read_header", "check_arrays"]
+__all__ = ["save", "load", "CheckpointError", "FORMAT", "read_header", "check_arrays", "load_model"]
 
 FORMAT = "attention_edu.seq2seq/1"
 
@@ -35,9 +35,9 @@ class CheckpointError(ValueError):
     """
 
 
-def save(model: Any, path: Any) -> None:
-    """Write ``model``'s parameters and configuration to ``path`` (an ``.npz`` file)."""
-    header = dict(model.config.to_dict(), format=FORMAT)
+def save(model: Any, path: Any, fmt: str = FORMAT) -> None:
+    """Write ``model``'s parameters and configuration (tagged ``fmt``) to ``path`` (an ``.npz`` file)."""
+    header = dict(model.config.to_dict(), format=fmt)
     arrays = model.host_parameters()
     with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
         np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **arrays)
@@ -89,12 +89,21 @@ def check_arrays(path: Path, arrays: dict[str, Any], expected: dict[str, tuple[i
             raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
 
 
-def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
-    header = read_header(path, arrays, FORMAT, "Seq2Seq.save")
+def load_model(path: Any, backend: Backend | None, fmt: str, make_config: Any, shapes: Any, build: Any) -> Any:
+    """Read, check and build: ``build(config, params, backend)`` from a file tagged ``fmt`` whose
+    header passes ``make_config(**header)`` and whose arrays match ``shapes(config)``."""
+    path = Path(path)
+    arrays = _read(path)
+    header = read_header(path, arrays, fmt, f"{build.__name__}.save")
     try:
-        return ModelConfig(**header)
+        config = make_config(**header)
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"load: {path}: its config does not describe a model: {err}") from None
+        raise CheckpointError(f"load: {path}: its config does not describe a model ({build.__name__}): {err}") from None
+    expected = shapes(config)
+    check_arrays(path, arrays, expected, f"{build.__name__} for {config.task}")
+    if backend is None:
+        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
+    return build(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
 
 
 def load(path: Any, backend: Backend | None = None) -> Any:
@@ -114,11 +123,4 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
     """
     from .model import Seq2Seq
-    path = Path(path)
-    arrays = _read(path)
-    config = _config(path, arrays)
-    expected = parameter_shapes(config)
-    check_arrays(path, arrays, expected, f"{config.task}, {config.attention}")
-    if backend is None:
-        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
-    return Seq2Seq(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
+    return load_model(path, backend, FORMAT, ModelConfig, parameter_shapes, Seq2Seq)

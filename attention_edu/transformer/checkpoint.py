@@ -9,13 +9,11 @@ wrong shape or dtype, or non-finite values with a :class:`CheckpointError`.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from ..backend import Backend, numpy_backend
-from ..backend import host_numpy as np
-from ..seq2seq.checkpoint import CheckpointError, _read, check_arrays, read_header
+from ..backend import Backend
+from ..seq2seq.checkpoint import CheckpointError, load_model
+from ..seq2seq.checkpoint import save as save_model
 from .config import TransformerConfig, parameter_shapes
 
 __all__ = ["save", "load", "CheckpointError", "FORMAT"]
@@ -25,17 +23,7 @@ FORMAT = "attention_edu.transformer/1"
 
 def save(model: Any, path: Any) -> None:
     """Write ``model``'s parameters and configuration to ``path`` (an ``.npz`` file)."""
-    header = dict(model.config.to_dict(), format=FORMAT)
-    with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
-        np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **model.host_parameters())
-
-
-def _config(path: Path, arrays: dict[str, Any]) -> TransformerConfig:
-    header = read_header(path, arrays, FORMAT, "Transformer.save")
-    try:
-        return TransformerConfig(**header)
-    except (TypeError, ValueError) as err:
-        raise CheckpointError(f"load: {path}: its config does not describe a transformer: {err}") from None
+    save_model(model, path, FORMAT)
 
 
 def load(path: Any, backend: Backend | None = None) -> Any:
@@ -44,8 +32,8 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     Raises
     ------
     CheckpointError
-        Missing, truncated or foreign file; missing, extra, misshapen or
-        non-finite arrays. Nothing is built unless every check passes.
+        Missing, truncated or foreign file (a seq2seq checkpoint among them); missing, extra,
+        misshapen or non-finite arrays. Nothing is built unless every check passes.
 
     Examples
     --------
@@ -55,11 +43,4 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
     """
     from .model import Transformer
-    path = Path(path)
-    arrays = _read(path)
-    config = _config(path, arrays)
-    expected = parameter_shapes(config)
-    check_arrays(path, arrays, expected, f"transformer for {config.task}")
-    if backend is None:
-        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
-    return Transformer(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
+    return load_model(path, backend, FORMAT, TransformerConfig, parameter_shapes, Transformer)
