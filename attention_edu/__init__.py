@@ -66,8 +66,9 @@ __all__ = [
 from . import checkers, costs, worked_examples  # noqa: E402
 from .blockwise import blockwise_attention, blockwise_attention_backward, memory_model  # noqa: E402
 from .worked_examples import display  # noqa: E402
-from . import seq2seq  # noqa: E402  (the trainer, built on the mechanisms' backward passes)
+from . import layers, seq2seq  # noqa: E402  (the trainer, built on the mechanisms' backward passes)
+from . import transformer  # noqa: E402  (a decoder-only transformer on multi_head_attention's backward)
 from .explorer import explore  # noqa: E402  (HTML and inline JavaScript; no matplotlib)
 
 __all__ += ["blockwise_attention", "blockwise_attention_backward", "checkers", "costs", "display", "explore",
-            "memory_model", "seq2seq", "worked_examples"]
+            "layers", "memory_model", "seq2seq", "transformer", "worked_examples"]

@@ -26,6 +26,7 @@ COMMANDS = {
     "bench": "attention_edu.bench.command",
     "train": "attention_edu.seq2seq.train_command",
     "translate": "attention_edu.seq2seq.translate_command",
+    "heads": "attention_edu.transformer.command",
 }
 
 

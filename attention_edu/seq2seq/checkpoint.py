@@ -21,7 +21,7 @@ from ..backend import host_numpy as np
 from .config import FORMAT, ModelConfig, parameter_shapes
 from .model import Seq2Seq
 
-__all__ = ["save", "load", "CheckpointError", "FORMAT"]
+__all__ = ["save", "load", "CheckpointError", "FORMAT", "read_header", "check_arrays", "load_model"]
 
 
 class CheckpointError(ValueError):
@@ -34,9 +34,12 @@ class CheckpointError(ValueError):
     """
 
 
-def save(model: Seq2Seq, path: Any) -> None:
-    """Write ``model``'s parameters and configuration to ``path`` (see :meth:`Seq2Seq.save`)."""
-    model.save(path)
+def save(model: Any, path: Any, fmt: str = FORMAT) -> None:
+    """Write ``model``'s parameters and configuration (tagged ``fmt``) to ``path`` (an ``.npz`` file)."""
+    header = dict(model.config.to_dict(), format=fmt)
+    arrays = model.host_parameters()
+    with open(path, "wb") as f:  # an open file keeps numpy from appending a second ".npz"
+        np.savez(f, config=np.asarray(json.dumps(header, sort_keys=True)), **arrays)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -53,21 +56,54 @@ def _read(path: Path) -> dict[str, Any]:
                               f"--out' writes)") from None
 
 
-def _config(path: Path, arrays: dict[str, Any]) -> ModelConfig:
+def read_header(path: Path, arrays: dict[str, Any], fmt: str, writer: str) -> dict[str, Any]:
+    """The JSON ``config`` of a checkpoint, checked to carry the format tag ``fmt`` (then dropped)."""
     raw = arrays.get("config")
     if raw is None or raw.shape != () or raw.dtype.kind != "U":
         raise CheckpointError(f"load: {path} has no 'config' string; it was not written by "
-                              f"attention_edu's Seq2Seq.save")
+                              f"attention_edu's {writer}")
     try:
         header = json.loads(str(raw))
     except json.JSONDecodeError as err:
         raise CheckpointError(f"load: {path}: its config is not valid JSON ({err})") from None
-    if not isinstance(header, dict) or header.pop("format", None) != FORMAT:
-        raise CheckpointError(f"load: {path}: its config does not carry the format tag {FORMAT!r}")
+    if not isinstance(header, dict) or header.pop("format", None) != fmt:
+        raise CheckpointError(f"load: {path}: its config does not carry the format tag {fmt!r}")
+    return header
+
+
+def check_arrays(path: Path, arrays: dict[str, Any], expected: dict[str, tuple[int, ...]], described: str) -> None:
+    """Refuse missing or extra arrays, and any of the wrong dtype, shape, or not finite."""
+    found = set(arrays) - {"config"}
+    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
+    if missing or extra:
+        raise CheckpointError(f"load: {path} does not match its config ({described}): missing "
+                              f"{missing or 'nothing'}, unexpected {extra or 'nothing'}")
+    for name, shape in expected.items():
+        array = arrays[name]
+        if array.dtype.name not in ("float32", "float64"):
+            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
+        if tuple(array.shape) != shape:
+            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
+                                  f"config needs {shape}")
+        if not np.all(np.isfinite(array)):
+            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
+
+
+def load_model(path: Any, backend: Backend | None, fmt: str, make_config: Any, shapes: Any, build: Any) -> Any:
+    """Read, check and build: ``build(config, params, backend)`` from a file tagged ``fmt`` whose
+    header passes ``make_config(**header)`` and whose arrays match ``shapes(config)``."""
+    path = Path(path)
+    arrays = _read(path)
+    header = read_header(path, arrays, fmt, f"{build.__name__}.save")
     try:
-        return ModelConfig(**header)
+        config = make_config(**header)
     except (TypeError, ValueError) as err:
-        raise CheckpointError(f"load: {path}: its config does not describe a model: {err}") from None
+        raise CheckpointError(f"load: {path}: its config does not describe a model ({build.__name__}): {err}") from None
+    expected = shapes(config)
+    check_arrays(path, arrays, expected, f"{build.__name__} for {config.task}")
+    if backend is None:
+        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
+    return build(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
 
 
 def load(path: Any, backend: Backend | None = None) -> Seq2Seq:
@@ -86,25 +122,4 @@ def load(path: Any, backend: Backend | None = None) -> Seq2Seq:
     ...
     attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
     """
-    path = Path(path)
-    arrays = _read(path)
-    config = _config(path, arrays)
-    expected = parameter_shapes(config)
-    found = set(arrays) - {"config"}
-    missing, extra = sorted(set(expected) - found), sorted(found - set(expected))
-    if missing or extra:
-        raise CheckpointError(f"load: {path} does not match its config ({config.task}, "
-                              f"{config.attention}): missing {missing or 'nothing'}, "
-                              f"unexpected {extra or 'nothing'}")
-    for name, shape in expected.items():
-        array = arrays[name]
-        if array.dtype.name not in ("float32", "float64"):
-            raise CheckpointError(f"load: {path}: {name} has dtype {array.dtype}, not floating point")
-        if tuple(array.shape) != shape:
-            raise CheckpointError(f"load: {path}: {name} has shape {tuple(array.shape)} but its "
-                                  f"config needs {shape}")
-        if not np.all(np.isfinite(array)):
-            raise CheckpointError(f"load: {path}: {name} contains NaN or infinite values")
-    if backend is None:
-        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
-    return Seq2Seq(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
+    return load_model(path, backend, FORMAT, ModelConfig, parameter_shapes, Seq2Seq)

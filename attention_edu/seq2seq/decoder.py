@@ -22,7 +22,7 @@ from typing import Any
 from .. import luong
 from ..backend import get_xp
 from .gru import gru_step
-from .linear import linear
+from ..layers.linear import linear
 from .recurrence import gru_sequence, gru_sequence_backward
 
 __all__ = ["decode_parallel", "decode_parallel_backward", "parallel_step"]

@@ -11,9 +11,9 @@ from typing import Any
 
 from ..backend import host_numpy as np
 from ..backend import to_numpy
-from .embedding import embed
+from ..layers.embedding import embed
 from .encoder import encode
-from .linear import linear
+from ..layers.linear import linear
 from .vocabulary import BOS, EOS
 
 __all__ = ["greedy_decode"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backend import get_xp
-from .embedding import embed, embed_backward
+from ..layers.embedding import embed, embed_backward
 from .recurrence import gru_sequence, gru_sequence_backward
 
 __all__ = ["encode", "encode_backward", "DIRECTIONS"]

@@ -19,10 +19,10 @@ from ..backend import Backend, numpy_backend, to_numpy
 from ..backend import host_numpy as np
 from .config import FORMAT, ModelConfig, initial_parameters
 from .decoding import greedy_decode
-from .embedding import embed, embed_backward
+from ..layers.embedding import embed, embed_backward
 from .encoder import encode, encode_backward
-from .linear import linear, linear_backward
-from .loss import cross_entropy, cross_entropy_backward
+from ..layers.linear import linear, linear_backward
+from ..layers.loss import cross_entropy, cross_entropy_backward
 
 __all__ = ["Seq2Seq"]
 

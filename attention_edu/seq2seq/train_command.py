@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..arguments import non_negative_int, positive_int, written_atomically
+from ..transformer.tasks import TASKS as TRANSFORMER_TASKS
 from .config import ATTENTIONS
 from .tasks import TASKS
 from .training import DEFAULT_STEPS, train
@@ -29,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train", help="train a seq2seq model with or without attention, from scratch in NumPy",
         description="Train a GRU encoder-decoder on a task generated in code and report its "
                     "exact match on held-out sources, by source length.")
-    p.add_argument("--task", choices=TASKS, default="reverse", help="what to learn (default reverse)")
+    p.add_argument("--task", choices=TASKS + TRANSFORMER_TASKS, default="reverse",
+                   help="what to learn (default reverse); sort and induction train a transformer")
     p.add_argument("--attention", choices=ATTENTIONS, default="bahdanau",
                    help="the decoder's attention (default bahdanau)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of data and parameters (default 0)")
@@ -47,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``attention-edu train``; returns the exit code."""
+    if args.task in TRANSFORMER_TASKS:  # the task chooses the model
+        from ..transformer.command import run_train
+        return run_train(args)
     if args.out is not None and not args.out.parent.is_dir():
         print(f"attention-edu train: cannot write {args.out}: no directory {args.out.parent}",
               file=sys.stderr)

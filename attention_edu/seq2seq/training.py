@@ -10,7 +10,6 @@ measures the exact match: the whole output right, character for character.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Any
 
@@ -20,7 +19,7 @@ from .config import ModelConfig
 from .kinds import kind_of
 from .decoding import greedy_decode
 from .model import Seq2Seq
-from .optim import Adam, clip_by_global_norm, learning_rate
+from ..layers.fitting import Smoothed, fit, one_blas_thread
 from .tasks import REVERSE_LENGTHS, TASKS, make_dataset
 
 __all__ = ["train", "evaluate", "held_out_pairs", "one_blas_thread", "Smoothed", "DEFAULT_STEPS"]
@@ -142,77 +141,12 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
 def _fit(model: Seq2Seq, batches: list, history: dict[str, Any], peak_learning_rate: float,
          clip: float, eval_per_length: int, progress: bool) -> tuple[Seq2Seq, dict[str, Any]]:
     task, steps = history["task"], history["steps"]
-    optimizer = Adam()
-    bar = _progress(steps, f"{task}/{history['attention']}") if progress else None
-    smooth = Smoothed()
     start = time.perf_counter()
-    for step, pairs in enumerate(batches):
-        loss, grads, accuracy = model.loss_and_grads(model.batch(pairs))
-        grads, _ = clip_by_global_norm(grads, clip)
-        rate = learning_rate(step, steps, peak_learning_rate, warmup=min(100, steps // 10))
-        model.params = optimizer.step(model.params, grads, rate)
-        history["loss"].append(loss), history["accuracy"].append(accuracy)
-        history["learning_rate"].append(rate)
-        if bar is not None:
-            loss_avg, accuracy_avg = smooth.update(loss, accuracy)
-            bar.set_postfix({"loss (EMA)": f"{loss_avg:.3f}", "acc (EMA)": f"{accuracy_avg:.3f}"},
-                            refresh=False)
-            bar.update()
-    if bar is not None:
-        bar.close()
+    fit(model, (model.batch(pairs) for pairs in batches), steps, history, peak_learning_rate, clip,
+        f"{task}/{history['attention']}", progress)
     history["train_seconds"] = time.perf_counter() - start
     history["seconds_per_step"] = history["train_seconds"] / steps
     if eval_per_length:
         history.update(evaluate(model, held_out_pairs(task, history["seed"], eval_per_length)))
     history["seconds"] = time.perf_counter() - start
     return model, history
-
-
-def one_blas_thread() -> Any:
-    """A context in which BLAS uses one thread: this model's matrices are tiny, and threads
-    waiting on each other cost more than they give (several times slower on a busy machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
-class Smoothed:
-    """Exponential moving averages of the loss and accuracy, as the progress bar shows them.
-
-    One batch's accuracy jumps around (0.91, 0.55, 0.69 in three steps looks
-    like divergence); the bar shows ``loss (EMA)`` and ``acc (EMA)``, averages with
-    weight ``decay`` on the past, bias-corrected as Adam's moments are so that
-    the first steps are not pulled towards zero.
-
-    Examples
-    --------
-    >>> smooth = Smoothed(decay=0.5)
-    >>> smooth.update(1.0, 0.0), smooth.update(0.0, 1.0)
-    ((1.0, 0.0), (0.3333333333333333, 0.6666666666666666))
-    """
-
-    def __init__(self, decay: float = 0.95):
-        self.decay, self.steps, self.sums = decay, 0, (0.0, 0.0)
-
-    def update(self, loss: float, accuracy: float) -> tuple[float, float]:
-        self.steps += 1
-        self.sums = tuple(self.decay * old + (1 - self.decay) * new
-                          for old, new in zip(self.sums, (loss, accuracy)))
-        correction = 1 - self.decay ** self.steps
-        return self.sums[0] / correction, self.sums[1] / correction
-
-
-def _progress(total: int, description: str) -> Any:
-    """A tqdm bar on stderr (time left, and the moving averages of :class:`Smoothed`),
-    or None when tqdm is missing."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    import sys
-    # In a log file (not a terminal) every refresh is kept: refresh every 2 s, not 10 times a second.
-    interactive = getattr(sys.stderr, "isatty", lambda: False)()
-    return tqdm(total=total, desc=description, unit="step", file=sys.stderr,
-                mininterval=0.1 if interactive else 2.0)

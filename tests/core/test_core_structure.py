@@ -41,8 +41,8 @@ LAYERS = {
     "weighting": 3,
     "dot_product": 4, "additive": 4, "luong": 4, "projections": 4, "multi_head": 4, "loops": 4,
     # built on the mechanisms
-    "costs": 5, "blockwise": 5, "seq2seq": 5, "worked_examples": 5, "checkers": 5, "plotting": 5,
-    "explorer": 5, "explorer_static": 5,
+    "costs": 5, "blockwise": 5, "layers": 5, "seq2seq": 5, "transformer": 5, "worked_examples": 5, "checkers": 5,
+    "plotting": 5, "explorer": 5, "explorer_static": 5,
     "bench": 6,
     "cli": 7,
 }

@@ -29,7 +29,7 @@ def test_train_json_has_the_design_fields_on_the_last_line_and_saves_a_model(tmp
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["train", "--task", "sort"], "invalid choice: 'sort'"),
+    (["train", "--task", "copy"], "invalid choice: 'copy'"),
     (["train", "--attention", "cosine"], "invalid choice: 'cosine'"),
     (["train", "--steps", "0"], "must be a positive integer"),
     (["train", "--seed", "-1"], "argument --seed: must be a whole number of at least 0, got -1"),

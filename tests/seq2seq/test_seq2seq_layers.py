@@ -11,11 +11,7 @@ import numpy as np
 import pytest
 
 import attention_edu as ae
-from attention_edu.seq2seq.embedding import embed, embed_backward
 from attention_edu.seq2seq.gru import gru_cell, gru_cell_backward, gru_cell_steps
-from attention_edu.seq2seq.linear import linear, linear_backward
-from attention_edu.seq2seq.loss import cross_entropy, cross_entropy_backward
-from attention_edu.seq2seq.optim import Adam, clip_by_global_norm, learning_rate
 from attention_edu.seq2seq.recurrence import gru_sequence, gru_sequence_backward
 
 TOLERANCE = 1e-7  # central differences in float64 agree to about 1e-9; a wrong term is off by far more
@@ -120,62 +116,3 @@ def test_the_encoder_backward_direction_starts_at_each_source_own_last_character
     H = encode(model.params, padded["src_ids"], padded["step_mask"])["H"]
     H_alone = encode(model.params, alone["src_ids"], alone["step_mask"])["H"]
     np.testing.assert_allclose(H[1, :3], H_alone[0], atol=1e-12)
-
-
-def test_embedding_backward_adds_the_rows_of_repeated_ids(rng):
-    ids = np.array([[1, 4, 1], [0, 1, 2]])
-    check(lambda table: {"rows": embed(table, ids)},
-          lambda cache, g: {"table": embed_backward(np.zeros((5, 3)), ids, g)},
-          {"table": rng.normal(size=(5, 3))}, ("rows",))
-    table = rng.normal(size=(5, 3))
-    np.testing.assert_array_equal(embed(table, ids)[0, 0], table[1])
-
-
-def test_linear_backward_equals_central_differences(rng):
-    x, W, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(5, 4)), rng.normal(size=5)
-    check(lambda x, W, b: {"y": linear(x, W, b)}, lambda cache, g: linear_backward(x, W, g),
-          {"x": x, "W": W, "b": b}, ("y",))
-
-
-def test_cross_entropy_matches_its_definition_and_its_backward_central_differences(rng):
-    logits, targets = rng.normal(size=(2, 3, 4)), np.array([[1, 3, 0], [2, 2, 1]])
-    mask = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
-    loss, cache = cross_entropy(logits, targets, mask)
-    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-    by_hand = -sum(log_p[b, t, targets[b, t]] for b in range(2) for t in range(3) if mask[b, t]) / 5
-    assert float(loss) == pytest.approx(by_hand, rel=1e-12)
-    check(lambda logits: dict(zip(("loss", "cache"), cross_entropy(logits, targets, mask))),
-          lambda c, g: {"logits": cross_entropy_backward(c["cache"], g)}, {"logits": logits}, ("loss",))
-    assert np.all(cross_entropy_backward(cache)[0, 2] == 0), "a padded position must get no gradient"
-
-
-def test_cross_entropy_is_stable_for_huge_logits():
-    loss, _ = cross_entropy(np.array([[[1000.0, 0.0]]]), np.array([[0]]), np.array([[1.0]]))
-    assert float(loss) == pytest.approx(0.0, abs=1e-12)
-
-
-def test_adam_first_step_moves_each_parameter_by_the_learning_rate():
-    """Bias correction makes Adam's first step lr · sign(g), whatever the gradient's size."""
-    params = {"a": np.array([1.0, -2.0]), "b": np.array([[0.5]])}
-    grads = {"a": np.array([1e-3, -50.0]), "b": np.array([[7.0]])}
-    new = Adam().step(params, grads, lr=0.1)
-    np.testing.assert_allclose(new["a"], [0.9, -1.9], atol=1e-6)
-    np.testing.assert_allclose(new["b"], [[0.4]], atol=1e-6)
-    assert params["a"][0] == 1.0, "inputs are never modified"
-
-
-def test_learning_rate_warms_up_then_decays_to_its_floor():
-    rates = [learning_rate(s, 1000, 0.01, warmup=100) for s in range(1000)]
-    assert rates[0] < rates[50] < rates[99] == pytest.approx(0.01)
-    assert all(a >= b for a, b in zip(rates[99:], rates[100:]))
-    assert rates[-1] == pytest.approx(0.0005)
-
-
-def test_clipping_scales_all_gradients_together_and_only_above_the_limit():
-    grads = {"a": np.array([6.0]), "b": np.array([8.0])}
-    clipped, norm = clip_by_global_norm(grads, 5.0)
-    assert norm == 10.0 and clipped["a"][0] == 3.0 and clipped["b"][0] == 4.0
-    same, _ = clip_by_global_norm(grads, 20.0)
-    assert same["a"][0] == 6.0
-    with pytest.raises(FloatingPointError, match="diverged"):
-        clip_by_global_norm({"a": np.array([np.nan])}, 1.0)

@@ -1,0 +1,97 @@
+"""The transformer's commands: ``train --task sort|induction`` and ``heads FILE.npz "text"``.
+
+    attention-edu train --task sort --seed 0 --out sort.npz --json
+    attention-edu heads sort.npz 5031        # the output and every head's weights as text
+
+``train`` with a transformer task is dispatched here by the seq2seq ``train``
+command (the task chooses the model); it prints the held-out exact match and
+the head scores, with ``--json`` one JSON object last. Exit 0 on success, 2 on
+a usage error (bad text for ``heads``), 1 when a checkpoint cannot be read or
+written or training fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..seq2seq.translate_command import text_heatmap
+from .checkpoint import CheckpointError, load
+from .heads import head_scores
+from .tasks import LENGTHS
+from .training import train
+
+__all__ = ["register", "run", "run_train"]
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Carry out ``attention-edu train`` for a transformer task; returns the exit code."""
+    if args.out is not None and not args.out.parent.is_dir():
+        print(f"attention-edu train: cannot write {args.out}: no directory {args.out.parent}", file=sys.stderr)
+        return 1
+    try:
+        low, high = LENGTHS[args.task]
+        model, history = train(args.task, args.seed, steps=args.steps, batch_size=args.batch_size,
+                               eval_size=args.eval_per_length * (high - low + 1), progress=not args.quiet)
+        scores = head_scores(model, args.task, seed=args.seed + 1)
+    except (ValueError, FloatingPointError) as err:
+        print(f"attention-edu train: {err}", file=sys.stderr)
+        return 1
+    if args.out is not None:
+        try:
+            model.save(args.out)
+        except OSError as err:
+            print(f"attention-edu train: cannot write {args.out}: {err}", file=sys.stderr)
+            return 1
+    print(f"{args.task} with a transformer ({model.config.layers} layers x {model.config.heads} heads, "
+          f"d_model {model.config.d_model}{', MLP' if model.config.mlp else ', attention only'}), seed "
+          f"{args.seed}: {history['steps']} steps in {history['seconds']:.1f} s; held-out exact match "
+          f"{history['exact_match']:.1%}, answer tokens right {history['answer_accuracy']:.1%}")
+    print("heads (layer.head): weight on previous token / induction target / source of output; accuracy lost "
+          "when ablated")
+    for s in scores:
+        print(f"  {s['layer']}.{s['head']}: {s['previous_token']:.2f} / {s['induction']:.2f} / "
+              f"{s['source_of_output']:.2f}; {s['accuracy_drop']:+.1%}")
+    if args.out is not None:
+        print(f"saved {args.out}")
+    if args.json:
+        metrics = {key: history[key] for key in ("task", "seed", "steps", "batch_size", "config", "seconds",
+                                                 "train_seconds", "exact_match", "answer_accuracy")}
+        metrics.update(final_loss=history["loss"][-1], head_scores=scores,
+                       out=None if args.out is None else str(args.out))
+        print(json.dumps(metrics))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``heads`` subcommand to the ``attention-edu`` parser."""
+    p = subparsers.add_parser(
+        "heads", help="run a trained transformer on a text and show every head's attention",
+        description="Greedy output of a transformer saved by 'attention-edu train --task sort|induction "
+                    "--out', with each layer's and head's attention weights as a text heatmap.")
+    p.add_argument("checkpoint", type=Path, metavar="FILE.npz", help="a transformer saved by train --out")
+    p.add_argument("text", help="the source: digits for sort, distinct letters a-t for induction")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``attention-edu heads``; returns the exit code."""
+    try:
+        model = load(args.checkpoint)
+    except CheckpointError as err:
+        print(f"attention-edu heads: {err}", file=sys.stderr)
+        return 1
+    try:
+        tokens, weights = model.attend(args.text)
+    except ValueError as err:
+        print(f"attention-edu heads: {err}", file=sys.stderr)
+        return 2
+    text = "".join(tokens)
+    print(text[len(args.text) + 2:])
+    for layer in range(weights.shape[0]):
+        for head in range(weights.shape[1]):
+            print(f"\nlayer {layer}, head {head}: a row per query token, a column per key token")
+            print(text_heatmap(weights[layer, head], text, text))
+    return 0

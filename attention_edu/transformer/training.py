@@ -1,0 +1,115 @@
+"""Training from scratch: teacher-forced batches, Adam with warm-up and cosine decay, clipping.
+
+Each step draws a batch of training pairs, runs the whole sequence
+``|source|target`` forward at once, backpropagates the cross-entropy of the
+answer positions by hand, clips the gradient norm and takes an Adam step.
+Batches group sources of one length (no padding). After training, greedy
+generation on held-out sources measures the exact match, and a
+teacher-forced pass measures the share of answer tokens right.
+BLAS runs on one thread: these matrices are small, and two threads waiting
+on each other were slower here (see docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from ..backend import Backend, numpy_backend
+from ..backend import host_numpy as np
+from ..layers.fitting import fit, one_blas_thread
+from .config import DEFAULT_CONFIGS
+from .model import Transformer, answer_accuracy
+from .tasks import LENGTHS, TASKS, make_dataset
+
+__all__ = ["train", "evaluate", "held_out_pairs", "DEFAULT_STEPS", "DEFAULT_LEARNING_RATES"]
+
+#: Training steps and peak learning rates of the command line's defaults, per task.
+DEFAULT_STEPS = {"sort": 2000, "induction": 2500}
+DEFAULT_LEARNING_RATES = {"sort": 3e-3, "induction": 3e-3}
+
+
+def held_out_pairs(task: str, seed: int, size: int = 1000,
+                   lengths: tuple[int, int] | None = None) -> list[tuple[str, str]]:
+    """``size`` held-out pairs (sources training never draws), seeded apart from training."""
+    return make_dataset(task, size, seed + 7919, held_out=True, lengths=lengths)
+
+
+def evaluate(model: Transformer, pairs: list[tuple[str, str]], chunk: int = 512) -> dict[str, float]:
+    """``exact_match`` of greedy outputs and teacher-forced ``answer_accuracy``, both 0–1."""
+    with one_blas_thread():
+        by_length: dict[int, list[tuple[str, str]]] = {}
+        for pair in pairs:
+            by_length.setdefault(len(pair[0]), []).append(pair)
+        right, tokens, weighted = 0, 0, 0.0
+        for group in by_length.values():
+            for start in range(0, len(group), chunk):
+                part = group[start:start + chunk]
+                outputs = model.generate([s for s, _ in part], who="evaluate")
+                right += sum(o == t for o, (_, t) in zip(outputs, part))
+                batch = model.batch(part)
+                logits, _ = model.forward(batch["ids"])
+                count = len(part) * len(part[0][1])
+                weighted += answer_accuracy(logits, batch) * count
+                tokens += count
+    return {"exact_match": right / max(1, len(pairs)), "answer_accuracy": weighted / max(1, tokens)}
+
+
+def _batches(task: str, steps: int, batch_size: int, seed: int, lengths: tuple[int, int],
+             shift: int) -> list[tuple[list[tuple[str, str]], int]]:
+    """``steps`` (pairs, offset): each batch of one source length (drawn uniformly), placed
+    at a random first position 0..``shift`` (so that absolute positions say nothing)."""
+    rng = np.random.default_rng(seed + 1)
+    per_step = rng.integers(lengths[0], lengths[1] + 1, size=steps)
+    offsets = rng.integers(0, shift + 1, size=steps)
+    return [(make_dataset(task, batch_size, int(rng.integers(2**31)), lengths=(int(n), int(n))), int(o))
+            for n, o in zip(per_step, offsets)]
+
+
+def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_size: int = 64,
+          layers: int | None = None, heads: int | None = None, d_model: int | None = None,
+          mlp: bool | None = None, shift: int | None = None, causal: bool = True, peak_learning_rate: float | None = None,
+          clip: float = 1.0, eval_size: int = 1000, lengths: tuple[int, int] | None = None,
+          dtype: str = "float32", backend: Backend | None = None,
+          progress: bool = False) -> tuple[Transformer, dict[str, Any]]:
+    """Train a transformer on ``task`` from ``seed``; the defaults are the command line's.
+
+    Returns ``(model, history)``: per-step ``loss``, ``accuracy`` (answer tokens
+    right, teacher-forced) and ``learning_rate``; ``train_seconds``,
+    ``seconds``; held-out ``exact_match`` and ``answer_accuracy``
+    (``eval_size=0`` skips them). Unset model sizes come from
+    :data:`~attention_edu.transformer.config.DEFAULT_CONFIGS`.
+
+    Examples
+    --------
+    >>> model, history = train("sort", seed=0, steps=3, batch_size=4, layers=1, heads=2,
+    ...                        d_model=8, eval_size=0, lengths=(3, 4))
+    >>> len(history["loss"]), history["task"]
+    (3, 'sort')
+    """
+    if task not in TASKS:
+        raise ValueError(f"train: unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    steps = DEFAULT_STEPS[task] if steps is None else steps
+    for name, value in (("steps", steps), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    sizes = {k: v for k, v in dict(layers=layers, heads=heads, d_model=d_model, mlp=mlp,
+                                                shift=shift).items() if v is not None}
+    config = replace(DEFAULT_CONFIGS[task], causal=causal, **sizes)
+    lengths = LENGTHS[task] if lengths is None else lengths
+    model = Transformer.initialize(config, seed, numpy_backend(dtype) if backend is None else backend)
+    batches = _batches(task, steps, batch_size, seed, lengths, config.shift)
+    rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
+    history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps, "batch_size": batch_size,
+                               "config": config.to_dict(), "peak_learning_rate": rate,
+                               "loss": [], "accuracy": [], "learning_rate": []}
+    start = time.perf_counter()
+    with one_blas_thread():
+        fit(model, (dict(model.batch(pairs), offset=offset) for pairs, offset in batches), len(batches),
+            history, rate, clip, f"{task}/transformer", progress)
+    history["train_seconds"] = time.perf_counter() - start
+    if eval_size:
+        history.update(evaluate(model, held_out_pairs(task, seed, eval_size, lengths)))
+    history["seconds"] = time.perf_counter() - start
+    return model, history
