@@ -20,6 +20,7 @@ from ..backend import host_numpy as np
 from .diagnosis.compare import as_host, close
 from .diagnosis.identity import failed, fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
+from .hidden import hidden_cases
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
 
@@ -151,30 +152,33 @@ def _covered(exercise: Exercise, cases: list[Case]) -> str:
     return "; ".join(parts)
 
 
-def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
-                timeout: float | None = None, memory_mb: float | None = None) -> CheckResult:
+def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
+                timeout: float | None = None, memory_mb: float | None = None,
+                invoke: Callable[..., Outcome] | None = None, seed: int | None = None) -> CheckResult:
     """Run every probe of ``exercise`` on ``fn``; report the first failure (see module doc).
 
     Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
-    3) and ``memory_mb`` megabytes of extra memory (default 1024).
+    3) and ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke``
+    instead (its sandboxed interpreter) and a ``seed`` that adds hidden cases (:mod:`.hidden`).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)
     log: list[Outcome] = []
     with np.errstate(all="ignore"):
-        if not callable(fn):
+        if invoke is None and not callable(fn):
             result = CheckResult(exercise.name, False, True,
                                  f"expected your function itself, got a {type(fn).__name__}",
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
-            invoke = functools.partial(call, fn, timeout=timeout, memory_mb=memory)
-            result = _run(exercise, invoke, timeout, log)
+            invoke = invoke or functools.partial(call, fn, timeout=timeout, memory_mb=memory)
+            result = _run(exercise, invoke, timeout, log, seed)
     return finish(result, strict)
 
 
-def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome]) -> CheckResult:
-    cases = exercise.cases()
+def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
+         seed: int | None = None) -> CheckResult:
+    cases = exercise.cases() + hidden_cases(exercise, seed)
     total = len(cases) + len(exercise.properties) + 1           # the cases, the properties, determinism
 
     def stop(failure: Failure, outcome: Outcome, expected: tuple, passed: int, hint: str | None = None):

@@ -55,7 +55,7 @@ def folder(tmp_path_factory):
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "from attention_edu.checkers import check_softmax\ncheck_softmax(softmax)"},
              {"cell_type": "code", "metadata": {"tags": ["demo"]}, "execution_count": None, "outputs": [],
-              "source": "import os\nos._exit(0)"},
+              "source": "import matplotlib.pyplot as plt\nTINY = np.finfo(np.float64).tiny\nplt.plot([1, TINY])"},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "%timeit softmax(np.ones(3))"}]
     (root / "notebook.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
@@ -71,7 +71,7 @@ def test_every_row_is_right(folder, console_script):
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
                            "--jobs", "2", "--timeout", "1"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "grading softmax" in done.stderr                      # the progress bar
+    assert "sandbox layers:" in done.stderr
     rows = _rows_by_file(json.loads(done.stdout))
     assert set(rows) == set(EXPECTED)
     for name, (passed, attempted, status, hint_id, probe, error) in EXPECTED.items():
@@ -80,7 +80,7 @@ def test_every_row_is_right(folder, console_script):
         assert got == (passed, attempted, status, hint_id, probe), f"{name}: {row}"
         assert (row["error"] is None) == (error is None) and (error is None or error in row["error"]), row
         assert set(row) >= {"file", "passed", "attempted", "hint_id", "probe", "seconds", "error"}
-    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 14
+    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 16        # 14 public + 2 hidden
     assert rows["wrong_axis.py"]["probes_passed"] == 0
 
 
@@ -90,7 +90,8 @@ def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
     done = subprocess.run([console_script, "grade", *files, "--exercise", "check_softmax", "--csv", str(book),
                            "--no-progress"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == "" and "1 of 2 submissions passed" in done.stdout
+    assert done.stderr.startswith("graded 2 of 2 with seed ") and "1 of 2 submissions passed" in done.stdout
+    assert "wrote 2 rows to" in done.stdout
     with open(book, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["status"] for r in rows] == ["passed", "not attempted"]
@@ -100,6 +101,7 @@ def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["--exercise", "softmaks"], "unknown exercise"),
     (["--exercise", "softmax", "--jobs", "0"], "--jobs must be at least 1"),
+    (["/nonexistent/folder", "--exercise", "softmax"], "no such file or folder: /nonexistent/folder"),
 ])
 def test_usage_errors_exit_2(folder, console_script, argv, message):
     done = subprocess.run([console_script, "grade", str(folder / "right.py"), *argv], capture_output=True,

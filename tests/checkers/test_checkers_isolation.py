@@ -36,7 +36,7 @@ HOSTILE = {
     "os_exit_at_import": ("os._exit(0)\n" + GOOD, "os._exit(0)", "harness.exit"),
     "sys_exit": ("def softmax(x):\n    sys.exit(3)\n", "sys.exit(3)", "error.exit"),
     "sigkill_self": ("def softmax(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL", "harness.crash"),
-    "segfault": ("def softmax(x):\n    return ctypes.string_at(0)\n", "segmentation fault", "harness.crash"),
+    "segfault": ("def softmax(x):\n    faulthandler._sigsegv()\n", "segmentation fault", "harness.crash"),
     "c_loop": ("def softmax(x):\n    return sum(itertools.count())\n", f"stopped after {LIMIT:g} s",
                "harness.timeout"),
     "python_loop": ("def softmax(x):\n    while True:\n        x = x + 1\n", f"stopped after {LIMIT:g} s",
@@ -44,11 +44,11 @@ HOSTILE = {
     "memory_bomb": ("def softmax(x):\n    return [np.empty(2**23) for _ in range(10**5)]\n",
                     "ran out of memory", "harness.memory"),
     "output_flood": ("def softmax(x):\n    while True:\n        print('spam ' * 1000)\n",
-                     f"stopped after {LIMIT:g} s", "harness.timeout"),
+                     "failed", None),
     "numpy_state": ("def softmax(x):\n    np.seterr(all='raise')\n    np.set_printoptions(precision=1)\n"
                     "    np.exp = np.sin\n    np.sum = None\n    return x\n", "not match", None),
 }
-HEADER = "import ctypes, itertools, os, signal, sys\nimport numpy as np\n"
+HEADER = "import faulthandler, itertools, os, signal, sys\nimport numpy as np\n"
 
 
 @pytest.fixture(scope="module")

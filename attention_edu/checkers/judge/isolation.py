@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import multiprocessing
 import os
-import pickle
 import select
 import signal
 import sys
@@ -27,6 +26,8 @@ import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from . import protocol
 
 try:
     import resource
@@ -117,7 +118,7 @@ def _child(writer: Any, job: Callable[[], Any], out_path: str, memory_mb: float 
     _limit_memory(memory_mb)
     report = job()
     unlimit_memory()
-    writer.send_bytes(pickle.dumps((report,), protocol=pickle.HIGHEST_PROTOCOL))
+    writer.send_bytes(protocol.encode(report))       # plain data only: the parent never unpickles
     writer.close()
     if sys.stdout.written > OUTPUT_LIMIT:
         os.write(1, f"\n[... {sys.stdout.written - OUTPUT_LIMIT:,} more bytes not kept]\n".encode())
@@ -143,7 +144,7 @@ class _PipeWriter:
 
 
 def _read_report(fd: int, deadline: float) -> tuple[bytes | None, bool]:
-    """(payload or None, timed out) from a child's pipe: a length, then the pickled report."""
+    """(payload or None, timed out) from a child's pipe: a length, then the plain-data report (see .protocol)."""
     data = bytearray()
     while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], "little"):
         left = deadline - time.perf_counter()
@@ -154,6 +155,8 @@ def _read_report(fd: int, deadline: float) -> tuple[bytes | None, bool]:
             if not chunk:                          # the child ended without a full report
                 return None, False
             data += chunk
+            if len(data) >= 8 and int.from_bytes(data[:8], "little") > protocol.MAX_FRAME:
+                return None, False                 # a claimed size past the cap: no report
     return bytes(data[8:]), False
 
 
@@ -181,8 +184,7 @@ def _fork(job: tuple, timeout: float) -> tuple[tuple | None, bool, int | None, f
         os.close(read_end)
     seconds = time.perf_counter() - start
     exitcode = _reap(pid, 1.0 if payload is not None else 0.05 if not timed_out else 0.0)
-    report = pickle.loads(payload) if payload is not None else None
-    return report, timed_out, exitcode, seconds
+    return payload, timed_out, exitcode, seconds
 
 
 def _reap(pid: int, grace: float) -> int:
@@ -211,7 +213,7 @@ def _spawn(job: tuple, timeout: float) -> tuple[tuple | None, bool, int | None, 
         writer.close()
         answered = reader.poll(timeout + _SPAWN_STARTUP)      # the child first imports the package
         try:
-            report = pickle.loads(reader.recv_bytes()) if answered else None
+            report = reader.recv_bytes() if answered else None
         except (EOFError, OSError):                          # it ended without reporting
             pass
         seconds = time.perf_counter() - start
@@ -246,5 +248,8 @@ def run_isolated(job: Callable[[], Any], timeout: float, memory_mb: float | None
         size = os.path.getsize(out_path)
     finally:
         os.unlink(out_path)
-    report = payload[0] if payload is not None else None
+    try:
+        report = protocol.decode(payload) if payload is not None else None
+    except protocol.ProtocolError:                   # a child that sent garbage ended without a report
+        report = None
     return Ended(report, timed_out, exitcode, printed, size, seconds)
