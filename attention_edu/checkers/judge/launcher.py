@@ -1,0 +1,201 @@
+"""The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`.
+
+:func:`sandbox.spawn` starts this file with the worker's command line. It enters new user, PID
+and network namespaces where the kernel lets an unprivileged user (``unshare(2)`` through
+ctypes, since Python 3.11 has no ``os.unshare``; our uid and gid mapped onto themselves with
+``setgroups`` denied), becomes a child subreaper, forks the worker (PID 1 of the new PID
+namespace, dying with the launcher through ``PR_SET_PDEATHSIG``), applies the rlimits,
+``no_new_privs`` and, for a root launcher, ``SECBIT_NOROOT`` so the worker holds no
+capabilities, and execs it. It then waits: when the worker ends, the judge sends SIGTERM, or the
+judge's lifeline pipe closes (the judge died), it kills the worker and every descendant still
+attached to it, and exits with the worker's status (killed by signal N: killed by N too).
+
+What the namespaces add over the fallback: a worker that is PID 1 takes everything in its
+namespace with it when it dies, whatever it did (``setsid``, double forks, subreapers), and it
+cannot see or signal the launcher or the judge. Without namespaces the subreaper catches every
+orphan as long as the launcher lives. Only the standard library is imported here.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import sys
+
+NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace")
+_CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
+_PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
+_SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
+_ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
+
+
+def _libc_call(name: str, *args: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*(ctypes.c_ulong(a) for a in args)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{name}{args}: {os.strerror(err)}")
+
+
+def _enter_namespaces() -> None:
+    """Unshare user, PID and network namespaces; map our own uid and gid onto themselves."""
+    uid, gid = os.geteuid(), os.getegid()
+    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+
+
+def _threads_of(uid: int) -> int:
+    """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as file:
+                fields = dict(line.split(":", 1) for line in file if ":" in line)
+            count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
+        except (OSError, ValueError, KeyError):
+            continue
+    return count
+
+
+def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> None:
+    mib = 1 << 20
+    processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
+    memory = limits["memory_mb"] * mib
+    for kind, value in ((resource.RLIMIT_DATA, memory),
+                        (resource.RLIMIT_AS, memory + _ADDRESS_SPACE_HEADROOM_MB * mib),
+                        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
+                        (resource.RLIMIT_NOFILE, limits["open_files"]),
+                        (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_CORE, 0)):
+        hard = resource.getrlimit(kind)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (value, value))
+    cpu = limits["cpu_seconds"]
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))    # SIGXCPU, then SIGKILL
+    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
+                 (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
+        try:
+            _libc_call("prctl", *args)
+        except OSError:
+            pass                   # EPERM: no capabilities to give up in the first place
+    os.execvp(argv[0], argv)
+
+
+def _children() -> list[int]:
+    try:
+        with open(f"/proc/self/task/{os.getpid()}/children") as file:
+            return [int(pid) for pid in file.read().split()]
+    except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
+        found = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    ppid = int(file.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            found += [int(entry)] * (ppid == os.getpid())
+        return found
+
+
+def _kill_descendants() -> None:
+    """Kill every child until none is left; orphans reparent to us (subreaper) meanwhile."""
+    while True:
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _wait(worker: int, wake_r: int, lifeline: int) -> int:
+    """Wait for the worker's exit, or stop it on a signal or when the judge's lifeline closes."""
+    while True:
+        ready = select.select([wake_r, lifeline], [], [])[0]
+        signals = os.read(wake_r, 512) if wake_r in ready else b""
+        if lifeline in ready or any(number != signal.SIGCHLD for number in signals):
+            os.kill(worker, signal.SIGKILL)     # not reaped yet, so the pid is still ours
+            return os.waitpid(worker, 0)[1]
+        pid, code = os.waitpid(-1, os.WNOHANG)
+        while pid:                              # reap orphans as they end, too
+            if pid == worker:
+                return code
+            pid, code = os.waitpid(-1, os.WNOHANG)
+
+
+def _launch(config: dict, argv: list[str]) -> None:
+    """The launcher: layers, fork the worker, wait for it (or a stop), kill what is left."""
+    layers, own = [], False
+    if config["namespaces"]:
+        try:
+            _enter_namespaces()
+            layers, own = list(NAMESPACE_LAYERS), True
+        except OSError as error:
+            layers = [f"namespaces refused: {error}"]
+    _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(number, lambda *_: None)
+    sync_r, sync_w = os.pipe()
+    worker = os.fork()
+    if worker == 0:
+        try:
+            for fd in (sync_w, config["status_fd"], config["lifeline_fd"], wake_r, wake_w):
+                os.close(fd)
+            _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.read(sync_r, 1) != b"1":          # the launcher died before prctl took hold
+                os._exit(125)
+            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+                signal.signal(number, signal.SIG_DFL)
+            _limit_and_exec(argv, config["limits"], own)
+        except BaseException as error:  # noqa: BLE001 - report any failure, never run on
+            os.write(2, f"sandbox: cannot start {argv[0]!r}: {error}\n".encode())
+        os._exit(127)
+    os.write(sync_w, b"1")
+    with os.fdopen(config["status_fd"], "w") as status:
+        json.dump({"layers": [*layers, "rlimits"], "pid": worker}, status)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0), os.dup2(null, 1)      # only the worker holds the judge's pipes
+    code = _wait(worker, wake_r, config["lifeline_fd"])
+    _kill_descendants()
+    if os.WIFSIGNALED(code):                # die of the worker's signal, as Popen expects
+        number = os.WTERMSIG(code)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.WEXITSTATUS(code))
+
+
+def _probe() -> dict:
+    """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
+    found = {"rlimits": "active"}
+    if not sys.platform.startswith("linux"):
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, f"unavailable: {sys.platform}")}
+    try:
+        _enter_namespaces()
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, "active")}
+    except OSError as error:
+        reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
+                  " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--probe"]:
+        print(json.dumps(_probe()))
+    elif sys.argv[1:2] == ["--launch"] and sys.argv[3:4] == ["--"]:
+        _launch(json.loads(sys.argv[2]), sys.argv[4:])
+    else:
+        sys.exit("usage: launcher.py --probe | --launch CONFIG -- ARGV...")
