@@ -50,15 +50,9 @@ def add_submission_options(parser: argparse.ArgumentParser, function_help: str) 
 
 def filesystem_layer() -> str | None:
     """None when Landlock can restrict the student's interpreter here, else why not."""
-    try:
-        from . import landlock
-    except ImportError as err:
-        return f"no Landlock module ({err})"
-    try:
-        landlock.abi_version()
-    except landlock.LandlockUnavailable as err:
-        return str(err)
-    return None
+    from .landlock import abi_version
+
+    return None if abi_version() else "the kernel offers no Landlock"
 
 
 def _usage(message: str) -> int:

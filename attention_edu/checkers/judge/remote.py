@@ -78,8 +78,8 @@ class Remote:
         env = {"PATH": "/usr/bin:/bin", "HOME": self.private, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
                "MPLCONFIGDIR": self.private, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
-        memory = None if self.memory_mb is None else self.memory_mb + 1024   # numpy itself, then the calls
-        limits = sandbox.Limits(memory_mb=memory, cpu_seconds=self.budget + 5)
+        memory = 4096 if self.memory_mb is None else int(self.memory_mb) + 512   # numpy itself, then calls
+        limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
         self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits)
         with _LOCK:
             _LIVE.add(self)
@@ -153,7 +153,7 @@ class Remote:
             box, private, self.box, self.private = self.box, self.private, None, None
             _LIVE.discard(self)
         if box is not None:
-            box.kill()
+            box.__exit__(None, None, None)           # kills every process of it, closes the pipes
         if private is not None:
             shutil.rmtree(private, ignore_errors=True)
 

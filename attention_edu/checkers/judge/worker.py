@@ -116,7 +116,7 @@ def _sandbox_filesystem(config, private, packages):
     except (OSError, ImportError) as err:  # the module is missing: no filesystem layer
         return [], f"Landlock unavailable ({err})"
     try:
-        landlock.restrict(sorted(p for p in read if p and os.path.exists(p)), [private, "/dev/null"])
+        landlock.restrict(sorted(p for p in read if p and os.path.exists(p)), [private])
     except landlock.LandlockUnavailable as err:
         return [], f"Landlock unavailable ({err})"
     return ["landlock"], ""
