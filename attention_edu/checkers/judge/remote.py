@@ -11,6 +11,8 @@ the submission started outlives it.
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
 import os
 import shutil
 import sys
@@ -53,14 +55,58 @@ def _error(info: dict | None) -> ErrorInfo | None:
                      tuple(str(b)[:100] for b in info.get("bases", ["Exception"])), str(info.get("line", ""))[:400])
 
 
+@functools.lru_cache(maxsize=None)
+def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(directories, top-level names) of the installed packages ``names`` and of what they require.
+
+    Worked out here, once per process, from the installed distributions' metadata (nothing is
+    imported); the worker gets the result.
+    """
+    from importlib import metadata
+    owners, seen, dirs, todo, found = metadata.packages_distributions(), set(), set(), list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name)
+        except Exception:
+            spec = None
+        if spec is None:
+            continue
+        found.add(name)
+        places = list(spec.submodule_search_locations or [])
+        dirs.update([] if places or not spec.origin else [spec.origin])   # a one-file module
+        for place in places:
+            if place and place not in sys.path:
+                dirs.add(place)
+                dirs.update(p for p in (place + ".libs",) if os.path.isdir(p))
+        for dist in owners.get(name, []):
+            todo += [top for top, dists in owners.items() if dist in dists]    # e.g. mpl_toolkits
+            libs = os.path.join(os.path.dirname(spec.origin or ""), os.pardir, dist + ".libs")
+            dirs.update([os.path.normpath(libs)] if os.path.isdir(libs) else [])
+            for requirement in metadata.requires(dist) or []:
+                if "extra ==" in requirement:
+                    continue
+                wanted = requirement.split(";")[0].split("[")[0]
+                for cut in "<>=!~ (":
+                    wanted = wanted.split(cut)[0]
+                wanted = wanted.strip().lower().replace("-", "_")
+                todo += [top for top, dists in owners.items() if any(
+                    d.lower().replace("-", "_") == wanted for d in dists)]
+    return sorted(dirs), sorted(found | set(names))
+
+
 class Remote:
     """One submission in its own sandboxed interpreter; ``remote(args, names) -> Outcome``."""
 
     def __init__(self, cells: list[tuple[str, str]], file: str, function: str, allowed: tuple[str, ...],
                  notebook: bool = False, timeout: float = 3.0, memory_mb: float | None = 1024,
                  budget: float = DEFAULT_BUDGET, landlock: bool = True):
+        packages, names = package_dirs(tuple(allowed))
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function,
-                       "allowed": list(allowed), "message": NOT_ALLOWED, "notebook": notebook,
+                       "allowed": names, "packages": packages, "message": NOT_ALLOWED, "notebook": notebook,
                        "landlock": landlock}
         self.timeout, self.memory_mb = timeout, memory_mb
         self.deadline = time.monotonic() + budget

@@ -11,7 +11,6 @@ arguments and sends back plain data (see ``protocol.py``).
 """
 
 import copy
-import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -64,49 +63,13 @@ class Refuse:
         raise ImportError(message)
 
 
-def _package_dirs(names):
-    """(directories, top-level names) of the installed packages ``names`` and of what they require."""
-    from importlib import metadata
-    owners, seen, dirs, todo, found = metadata.packages_distributions(), set(), set(), list(names), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            spec = importlib.machinery.PathFinder.find_spec(name)
-        except Exception:
-            spec = None
-        if spec is None:
-            continue
-        found.add(name)
-        places = list(spec.submodule_search_locations or [])
-        dirs.update([] if places or not spec.origin else [spec.origin])   # a one-file module
-        for place in places:
-            if place and place not in sys.path:
-                dirs.add(place)
-                dirs.update(p for p in (place + ".libs",) if os.path.isdir(p))
-        for dist in owners.get(name, []):
-            todo += [top for top, dists in owners.items() if dist in dists]    # e.g. mpl_toolkits
-            libs = os.path.join(os.path.dirname(spec.origin or ""), os.pardir, dist + ".libs")
-            dirs.update([os.path.normpath(libs)] if os.path.isdir(libs) else [])
-            for requirement in metadata.requires(dist) or []:
-                if "extra ==" in requirement:
-                    continue
-                wanted = requirement.split(";")[0].split("[")[0]
-                for cut in "<>=!~ (":
-                    wanted = wanted.split(cut)[0]
-                wanted = wanted.strip().lower().replace("-", "_")
-                todo += [top for top, dists in owners.items() if any(
-                    d.lower().replace("-", "_") == wanted for d in dists)]
-    return sorted(dirs), found
-
-
 def _sandbox_filesystem(config, private, packages):
     """Landlock: read the Python installation and the allowed packages, write the private dir."""
     paths = sysconfig.get_paths()
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
     read = {paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__), private, "/dev/null",
-            "/dev/urandom", "/proc/self"}
+            "/dev/urandom", "/proc/self", "/etc/ld.so.cache", "/lib64"}     # + the C libraries' own folders
+    read |= {f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch}
     read |= {os.path.dirname(m.__file__) for m in list(sys.modules.values())
              if getattr(m, "__file__", None) and m.__name__.split(".")[0] in ("numpy",)}
     read |= set(packages)
@@ -183,10 +146,10 @@ def main():
     private = os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
     import numpy as np
-    packages, allowed = _package_dirs(config["allowed"])
+    packages, allowed = config["packages"], config["allowed"]
     layers, reason = _sandbox_filesystem(config, private, packages) if config["landlock"] else ([], "not asked")
     stdlib = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]]
-    refuse = Refuse(set(config["allowed"]) | allowed, config["message"], [p for p in packages + stdlib if os.path.isdir(p)])
+    refuse = Refuse(allowed, config["message"], [p for p in packages + stdlib if os.path.isdir(p)])
     sys.meta_path.insert(0, refuse)
     printed = Printed(private)
     module = type(sys)("submission")

@@ -18,7 +18,8 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CheckFailed, check_softmax
 from attention_edu.checkers.hidden import hidden_cases, student_seed
-from attention_edu.checkers.judge.submission import grade_one
+from attention_edu.checkers.judge.remote import Remote
+from attention_edu.checkers.judge.submission import grade_one, notebook_cells
 from attention_edu.checkers.registry import EXERCISES
 
 WRONG = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
@@ -88,6 +89,10 @@ def test_a_notebook_runs_as_in_class_once_per_grading(tmp_path, softmax_source):
     row = grade_one("softmax", tmp_path / "class.ipynb", seed=3)
     assert row.passed and row.error is None, row.message
     assert row.seconds < 10.0, row.seconds      # 16 probes re-running the 1 s cell would take 16 s
+    cells = notebook_cells(tmp_path / "class.ipynb")
+    assert [label for label, _ in cells] == ["code cell 1", "code cell 2", "code cell 3", "code cell 5"]
+    with Remote(cells, "class.ipynb", "softmax", ("numpy", "math", "matplotlib"), notebook=True) as remote:
+        assert remote.start()["cell_errors"] == []             # the plot cell ran too (Agg backend)
 
 
 def test_same_seed_same_rows_and_per_student_seeds_differ(tmp_path, console_script, softmax_source):
