@@ -1,16 +1,13 @@
 """Running a job in a child process: a hard time limit, a memory limit, captured output.
 
-:func:`run_isolated` runs a zero-argument job in a child process and returns its report, or how
-the child ended without one. Limits: the wall clock (the child is killed, not asked to stop); the
-address space (``RLIMIT_AS``: what the child inherited plus ``memory_mb``, past which allocations
-raise MemoryError -- a guard against accidents, not a sandbox); the output (stdout and stderr,
-Python and C level, go to a file of which :data:`OUTPUT_LIMIT` bytes are kept); no input.
-
-Start method: on Linux and other POSIX systems but macOS, ``os.fork()``: the child starts in
-milliseconds and inherits the job as it is (lambdas, notebook functions), and ends with
-``os._exit`` once it has reported. Elsewhere ``spawn`` (multiprocessing): a fresh interpreter
-that gets the job by pickling, a few hundred milliseconds per call, and only for functions
-importable from a module. ``ATTENTION_EDU_START_METHOD=fork|spawn|inline`` overrides the choice.
+:func:`run_isolated` runs a zero-argument job in a child process and returns its report (plain
+data, see :mod:`.protocol`), or how the child ended without one. Limits: the wall clock (the
+child is killed); the address space (``RLIMIT_AS``: what the child inherited plus ``memory_mb``,
+a guard against accidents, not a sandbox); the output (stdout and stderr go to a file of which
+:data:`OUTPUT_LIMIT` bytes are kept); no input. On POSIX systems but macOS the child is an
+``os.fork()`` (milliseconds; it inherits lambdas and notebook functions); elsewhere it is
+``spawn``-ed (pickled job, importable functions only). ``ATTENTION_EDU_START_METHOD=fork|spawn|inline``
+overrides the choice.
 """
 
 from __future__ import annotations
@@ -37,10 +34,8 @@ except ImportError:  # Windows: no resource limits, the time limit still holds
 __all__ = ["Ended", "run_isolated", "start_method", "unlimit_memory", "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
-#: Bytes of a call's printed output that are kept.
-OUTPUT_LIMIT = 64_000
-#: Seconds a spawned child may take to start before its time limit begins.
-_SPAWN_STARTUP = 20.0
+OUTPUT_LIMIT = 64_000      # bytes of a call's printed output that are kept
+_SPAWN_STARTUP = 20.0      # seconds a spawned child may take to start before its time limit begins
 #: Environment variable choosing how children start: fork, spawn or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 
@@ -155,8 +150,8 @@ def _read_report(fd: int, deadline: float) -> tuple[bytes | None, bool]:
             if not chunk:                          # the child ended without a full report
                 return None, False
             data += chunk
-            if len(data) >= 8 and int.from_bytes(data[:8], "little") > protocol.MAX_FRAME:
-                return None, False                 # a claimed size past the cap: no report
+            if int.from_bytes(data[:8], "little") > protocol.MAX_FRAME:   # past the cap: no report
+                return None, False
     return bytes(data[8:]), False
 
 

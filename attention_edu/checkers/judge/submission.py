@@ -8,6 +8,8 @@ reference). Every string that came from the student's code is escaped (:func:`es
 A notebook runs as it ran in class: every code cell in order, except the cells that call a
 checker or only display (bare expressions), with IPython magics commented out and the
 checker's own imports (``import attention_edu``) left out; plots go to matplotlib's Agg backend.
+Its ``ae`` then offers only the earlier exercises' functions (``ae.softmax`` in the attention
+exercise), computed by the judge on plain data; the exercise's own answer is not among them.
 """
 
 from __future__ import annotations
@@ -155,7 +157,10 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         except (UnicodeDecodeError, ValueError, AttributeError) as err:
             cells, row.error = [], f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
         allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
-        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget) as remote:
+        earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
+        helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
+        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget,
+                    helpers=helpers) as remote:
             load = remote.start() if row.error is None else {}
             row.sandbox = list(remote.layers)
             row.error = row.error or _load_error(load, what, timeout) or next(iter(remote.violations), None)

@@ -85,6 +85,27 @@ def _sandbox_filesystem(config, private, packages):
     return ["landlock"], ""
 
 
+class Helpers:
+    """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge."""
+
+    def __init__(self, protocol, inp, out, names):
+        self._call, self._names = (protocol, inp, out), tuple(names)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy "
+                                 f"code (you may use {', '.join('ae.' + n for n in self._names)})")
+        protocol, inp, out = self._call
+
+        def helper(*args):
+            protocol.send(out, {"helper": name, "args": protocol.plain(list(args))})
+            reply = protocol.receive(inp, time.monotonic() + 60)
+            if reply.get("error"):
+                raise ValueError(reply["error"])
+            return reply["value"]
+        return helper
+
+
 def _error(err, worker_file):
     try:
         message = str(err)
@@ -154,6 +175,8 @@ def main():
     printed = Printed(private)
     module = type(sys)("submission")
     module.__file__ = config["file"]
+    if config["helpers"]:
+        module.ae = Helpers(protocol, inp, out, config["helpers"])
     sys.modules["submission"] = module
     reply = {"layers": layers, "landlock": reason, "cell_errors": [], "error": None}
     for label, code in config["cells"]:

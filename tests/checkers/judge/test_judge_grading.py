@@ -153,3 +153,16 @@ def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, sof
         rows = list(csv.DictReader(handle))
     assert 1 <= len(rows) < 8 and all(r["passed"] == "True" for r in rows), rows
     assert f"wrote {len(rows)} row" in out
+
+
+def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp_path):
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[3] / "notebooks" / "solutions" / "02_scaled_dot_product_attention.ipynb"
+    assert grade_one("scaled_dot_product_attention", shipped, seed=4).passed         # it uses ae.softmax
+    _notebook(tmp_path / "borrow.ipynb", [
+        "import numpy as np\nimport attention_edu as ae",
+        "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    return ae.scaled_dot_product_attention(Q, K, V, mask)"])
+    row = grade_one("scaled_dot_product_attention", tmp_path / "borrow.ipynb", seed=4)
+    assert not row.passed and "ae.scaled_dot_product_attention is not available here" in row.message, row.message
