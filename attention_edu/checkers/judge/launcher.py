@@ -30,6 +30,7 @@ _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x4000000
 _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
+_PID_MAX_MIN = 301                    # the kernel's floor for pid_max
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
@@ -63,8 +64,20 @@ def _threads_of(uid: int) -> int:
     return count
 
 
+def _bound_root_namespace(processes: int) -> None:
+    """Cap the PID namespace's pid_max, the only process bound for uid 0 (the kernel exempts
+    the root user from RLIMIT_NPROC). pid_max is per PID namespace from Linux 6.14 only: on
+    older kernels the file is the host's, so it is left alone."""
+    release = tuple(int(p) for p in os.uname().release.split("-")[0].split(".")[:2])
+    if os.getuid() == 0 and release >= (6, 14):
+        with open("/proc/sys/kernel/pid_max", "w") as file:
+            file.write(str(max(_PID_MAX_MIN, processes + 2)))
+
+
 def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> None:
     mib = 1 << 20
+    if own_user_namespace:
+        _bound_root_namespace(limits["processes"])
     processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
     memory = limits["memory_mb"] * mib
     for kind, value in ((resource.RLIMIT_DATA, memory),
