@@ -427,3 +427,135 @@ def test_cpu_time_is_bounded(tmp_path, namespaces):
     # SIGXCPU at the soft limit; PID 1 of a namespace ignores it, so SIGKILL one second later
     assert process.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
     assert time.monotonic() - start < 30
+
+
+# ------------------------------------------------------------------ the judge goes away
+
+def test_everything_dies_with_the_judge(tmp_path):
+    """A judge that dies without kill() (a crash, SIGKILL) leaves nothing running: the
+    launcher sees its lifeline pipe close and kills the worker's whole tree."""
+    marker = uuid.uuid4().hex
+    late = tmp_path / "late.txt"
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 1.5, "marker": marker})
+    judge = textwrap.dedent(f"""
+        import os, sys
+        from attention_edu.checkers.judge.sandbox import spawn
+        for namespaces in (True, False):
+            sandboxed = spawn([sys.executable, "-I", "-S", "-c", {PRELUDE + DETACH + "time.sleep(60)"!r},
+                               {args!r}], cwd={str(tmp_path)!r}, env={{}}, namespaces=namespaces)
+            sandboxed.process.stdout.readline()
+        print("spawned", flush=True)
+        os._exit(0)
+    """)
+    done = subprocess.run([sys.executable, "-c", judge], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.stdout == "spawned\n", done.stderr
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []
+    time.sleep(2)
+    assert not late.exists()
+
+
+# ------------------------------------------------------------------ the API itself
+
+def test_spawn_passes_exactly_the_environment_and_directory_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_SECRET", "gradebook-path")
+    monkeypatch.setenv(sandbox.NO_NAMESPACES_VARIABLE, "1")
+    code = "import json, os; print(json.dumps([dict(os.environ), os.getcwd()]))"
+    with spawn([sys.executable, "-I", "-c", code], cwd=str(tmp_path), env={"LANG": "C.UTF-8"},
+               namespaces=True) as sandboxed:
+        out, _ = sandboxed.process.communicate(timeout=30)
+    environment, cwd = json.loads(out)
+    environment.pop("LC_CTYPE", None)                 # Python's own C-locale coercion
+    assert environment == {"LANG": "C.UTF-8"} and cwd == str(tmp_path)
+    assert sandboxed.layers == ["rlimits"]            # the switch, read in the judge, held
+
+
+@needs_namespaces
+def test_layers_report_what_is_active():
+    assert set(LAYERS) >= {"landlock", "user-namespace", "pid-namespace", "net-namespace",
+                           "rlimits"}
+    assert all(value.startswith(("active", "unavailable: ")) for value in LAYERS.values())
+    with spawn([sys.executable, "-c", "pass"], cwd=os.getcwd(), env={}) as sandboxed:
+        assert sandboxed.layers == [*sandbox.NAMESPACE_LAYERS, "rlimits"]
+        assert sandboxed.process.wait(timeout=30) == 0
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(TypeError, match="argv"):
+        spawn("python -c pass", cwd=str(tmp_path), env={})
+    with pytest.raises(ValueError, match="cwd"):
+        spawn([sys.executable], cwd=str(tmp_path / "missing"), env={})
+    with pytest.raises(ValueError, match="Limits.memory_mb"):
+        Limits(memory_mb=0)
+    with spawn(["no-such-program-here"], cwd=str(tmp_path), env={}) as sandboxed:
+        _, err = sandboxed.process.communicate(timeout=30)
+    assert sandboxed.process.returncode == 127 and b"no-such-program-here" in err
+    sandboxed.kill()                                  # a second kill is harmless
+
+
+def test_the_worker_exit_status_comes_through(tmp_path):
+    for code, expected in (("raise SystemExit(3)", 3), ("import ctypes; ctypes.string_at(0)",
+                                                        -signal.SIGSEGV)):
+        with spawn([sys.executable, "-c", code], cwd=str(tmp_path), env={}) as sandboxed:
+            assert sandboxed.process.wait(timeout=30) == expected
+
+
+# ------------------------------------------------------------------ landlock.py on its own
+
+STANDARD_LIBRARY = set(sys.stdlib_module_names)
+
+
+@pytest.mark.parametrize("name", ["landlock.py", "launcher.py"])
+def test_files_run_by_path_import_only_the_standard_library(name):
+    tree = ast.parse((JUDGE / name).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{name} has a relative import"
+            imported.add(node.module.split(".")[0])
+    assert imported and imported <= STANDARD_LIBRARY | {"__future__"}, imported - STANDARD_LIBRARY
+
+
+@needs_landlock
+def test_landlock_loads_by_path_without_the_package(tmp_path):
+    code = textwrap.dedent(f"""
+        import importlib.util, os, sys
+        spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
+        landlock = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(landlock)
+        abi = landlock.restrict([sys.base_prefix, sys.prefix], [os.getcwd()])
+        assert not [m for m in sys.modules if m.startswith(("attention_edu", "numpy"))]
+        try:
+            open({str(ROOT / "README.md")!r})
+        except PermissionError:
+            print("restricted at ABI", abi)
+    """)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert done.stdout == f"restricted at ABI {landlock.abi_version()}\n", done.stderr
+
+
+def test_landlock_handles_what_each_abi_knows():
+    """The bits of the kernel's include/uapi/linux/landlock.h, per ABI."""
+    abi1 = (1 << 13) - 1                              # EXECUTE .. MAKE_SYM
+    assert landlock.handled_rights(1) == (abi1, 0, 0)
+    assert landlock.handled_rights(2) == (abi1 | 1 << 13, 0, 0)                   # REFER
+    assert landlock.handled_rights(3) == (abi1 | 3 << 13, 0, 0)                   # TRUNCATE
+    assert landlock.handled_rights(4) == (abi1 | 3 << 13, 0b11, 0)                # TCP
+    assert landlock.handled_rights(5) == (abi1 | 7 << 13, 0b11, 0)                # IOCTL_DEV
+    assert landlock.handled_rights(6) == landlock.handled_rights(7) == ((1 << 16) - 1, 0b11, 0b11)
+
+
+def test_landlock_says_why_it_is_unavailable(monkeypatch):
+    monkeypatch.setattr(landlock, "_numbers", lambda: None)
+    assert landlock.abi_version() == 0
+    with pytest.raises(landlock.LandlockUnavailable, match="not available") as caught:
+        landlock.restrict([], [])
+    assert isinstance(caught.value, OSError)
+    with pytest.raises(TypeError, match="sequences of paths"):
+        landlock.restrict("/usr", [])
