@@ -6,30 +6,35 @@ ctypes, since Python 3.11 has no ``os.unshare``; our uid and gid mapped onto the
 ``setgroups`` denied), becomes a child subreaper, forks the worker (PID 1 of the new PID
 namespace, dying with the launcher through ``PR_SET_PDEATHSIG``), applies the rlimits,
 ``no_new_privs`` and, for a root launcher, ``SECBIT_NOROOT`` so the worker holds no
-capabilities, and execs it. It then waits: when the worker ends, the judge sends SIGTERM, or the
+capabilities (and, as the kernel exempts uid 0 from ``RLIMIT_NPROC``, a ``pid_max`` of 301 for
+its PID namespace where the kernel has one per namespace, Linux >= 6.14), and execs it. It then waits: when the worker ends, the judge sends SIGTERM, or the
 judge's lifeline pipe closes (the judge died), it kills the worker and every descendant still
 attached to it, and exits with the worker's status (killed by signal N: killed by N too).
 
 What the namespaces add over the fallback: a worker that is PID 1 takes everything in its
 namespace with it when it dies, whatever it did (``setsid``, double forks, subreapers), and it
 cannot see or signal the launcher or the judge. Without namespaces the subreaper catches every
-orphan as long as the launcher lives. Only the standard library is imported here.
+orphan as long as the launcher lives. Outside Linux only rlimits apply and only the worker
+itself is killed. Only the standard library is imported here.
 """
 from __future__ import annotations
 
 import ctypes
 import json
 import os
+import re
 import resource
 import select
 import signal
 import sys
 
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace")
+_LINUX = sys.platform.startswith("linux")
 _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
+_PID_MAX_MIN = 301                    # the kernel's floor for pid_max
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
@@ -63,8 +68,24 @@ def _threads_of(uid: int) -> int:
     return count
 
 
+def _bound_root_namespace(processes: int) -> None:
+    """Cap the PID namespace's pid_max, the only process bound for uid 0 (the kernel exempts
+    the root user from RLIMIT_NPROC). pid_max is per PID namespace from Linux 6.14 only: on
+    older kernels the file is the host's, so it is left alone."""
+    release = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    if os.getuid() != 0 or not release or tuple(map(int, release.groups())) < (6, 14):
+        return
+    try:
+        with open("/proc/sys/kernel/pid_max", "w") as file:
+            file.write(str(max(_PID_MAX_MIN, processes + 2)))
+    except OSError:
+        pass                       # a bound we could not add; RLIMIT_NPROC still applies
+
+
 def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> None:
     mib = 1 << 20
+    if own_user_namespace:
+        _bound_root_namespace(limits["processes"])
     processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
     memory = limits["memory_mb"] * mib
     for kind, value in ((resource.RLIMIT_DATA, memory),
@@ -77,17 +98,20 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> 
         resource.setrlimit(kind, (value, value))
     cpu = limits["cpu_seconds"]
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))    # SIGXCPU, then SIGKILL
-    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
-                 (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
-        try:
-            _libc_call("prctl", *args)
-        except OSError:
-            pass                   # EPERM: no capabilities to give up in the first place
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
+                     (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
+            try:
+                _libc_call("prctl", *args)
+            except OSError:
+                pass               # EPERM: no capabilities to give up in the first place
     os.execvp(argv[0], argv)
 
 
 def _children() -> list[int]:
+    if not _LINUX:
+        return []                 # no /proc: only the worker itself is known (and killed)
     try:
         with open(f"/proc/self/task/{os.getpid()}/children") as file:
             return [int(pid) for pid in file.read().split()]
@@ -141,8 +165,10 @@ def _launch(config: dict, argv: list[str]) -> None:
             layers, own = list(NAMESPACE_LAYERS), True
         except OSError as error:
             layers = [f"namespaces refused: {error}"]
-    _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
         signal.signal(number, lambda *_: None)
@@ -152,7 +178,8 @@ def _launch(config: dict, argv: list[str]) -> None:
         try:
             for fd in (sync_w, config["status_fd"], config["lifeline_fd"], wake_r, wake_w):
                 os.close(fd)
-            _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if _LINUX:
+                _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if os.read(sync_r, 1) != b"1":          # the launcher died before prctl took hold
                 os._exit(125)
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
@@ -180,8 +207,10 @@ def _launch(config: dict, argv: list[str]) -> None:
 
 def _probe() -> dict:
     """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
-    found = {"rlimits": "active"}
-    if not sys.platform.startswith("linux"):
+    found = {"rlimits": "active" if os.getuid() else (
+        "active (uid 0 is exempt from the process limit; a PID namespace's pid_max bounds it"
+        " from Linux 6.14)")}
+    if not _LINUX:
         return {**found, **dict.fromkeys(NAMESPACE_LAYERS, f"unavailable: {sys.platform}")}
     try:
         _enter_namespaces()

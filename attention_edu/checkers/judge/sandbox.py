@@ -22,6 +22,10 @@ protects, and what it does not:
   itself is dead, which a worker can cause only where Landlock's signal scope (ABI >= 6) is
   missing. ``RLIMIT_NPROC`` then counts every process of the user (the limit is set to those
   already running plus ``processes``).
+* **uid 0**: the kernel exempts the root user from ``RLIMIT_NPROC`` whatever its capabilities,
+  so a grader run as root bounds a fork bomb only through its PID namespace's ``pid_max``
+  (301, Linux >= 6.14) and, without namespaces, not at all (``kill()`` still ends it all).
+  Run the grader as an ordinary user.
 
 **Landlock** (files, TCP, signals, see :mod:`.landlock`) is applied by the worker itself, so
 that it can first load its interpreter; the worker reports it. Setting
@@ -152,6 +156,8 @@ def _running(pid: int) -> bool:
 
 def _kill_session(sid: int) -> None:
     """SIGKILL every process still in session ``sid`` (the fallback's last sweep)."""
+    if not os.path.isdir("/proc"):
+        return
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as file:
