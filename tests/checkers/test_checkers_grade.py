@@ -9,22 +9,12 @@ import textwrap
 
 import pytest
 
-RIGHT = """
-import numpy as np
-
-def softmax(x):
-    top = np.max(x, axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-    total = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(total > 0, total, 1.0)
-"""
-
 SUBMISSIONS = {
-    "right.py": RIGHT,
+    "right.py": "{right}",
     "wrong_axis.py": "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n",
     "stub.py": "def softmax(x):\n    raise NotImplementedError\n",
     "exits.py": "import os\n\ndef softmax(x):\n    os._exit(0)\n",
-    "exits_on_import.py": "import os\nos._exit(1)\n" + RIGHT,
+    "exits_on_import.py": "import os\nos._exit(1)\n{right}",
     "loops.py": "def softmax(x):\n    while True:\n        pass\n",
     "segfault.py": "import ctypes\n\ndef softmax(x):\n    return ctypes.string_at(0)\n",
     "syntax_error.py": "def softmax(x)\n    return x\n",
@@ -47,11 +37,11 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
+def folder(tmp_path_factory, softmax_source):
     root = tmp_path_factory.mktemp("submissions")
     for name, source in SUBMISSIONS.items():
-        (root / name).write_text(textwrap.dedent(source))
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": RIGHT},
+        (root / name).write_text(textwrap.dedent(source).replace("{right}", softmax_source))
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": softmax_source},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "from attention_edu.checkers import check_softmax\ncheck_softmax(softmax)"},
              {"cell_type": "code", "metadata": {"tags": ["demo"]}, "execution_count": None, "outputs": [],
