@@ -164,6 +164,9 @@ def run(args: argparse.Namespace) -> int:
     seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)
     rows, interrupted = _grade_all(files, args, seed_of, _progress(len(files), name, args.no_progress))
     done = [rows[f] for f in files if f in rows]
+    for row in done if args.require_sandbox else ():
+        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one
+            row.passed, row.status, row.error = False, "failed", "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(done[0].sandbox) if done and done[0].sandbox else "none"
     print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"

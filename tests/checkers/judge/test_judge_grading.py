@@ -166,3 +166,13 @@ def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp
         "    return ae.scaled_dot_product_attention(Q, K, V, mask)"])
     row = grade_one("scaled_dot_product_attention", tmp_path / "borrow.ipynb", seed=4)
     assert not row.passed and "ae.scaled_dot_product_attention is not available here" in row.message, row.message
+
+
+def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypatch, capsys, softmax_source):
+    from attention_edu import cli
+    from attention_edu.checkers.judge import grade
+
+    (tmp_path / "ana.py").write_text(softmax_source)
+    monkeypatch.setattr(grade, "filesystem_layer", lambda: "the kernel offers no Landlock")
+    assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--require-sandbox"]) == 2
+    assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
