@@ -176,3 +176,12 @@ def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypa
     monkeypatch.setattr(grade, "filesystem_layer", lambda: "the kernel offers no Landlock")
     assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--require-sandbox"]) == 2
     assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
+
+
+def test_the_whole_submission_has_a_budget(tmp_path, softmax_source):
+    slow = softmax_source.replace("def softmax(x):\n", "def softmax(x):\n    __import__('time').sleep(0.7)\n")
+    (tmp_path / "slow.py").write_text(slow)
+    start = time.perf_counter()
+    row = grade_one("softmax", tmp_path / "slow.py", timeout=1.0, seed=1, budget=3.0)
+    assert not row.passed and "used up the 3 s the whole submission may take" in row.message, row.message
+    assert time.perf_counter() - start < 8.0                  # 16 probes at 0.7 s would take 11 s
