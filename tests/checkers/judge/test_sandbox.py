@@ -42,10 +42,10 @@ both_modes = pytest.mark.parametrize("namespaces", [
 PRELUDE = f"""
 import errno, importlib.util, json, os, sys
 ARGS = json.loads(sys.argv[1])
+spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
+landlock = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(landlock)
 if ARGS["landlock"]:
-    spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
-    landlock = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(landlock)
     landlock.restrict(ARGS["read"], [os.getcwd()])
 def attempt(name, action):
     try:
@@ -60,12 +60,14 @@ def attempt(name, action):
 
 
 def run_attack(body: str, private: Path, *, namespaces: bool, use_landlock: bool = True,
-               limits: Limits = Limits(), timeout: float = 60, **args) -> tuple[dict, object]:
+               limits: Limits = Limits(), timeout: float = 60, site: bool = False,
+               **args) -> tuple[dict, object]:
     """Run PRELUDE + body sandboxed in ``private``; the attempts' outcomes and the process."""
     private.mkdir(exist_ok=True)
     args = {"landlock": use_landlock, "read": [sys.base_prefix, sys.prefix], **args}
     code = PRELUDE + textwrap.dedent(body)
-    with spawn([sys.executable, "-I", "-S", "-c", code, json.dumps(args)], cwd=str(private),
+    flags = ["-I"] if site else ["-I", "-S"]
+    with spawn([sys.executable, *flags, "-c", code, json.dumps(args)], cwd=str(private),
                env={"PATH": os.defpath}, limits=limits, namespaces=namespaces) as sandboxed:
         out, err = sandboxed.process.communicate(timeout=timeout)
     outcomes = dict(json.loads(line) for line in out.decode().splitlines() if line.startswith("["))
@@ -559,3 +561,20 @@ def test_landlock_says_why_it_is_unavailable(monkeypatch):
     assert isinstance(caught.value, OSError)
     with pytest.raises(TypeError, match="sequences of paths"):
         landlock.restrict("/usr", [])
+
+
+@needs_landlock
+@both_modes
+def test_numpy_runs_under_landlock_with_the_interpreter_paths(tmp_path, namespaces):
+    """What the judge's worker does: restrict to interpreter_paths(), then import NumPy."""
+    body = """
+    read = landlock.interpreter_paths()
+    landlock.restrict(read, [os.getcwd()])
+    import numpy
+    print(json.dumps(["sum", float((numpy.ones((50, 50)) @ numpy.ones((50, 50))).sum())]))
+    attempt("package source", lambda: open(ARGS["package"]).read())
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=False, site=True,
+                             package=str(ROOT / "attention_edu" / "softmax.py"))
+    assert outcomes == {"sum": 125000.0, "package source": "EACCES"}
