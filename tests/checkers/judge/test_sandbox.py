@@ -310,6 +310,34 @@ def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
     assert not late.exists()
 
 
+def test_fallback_sweeps_the_session_when_the_launcher_is_killed(tmp_path):
+    """Without namespaces or Landlock a worker can SIGKILL its launcher; kill() still finds
+    the children left in the launcher's session (not one that called setsid: documented)."""
+    marker = uuid.uuid4().hex
+    late = tmp_path / "late.txt"
+    body = """
+    import signal, time
+    if os.fork() == 0:
+        time.sleep(ARGS["delay"])
+        open(ARGS["late"], "w").write("still here")
+        os._exit(0)
+    print(json.dumps(["forked", True]), flush=True)
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(60)
+    """
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 2, "marker": marker})
+    with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
+               cwd=str(tmp_path), env={}, namespaces=False) as sandboxed:
+        assert sandboxed.process.stdout.readline() == b'["forked", true]\n'
+        time.sleep(0.5)
+        assert len(processes_with(marker)) >= 1          # the orphaned child lives on
+        sandboxed.kill()
+        assert sandboxed.process.returncode == -signal.SIGKILL
+    assert processes_with(marker) == []
+    time.sleep(2.5)
+    assert not late.exists()
+
+
 def test_the_detach_attack_is_a_real_one(tmp_path):
     """Control: the same grandchild, started by a plain subprocess, writes its file."""
     late = tmp_path / "late.txt"
