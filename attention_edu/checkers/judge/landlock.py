@@ -31,6 +31,7 @@ import ctypes
 import os
 import platform
 import sys
+import sysconfig
 from typing import Sequence
 
 _SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
@@ -51,6 +52,9 @@ FS = {name: bit for name, bit, _ in _FS_RIGHTS}
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1          # ABI >= 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI >= 6
 
+# Where compiled extensions find their shared libraries, and the few devices Python opens.
+_SYSTEM_READ = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
+                "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/dev/null", "/dev/zero", "/dev/urandom")
 _READ = FS["EXECUTE"] | FS["READ_FILE"] | FS["READ_DIR"]
 _FILE_ONLY = FS["EXECUTE"] | FS["WRITE_FILE"] | FS["READ_FILE"] | FS["TRUNCATE"] | FS["IOCTL_DEV"]
 _NEVER = FS["MAKE_CHAR"] | FS["MAKE_BLOCK"] | FS["IOCTL_DEV"]   # devices stay out of reach
@@ -113,6 +117,23 @@ def abi_version() -> int:
         return _syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     except OSError:          # ENOSYS: not built in; EOPNOTSUPP: disabled at boot
         return 0
+
+
+def interpreter_paths() -> list[str]:
+    """What this interpreter needs to read to import the standard library and NumPy.
+
+    The installation's prefixes and ``sysconfig`` paths (so site-packages: a package installed
+    there, not in editable mode, is readable too), the system's library directories and the
+    dynamic loader's cache. Pass it, plus the submission, as :func:`restrict`'s ``read``.
+
+    Examples
+    --------
+    >>> sys.base_prefix in interpreter_paths()
+    True
+    """
+    paths = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, *_SYSTEM_READ}
+    paths |= {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return sorted(path for path in paths if path and os.path.exists(path))
 
 
 def handled_rights(abi: int) -> tuple[int, int, int]:

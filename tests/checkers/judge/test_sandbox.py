@@ -42,10 +42,10 @@ both_modes = pytest.mark.parametrize("namespaces", [
 PRELUDE = f"""
 import errno, importlib.util, json, os, sys
 ARGS = json.loads(sys.argv[1])
+spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
+landlock = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(landlock)
 if ARGS["landlock"]:
-    spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
-    landlock = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(landlock)
     landlock.restrict(ARGS["read"], [os.getcwd()])
 def attempt(name, action):
     try:
@@ -60,12 +60,14 @@ def attempt(name, action):
 
 
 def run_attack(body: str, private: Path, *, namespaces: bool, use_landlock: bool = True,
-               limits: Limits = Limits(), timeout: float = 60, **args) -> tuple[dict, object]:
+               limits: Limits = Limits(), timeout: float = 60, site: bool = False,
+               **args) -> tuple[dict, object]:
     """Run PRELUDE + body sandboxed in ``private``; the attempts' outcomes and the process."""
     private.mkdir(exist_ok=True)
     args = {"landlock": use_landlock, "read": [sys.base_prefix, sys.prefix], **args}
     code = PRELUDE + textwrap.dedent(body)
-    with spawn([sys.executable, "-I", "-S", "-c", code, json.dumps(args)], cwd=str(private),
+    flags = ["-I"] if site else ["-I", "-S"]
+    with spawn([sys.executable, *flags, "-c", code, json.dumps(args)], cwd=str(private),
                env={"PATH": os.defpath}, limits=limits, namespaces=namespaces) as sandboxed:
         out, err = sandboxed.process.communicate(timeout=timeout)
     outcomes = dict(json.loads(line) for line in out.decode().splitlines() if line.startswith("["))
@@ -303,6 +305,34 @@ def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
         assert len(processes_with(marker)) >= 3       # launcher, worker, grandchild
         if how == "exits":
             sandboxed.process.wait(timeout=30)
+    assert processes_with(marker) == []
+    time.sleep(2.5)
+    assert not late.exists()
+
+
+def test_fallback_sweeps_the_session_when_the_launcher_is_killed(tmp_path):
+    """Without namespaces or Landlock a worker can SIGKILL its launcher; kill() still finds
+    the children left in the launcher's session (not one that called setsid: documented)."""
+    marker = uuid.uuid4().hex
+    late = tmp_path / "late.txt"
+    body = """
+    import signal, time
+    if os.fork() == 0:
+        time.sleep(ARGS["delay"])
+        open(ARGS["late"], "w").write("still here")
+        os._exit(0)
+    print(json.dumps(["forked", True]), flush=True)
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(60)
+    """
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 2, "marker": marker})
+    with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
+               cwd=str(tmp_path), env={}, namespaces=False) as sandboxed:
+        assert sandboxed.process.stdout.readline() == b'["forked", true]\n'
+        time.sleep(0.5)
+        assert len(processes_with(marker)) >= 1          # the orphaned child lives on
+        sandboxed.kill()
+        assert sandboxed.process.returncode == -signal.SIGKILL
     assert processes_with(marker) == []
     time.sleep(2.5)
     assert not late.exists()
@@ -559,3 +589,20 @@ def test_landlock_says_why_it_is_unavailable(monkeypatch):
     assert isinstance(caught.value, OSError)
     with pytest.raises(TypeError, match="sequences of paths"):
         landlock.restrict("/usr", [])
+
+
+@needs_landlock
+@both_modes
+def test_numpy_runs_under_landlock_with_the_interpreter_paths(tmp_path, namespaces):
+    """What the judge's worker does: restrict to interpreter_paths(), then import NumPy."""
+    body = """
+    read = landlock.interpreter_paths()
+    landlock.restrict(read, [os.getcwd()])
+    import numpy
+    print(json.dumps(["sum", float((numpy.ones((50, 50)) @ numpy.ones((50, 50))).sum())]))
+    attempt("package source", lambda: open(ARGS["package"]).read())
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=False, site=True,
+                             package=str(ROOT / "attention_edu" / "softmax.py"))
+    assert outcomes == {"sum": 125000.0, "package source": "EACCES"}
