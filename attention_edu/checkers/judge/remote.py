@@ -130,21 +130,25 @@ class Remote:
         self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits)
         with _LOCK:
             _LIVE.add(self)
-        load = self._ask(self.config, max(10.0, self.timeout))
-        if "error" in load and "layers" not in load:
+        ready = self._ask(self.config, max(10.0, self.timeout))     # sent before the student's code runs
+        if "layers" not in ready or type(ready["layers"]) is not list:
+            return ready if "ended" in ready else {"error": "garbled", "ended": ("did not start", "harness.crash")}
+        self.layers = list(self.box.layers) + [str(layer)[:40] for layer in ready["layers"]]
+        load = self._ask(None, max(10.0, self.timeout))
+        if "ended" in load:
             return load
-        self.layers = list(self.box.layers) + [str(layer)[:40] for layer in load.get("layers", [])]
         self.violations = [str(v)[:300] for v in load.get("violations", [])]
-        return load
+        return {**load, "layers": self.layers}
 
-    def _ask(self, message: dict, seconds: float) -> dict:
+    def _ask(self, message: dict | None, seconds: float) -> dict:
         """Send one frame, read one reply; failures become {"error": ..., "ended": ...}."""
         box = self.box
         if box is None:
             return {"error": "ended", "ended": ("was ended: grading was interrupted", "harness.crash")}
         deadline = min(time.monotonic() + seconds, self.deadline)
         try:
-            protocol.send(box.process.stdin.fileno(), message)
+            if message is not None:
+                protocol.send(box.process.stdin.fileno(), message)
             reply = protocol.receive(box.process.stdout.fileno(), deadline, _REPLY_CAP)
             while type(reply) is dict and "helper" in reply:      # ae.softmax(...) from an earlier exercise
                 protocol.send(box.process.stdin.fileno(), self._helper(reply))

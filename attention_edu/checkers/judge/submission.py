@@ -191,4 +191,5 @@ def _escaped(row: Row) -> Row:
     for key, value in vars(row).items():
         setattr(row, key, escape(value))
     row.mistakes = [{k: escape(v) for k, v in m.items()} for m in row.mistakes]
+    row.sandbox = [escape(str(layer)) for layer in row.sandbox]     # reported by the worker: the student's reach
     return row

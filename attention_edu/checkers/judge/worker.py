@@ -172,13 +172,14 @@ def main():
     stdlib = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]]
     refuse = Refuse(allowed, config["message"], [p for p in packages + stdlib if os.path.isdir(p)])
     sys.meta_path.insert(0, refuse)
+    protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     printed = Printed(private)
     module = type(sys)("submission")
     module.__file__ = config["file"]
     if config["helpers"]:
         module.ae = Helpers(protocol, inp, out, config["helpers"])
     sys.modules["submission"] = module
-    reply = {"layers": layers, "landlock": reason, "cell_errors": [], "error": None}
+    reply = {"cell_errors": [], "error": None}
     for label, code in config["cells"]:
         try:
             exec(compile(code, label, "exec"), module.__dict__)
