@@ -26,6 +26,10 @@ protects, and what it does not:
   so a grader run as root bounds a fork bomb only through its PID namespace's ``pid_max``
   (301, Linux >= 6.14) and, without namespaces, not at all (``kill()`` still ends it all).
   Run the grader as an ordinary user.
+* **seccomp** (x86_64 and aarch64 Linux): ``socket(2)`` fails whatever the family, so the
+  worker reaches no unix socket by its path (a desktop's D-Bus, ``docker.sock``: Landlock up to
+  ABI 7 does not guard them) and sends no UDP even without a network namespace; system calls
+  of another ABI (i386, x32) kill it. Pipes and ``socketpair`` still work.
 
 **Landlock** (files, TCP, signals, see :mod:`.landlock`) is applied by the worker itself, so
 that it can first load its interpreter; the worker reports it. Setting
@@ -91,7 +95,7 @@ def available_layers() -> dict[str, str]:
     """Each layer -> ``"active ..."`` or ``"unavailable: <reason>"``, probed once per process.
 
     Layers: ``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``,
-    ``net-namespace``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
+    ``net-namespace``, ``seccomp``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
     not applied here: this says what the machine offers.
     """
     return dict(_probed())
@@ -169,7 +173,8 @@ def _kill_session(sid: int) -> None:
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
-          namespaces: bool = True, start_timeout: float = 30.0) -> Sandboxed:
+          namespaces: bool = True, seccomp: bool = True,
+          start_timeout: float = 30.0) -> Sandboxed:
     """Run ``argv`` in ``cwd`` with exactly ``env``, the rlimits and (where allowed) namespaces.
 
     Parameters
@@ -185,6 +190,9 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
     namespaces : bool
         False (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment) uses
         the fallback without namespaces.
+    seccomp : bool
+        False leaves out the filter that makes ``socket(2)`` fail (for tests of the other
+        layers alone).
 
     Returns
     -------
@@ -202,7 +210,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     config = {"namespaces": bool(namespaces) and sys.platform.startswith("linux"),
-              "limits": dataclasses.asdict(limits), "status_fd": status_w,
+              "seccomp": bool(seccomp), "limits": dataclasses.asdict(limits), "status_fd": status_w,
               "lifeline_fd": lifeline_r}
     try:
         process = subprocess.Popen(
