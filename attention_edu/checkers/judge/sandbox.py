@@ -38,6 +38,7 @@ worker) forces the fallback, for tests.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -158,18 +159,32 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _kill_session(sid: int) -> None:
-    """SIGKILL every process still in session ``sid`` (the fallback's last sweep)."""
+def _kill_session(sid: int, wait: float = 2.0) -> None:
+    """SIGKILL every process still in session ``sid`` and wait (briefly) until each is dead:
+    the fallback's last sweep, for a launcher that was killed before it could clean up."""
     if not os.path.isdir("/proc"):
         return
+    killed = [pid for pid, state, session in _processes() if session == sid and pid != sid]
+    for pid in killed:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(
+            state != "Z" for pid, state, _ in _processes() if pid in killed):
+        time.sleep(0.005)
+
+
+def _processes() -> list[tuple[int, str, int]]:
+    """(pid, state, session id) of every process /proc shows."""
+    found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as file:
                 fields = file.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid and int(entry) != sid:
-                os.kill(int(entry), signal.SIGKILL)
+            found.append((int(entry), fields[0], int(fields[3])))
         except (OSError, IndexError, ValueError):
             continue
+    return found
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),

@@ -150,6 +150,34 @@ def test_a_student_writes_only_its_private_directory(classroom, namespaces):
     assert (classroom / "private" / "done.txt").read_text() == "mine"
 
 
+METADATA = """
+attempt("chmod classmate", lambda: os.chmod(ARGS["classmate"], 0))
+attempt("utime classmate", lambda: os.utime(ARGS["classmate"], (0, 0)))
+attempt("chmod grader's cwd", lambda: os.chmod(ARGS["grader"], 0))
+attempt("xattr classmate", lambda: os.setxattr(ARGS["classmate"], "user.grade", b"A"))
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_a_student_cannot_lock_out_a_classmate_by_metadata(classroom, namespaces):
+    """Landlock (ABI <= 7) lets chmod/utime/xattrs through by any path: ``chmod 000`` on a
+    classmate's submission would fail that classmate's row. The seccomp filter stops it."""
+    classmate, grader = classroom / "class" / "bob.py", classroom / "grader"
+    before = classmate.stat(), grader.stat()
+    arguments = dict(classmate=str(classmate), grader=str(grader))
+    outcomes, _ = run_attack(METADATA, classroom / "private", namespaces=namespaces,
+                             **arguments)
+    assert set(outcomes.values()) == {"EACCES"}, outcomes
+    after = classmate.stat(), grader.stat()
+    assert [(s.st_mode, s.st_mtime_ns) for s in after] == [(s.st_mode, s.st_mtime_ns)
+                                                           for s in before]
+    control, _ = run_attack(METADATA, classroom / "control", namespaces=namespaces,
+                            seccomp=False, **arguments)          # Landlock alone: it works
+    assert control["chmod classmate"] == "done" and classmate.stat().st_mode & 0o777 == 0
+    classmate.chmod(0o644), grader.chmod(0o755)
+
+
 # ------------------------------------------------------------------ network
 
 @pytest.fixture
