@@ -28,8 +28,10 @@ protects, and what it does not:
   Run the grader as an ordinary user.
 * **seccomp** (x86_64 and aarch64 Linux): ``socket(2)`` fails whatever the family, so the
   worker reaches no unix socket by its path (a desktop's D-Bus, ``docker.sock``: Landlock up to
-  ABI 7 does not guard them) and sends no UDP even without a network namespace; system calls
-  of another ABI (i386, x32) kill it. Pipes and ``socketpair`` still work.
+  ABI 7 does not guard them) and sends no UDP even without a network namespace; ``chmod``,
+  ``chown``, ``utime`` and xattr calls fail too (Landlock lets them through by any path, so a
+  worker could ``chmod 000`` a classmate's submission), even in its private directory; system
+  calls of another ABI (i386, x32) kill it. Pipes and ``socketpair`` still work.
 
 **Landlock** (files, TCP, signals, see :mod:`.landlock`) is applied by the worker itself, so
 that it can first load its interpreter; the worker reports it. Setting
@@ -206,8 +208,8 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         False (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment) uses
         the fallback without namespaces.
     seccomp : bool
-        False leaves out the filter that makes ``socket(2)`` fail (for tests of the other
-        layers alone).
+        False leaves out the seccomp filter (sockets, metadata changes), for tests of the
+        other layers alone.
 
     Returns
     -------
