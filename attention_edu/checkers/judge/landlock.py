@@ -14,9 +14,10 @@ children; nothing it does afterwards can undo the restriction. The student's int
   judge, the launcher) nor connect to abstract unix sockets created outside it.
 * ``ptrace`` of a process outside the domain is denied by every ABI.
 
-What it does NOT stop: reading or writing through file descriptors it already holds (its
-pipes), metadata changes (``chmod``, ``chown``, ``utime``) of files it owns, UDP and unix
-sockets in the filesystem's reach below ABI 6, and memory or CPU use (see ``sandbox.py``).
+What it does NOT stop (up to ABI 7): reading or writing through file descriptors it already
+holds (its pipes), metadata changes (``chmod``, ``chown``, ``utime``) of files its user owns,
+connecting to a unix socket by its path (a desktop's D-Bus, ``docker.sock``), UDP, and memory
+or CPU use: the launcher's seccomp filter, namespaces and rlimits cover those (``sandbox.py``).
 The restriction applies to the calling thread and threads it starts later, so call
 :func:`restrict` before any thread is started (before importing NumPy, whose BLAS starts
 threads). This module imports only the standard library: the student's interpreter loads it

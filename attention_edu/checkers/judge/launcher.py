@@ -1,24 +1,19 @@
 """The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`.
 
-:func:`sandbox.spawn` starts this file with the worker's command line. It enters new user, PID
-and network namespaces where the kernel lets an unprivileged user (``unshare(2)`` through
-ctypes, since Python 3.11 has no ``os.unshare``; our uid and gid mapped onto themselves with
-``setgroups`` denied), becomes a child subreaper, forks the worker (PID 1 of the new PID
-namespace, dying with the launcher through ``PR_SET_PDEATHSIG``), applies the rlimits,
-``no_new_privs`` and, for a root launcher, ``SECBIT_NOROOT`` so the worker holds no
-capabilities (and, as the kernel exempts uid 0 from ``RLIMIT_NPROC``, a ``pid_max`` of 301 for
-its PID namespace where the kernel has one per namespace, Linux >= 6.14), and execs it. It then waits: when the worker ends, the judge sends SIGTERM, or the
-judge's lifeline pipe closes (the judge died), it kills the worker and every descendant still
-attached to it, and exits with the worker's status (killed by signal N: killed by N too).
-
-What the namespaces add over the fallback: a worker that is PID 1 takes everything in its
-namespace with it when it dies, whatever it did (``setsid``, double forks, subreapers), and it
-cannot see or signal the launcher or the judge. Without namespaces the subreaper catches every
-orphan as long as the launcher lives. Outside Linux only rlimits apply and only the worker
-itself is killed. Only the standard library is imported here.
+It enters new user, PID and network namespaces where an unprivileged user may (``unshare(2)``
+through ctypes: Python 3.11 has no ``os.unshare``; uid and gid mapped onto themselves,
+``setgroups`` denied), becomes a child subreaper and forks the worker: PID 1 of the new PID
+namespace, dying with the launcher (``PR_SET_PDEATHSIG``), with the rlimits, ``no_new_privs``,
+no capabilities for a root judge (``SECBIT_NOROOT``; and, as uid 0 is exempt from
+``RLIMIT_NPROC``, ``pid_max`` 301 in its PID namespace from Linux 6.14) and the seccomp filter.
+It then waits; when the worker ends, the judge sends SIGTERM or the judge's lifeline pipe
+closes (the judge died), it kills the worker and every descendant still attached and exits
+with the worker's status. Outside Linux only rlimits apply and only the worker is killed.
+Standard library only.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -26,6 +21,7 @@ import re
 import resource
 import select
 import signal
+import struct
 import sys
 
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace")
@@ -35,6 +31,13 @@ _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
+# seccomp per machine: AUDIT_ARCH; socket(2), chmod, chown, utime and xattr calls (denied)
+_DENIED_CALLS = {
+    "x86_64": (0xC000003E, (41, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235,
+                            260, 261, 268, 280, 452, 463, 466)),
+    "aarch64": (0xC00000B7, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT = 22, 2, 0x40000000
+_RET_ALLOW, _RET_EACCES, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000 | 13, 0x80000000
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
@@ -69,20 +72,32 @@ def _threads_of(uid: int) -> int:
 
 
 def _bound_root_namespace(processes: int) -> None:
-    """Cap the PID namespace's pid_max, the only process bound for uid 0 (the kernel exempts
-    the root user from RLIMIT_NPROC). pid_max is per PID namespace from Linux 6.14 only: on
-    older kernels the file is the host's, so it is left alone."""
+    """Cap pid_max, uid 0's only process bound; per PID namespace from Linux 6.14 (before,
+    the file is the host's and is left alone)."""
     release = re.match(r"(\d+)\.(\d+)", os.uname().release)
-    if os.getuid() != 0 or not release or tuple(map(int, release.groups())) < (6, 14):
-        return
-    try:
-        with open("/proc/sys/kernel/pid_max", "w") as file:
-            file.write(str(max(_PID_MAX_MIN, processes + 2)))
-    except OSError:
-        pass                       # a bound we could not add; RLIMIT_NPROC still applies
+    if os.getuid() == 0 and release and tuple(map(int, release.groups())) >= (6, 14):
+        with contextlib.suppress(OSError), open("/proc/sys/kernel/pid_max", "w") as file:
+            file.write(str(max(_PID_MAX_MIN, processes + 2)))  # failing: no bound, no harm
 
 
-def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> None:
+def _deny_calls() -> None:
+    """seccomp: ``socket(2)`` (pathname unix sockets, UDP) and metadata changes fail with
+    EACCES; a call of another ABI (i386, x32) kills the process."""
+    arch, denied = _DENIED_CALLS[os.uname().machine]
+    load, jump_eq, jump_ge, ret = 0x20, 0x15, 0x35, 0x06    # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
+    deny, kill = 5 + len(denied), 6 + len(denied)       # positions of the last two returns
+    program = [                     # (code, jump if true, jump if false, operand)
+        (load, 0, 0, 4), (jump_eq, 0, kill - 2, arch),                # seccomp_data.arch
+        (load, 0, 0, 0), (jump_ge, kill - 4, 0, _X32_SYSCALL_BIT),    # seccomp_data.nr
+        *((jump_eq, deny - 5 - i, 0, number) for i, number in enumerate(denied)),
+        (ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_EACCES), (ret, 0, 0, _RET_KILL_PROCESS)]
+    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in program))
+    fprog = ctypes.create_string_buffer(struct.pack("HP", len(program), ctypes.addressof(code)))
+    _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
+
+
+def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool,
+                    filter_sockets: bool) -> None:
     mib = 1 << 20
     if own_user_namespace:
         _bound_root_namespace(limits["processes"])
@@ -102,10 +117,10 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool) -> 
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
                      (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
-            try:
+            with contextlib.suppress(OSError):   # EPERM: no capabilities to give up at all
                 _libc_call("prctl", *args)
-            except OSError:
-                pass               # EPERM: no capabilities to give up in the first place
+        if filter_sockets:
+            _deny_calls()
     os.execvp(argv[0], argv)
 
 
@@ -116,25 +131,24 @@ def _children() -> list[int]:
         with open(f"/proc/self/task/{os.getpid()}/children") as file:
             return [int(pid) for pid in file.read().split()]
     except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
-        found = []
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{entry}/stat") as file:
-                    ppid = int(file.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            found += [int(entry)] * (ppid == os.getpid())
-        return found
+        return [int(entry) for entry in filter(str.isdigit, os.listdir("/proc"))
+                if _parent_of(entry) == os.getpid()]
+
+
+def _parent_of(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return int(file.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
 
 
 def _kill_descendants() -> None:
     """Kill every child until none is left; orphans reparent to us (subreaper) meanwhile."""
     while True:
         for pid in _children():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         try:
             os.waitpid(-1, 0)
         except ChildProcessError:
@@ -165,6 +179,8 @@ def _launch(config: dict, argv: list[str]) -> None:
             layers, own = list(NAMESPACE_LAYERS), True
         except OSError as error:
             layers = [f"namespaces refused: {error}"]
+    if config["seccomp"] and _LINUX and os.uname().machine in _DENIED_CALLS:
+        layers.append("seccomp")
     if _LINUX:
         _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     wake_r, wake_w = os.pipe()
@@ -184,7 +200,7 @@ def _launch(config: dict, argv: list[str]) -> None:
                 os._exit(125)
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
-            _limit_and_exec(argv, config["limits"], own)
+            _limit_and_exec(argv, config["limits"], own, "seccomp" in layers)
         except BaseException as error:  # noqa: BLE001 - report any failure, never run on
             os.write(2, f"sandbox: cannot start {argv[0]!r}: {error}\n".encode())
         os._exit(127)
@@ -207,9 +223,10 @@ def _launch(config: dict, argv: list[str]) -> None:
 
 def _probe() -> dict:
     """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
-    found = {"rlimits": "active" if os.getuid() else (
-        "active (uid 0 is exempt from the process limit; a PID namespace's pid_max bounds it"
-        " from Linux 6.14)")}
+    found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
+                                    " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
+    known = _LINUX and os.uname().machine in _DENIED_CALLS
+    found["seccomp"] = "active" if known else f"unavailable: {sys.platform} {os.uname().machine}"
     if not _LINUX:
         return {**found, **dict.fromkeys(NAMESPACE_LAYERS, f"unavailable: {sys.platform}")}
     try:

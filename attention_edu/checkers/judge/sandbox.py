@@ -26,6 +26,12 @@ protects, and what it does not:
   so a grader run as root bounds a fork bomb only through its PID namespace's ``pid_max``
   (301, Linux >= 6.14) and, without namespaces, not at all (``kill()`` still ends it all).
   Run the grader as an ordinary user.
+* **seccomp** (x86_64 and aarch64 Linux): ``socket(2)`` fails whatever the family, so the
+  worker reaches no unix socket by its path (a desktop's D-Bus, ``docker.sock``: Landlock up to
+  ABI 7 does not guard them) and sends no UDP even without a network namespace; ``chmod``,
+  ``chown``, ``utime`` and xattr calls fail too (Landlock lets them through by any path, so a
+  worker could ``chmod 000`` a classmate's submission), even in its private directory; system
+  calls of another ABI (i386, x32) kill it. Pipes and ``socketpair`` still work.
 
 **Landlock** (files, TCP, signals, see :mod:`.landlock`) is applied by the worker itself, so
 that it can first load its interpreter; the worker reports it. Setting
@@ -34,6 +40,7 @@ worker) forces the fallback, for tests.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -91,7 +98,7 @@ def available_layers() -> dict[str, str]:
     """Each layer -> ``"active ..."`` or ``"unavailable: <reason>"``, probed once per process.
 
     Layers: ``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``,
-    ``net-namespace``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
+    ``net-namespace``, ``seccomp``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
     not applied here: this says what the machine offers.
     """
     return dict(_probed())
@@ -154,22 +161,37 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _kill_session(sid: int) -> None:
-    """SIGKILL every process still in session ``sid`` (the fallback's last sweep)."""
+def _kill_session(sid: int, wait: float = 2.0) -> None:
+    """SIGKILL every process still in session ``sid`` and wait (briefly) until each is dead:
+    the fallback's last sweep, for a launcher that was killed before it could clean up."""
     if not os.path.isdir("/proc"):
         return
+    killed = [pid for pid, state, session in _processes() if session == sid and pid != sid]
+    for pid in killed:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(
+            state != "Z" for pid, state, _ in _processes() if pid in killed):
+        time.sleep(0.005)
+
+
+def _processes() -> list[tuple[int, str, int]]:
+    """(pid, state, session id) of every process /proc shows."""
+    found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as file:
                 fields = file.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid and int(entry) != sid:
-                os.kill(int(entry), signal.SIGKILL)
+            found.append((int(entry), fields[0], int(fields[3])))
         except (OSError, IndexError, ValueError):
             continue
+    return found
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
-          namespaces: bool = True, start_timeout: float = 30.0) -> Sandboxed:
+          namespaces: bool = True, seccomp: bool = True,
+          start_timeout: float = 30.0) -> Sandboxed:
     """Run ``argv`` in ``cwd`` with exactly ``env``, the rlimits and (where allowed) namespaces.
 
     Parameters
@@ -185,6 +207,9 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
     namespaces : bool
         False (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment) uses
         the fallback without namespaces.
+    seccomp : bool
+        False leaves out the seccomp filter (sockets, metadata changes), for tests of the
+        other layers alone.
 
     Returns
     -------
@@ -202,7 +227,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     config = {"namespaces": bool(namespaces) and sys.platform.startswith("linux"),
-              "limits": dataclasses.asdict(limits), "status_fd": status_w,
+              "seccomp": bool(seccomp), "limits": dataclasses.asdict(limits), "status_fd": status_w,
               "lifeline_fd": lifeline_r}
     try:
         process = subprocess.Popen(

@@ -33,6 +33,8 @@ needs_landlock = pytest.mark.skipif(
     landlock.abi_version() < 1, reason=f"landlock: {LAYERS['landlock']}")
 needs_namespaces = pytest.mark.skipif(
     not LAYERS["pid-namespace"].startswith("active"), reason=f"namespaces: {LAYERS['pid-namespace']}")
+needs_seccomp = pytest.mark.skipif(
+    not LAYERS["seccomp"].startswith("active"), reason=f"seccomp: {LAYERS['seccomp']}")
 both_modes = pytest.mark.parametrize("namespaces", [
     pytest.param(True, marks=needs_namespaces, id="namespaces"),
     pytest.param(False, id="fallback")])
@@ -61,14 +63,15 @@ def attempt(name, action):
 
 def run_attack(body: str, private: Path, *, namespaces: bool, use_landlock: bool = True,
                limits: Limits = Limits(), timeout: float = 60, site: bool = False,
-               **args) -> tuple[dict, object]:
+               seccomp: bool = True, **args) -> tuple[dict, object]:
     """Run PRELUDE + body sandboxed in ``private``; the attempts' outcomes and the process."""
     private.mkdir(exist_ok=True)
     args = {"landlock": use_landlock, "read": [sys.base_prefix, sys.prefix], **args}
     code = PRELUDE + textwrap.dedent(body)
     flags = ["-I"] if site else ["-I", "-S"]
     with spawn([sys.executable, *flags, "-c", code, json.dumps(args)], cwd=str(private),
-               env={"PATH": os.defpath}, limits=limits, namespaces=namespaces) as sandboxed:
+               env={"PATH": os.defpath}, limits=limits, namespaces=namespaces,
+               seccomp=seccomp) as sandboxed:
         out, err = sandboxed.process.communicate(timeout=timeout)
     outcomes = dict(json.loads(line) for line in out.decode().splitlines() if line.startswith("["))
     assert outcomes or sandboxed.process.returncode != 0, err.decode()
@@ -147,6 +150,34 @@ def test_a_student_writes_only_its_private_directory(classroom, namespaces):
     assert (classroom / "private" / "done.txt").read_text() == "mine"
 
 
+METADATA = """
+attempt("chmod classmate", lambda: os.chmod(ARGS["classmate"], 0))
+attempt("utime classmate", lambda: os.utime(ARGS["classmate"], (0, 0)))
+attempt("chmod grader's cwd", lambda: os.chmod(ARGS["grader"], 0))
+attempt("xattr classmate", lambda: os.setxattr(ARGS["classmate"], "user.grade", b"A"))
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_a_student_cannot_lock_out_a_classmate_by_metadata(classroom, namespaces):
+    """Landlock (ABI <= 7) lets chmod/utime/xattrs through by any path: ``chmod 000`` on a
+    classmate's submission would fail that classmate's row. The seccomp filter stops it."""
+    classmate, grader = classroom / "class" / "bob.py", classroom / "grader"
+    before = classmate.stat(), grader.stat()
+    arguments = dict(classmate=str(classmate), grader=str(grader))
+    outcomes, _ = run_attack(METADATA, classroom / "private", namespaces=namespaces,
+                             **arguments)
+    assert set(outcomes.values()) == {"EACCES"}, outcomes
+    after = classmate.stat(), grader.stat()
+    assert [(s.st_mode, s.st_mtime_ns) for s in after] == [(s.st_mode, s.st_mtime_ns)
+                                                           for s in before]
+    control, _ = run_attack(METADATA, classroom / "control", namespaces=namespaces,
+                            seccomp=False, **arguments)          # Landlock alone: it works
+    assert control["chmod classmate"] == "done" and classmate.stat().st_mode & 0o777 == 0
+    classmate.chmod(0o644), grader.chmod(0o755)
+
+
 # ------------------------------------------------------------------ network
 
 @pytest.fixture
@@ -176,16 +207,19 @@ attempt("connect", connect)
 """
 
 
-@pytest.mark.parametrize("namespaces, use_landlock, refusal", [
-    pytest.param(False, True, "EACCES", marks=needs_landlock, id="landlock-alone"),
-    pytest.param(True, False, "ENETUNREACH", marks=needs_namespaces, id="net-namespace-alone"),
+@pytest.mark.parametrize("namespaces, use_landlock, seccomp, refusal", [
+    pytest.param(False, True, False, "EACCES", marks=needs_landlock, id="landlock-alone"),
+    pytest.param(True, False, False, "ENETUNREACH", marks=needs_namespaces,
+                 id="net-namespace-alone"),
+    pytest.param(False, False, True, "EACCES", marks=needs_seccomp, id="seccomp-alone"),
 ])
 def test_a_student_cannot_reach_a_server_on_loopback(tmp_path, server, namespaces,
-                                                     use_landlock, refusal):
+                                                     use_landlock, seccomp, refusal):
     if use_landlock and landlock.abi_version() < 4:
         pytest.skip(f"Landlock ABI {landlock.abi_version()} < 4 has no TCP rules")
     outcomes, _ = run_attack(CONNECT, tmp_path / "private", namespaces=namespaces,
-                             use_landlock=use_landlock, port=server.getsockname()[1])
+                             use_landlock=use_landlock, seccomp=seccomp,
+                             port=server.getsockname()[1])
     assert outcomes["connect"] == refusal
     assert not someone_connected(server)
 
@@ -193,9 +227,49 @@ def test_a_student_cannot_reach_a_server_on_loopback(tmp_path, server, namespace
 def test_the_network_attack_is_a_real_one(tmp_path, server):
     """Control: with no layer at all, the same worker does connect."""
     outcomes, _ = run_attack(CONNECT, tmp_path / "private", namespaces=False,
-                             use_landlock=False, port=server.getsockname()[1])
+                             use_landlock=False, seccomp=False, port=server.getsockname()[1])
     assert outcomes["connect"] == "done"
     assert someone_connected(server)
+
+
+UNIX_AND_UDP = """
+import socket
+def unix():
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(ARGS["path"])
+def udp():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        client.sendto(b"forged row", ("127.0.0.1", ARGS["port"]))
+attempt("unix socket by path", unix)
+attempt("udp", udp)
+attempt("socketpair", lambda: socket.socketpair()[0].close())
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_a_student_reaches_no_unix_socket_and_sends_no_udp(tmp_path, namespaces):
+    """Landlock (ABI <= 7) and the network namespace let a pathname unix socket through (a
+    desktop's D-Bus, docker.sock); the seccomp filter stops it, and UDP, in both modes."""
+    path = tmp_path / "service.sock"
+    with socket.socket(socket.AF_UNIX) as service, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        service.bind(str(path))
+        service.listen(1)
+        service.setblocking(False)
+        udp.bind(("127.0.0.1", 0))
+        udp.setblocking(False)
+        arguments = dict(path=str(path), port=udp.getsockname()[1])
+        outcomes, _ = run_attack(UNIX_AND_UDP, tmp_path / "private", namespaces=namespaces,
+                                 **arguments)
+        assert outcomes == {"unix socket by path": "EACCES", "udp": "EACCES",
+                            "socketpair": "done"}
+        assert not someone_connected(service)
+        with pytest.raises(BlockingIOError):
+            udp.recv(64)
+        control, _ = run_attack(UNIX_AND_UDP, tmp_path / "control", namespaces=namespaces,
+                                seccomp=False, **arguments)
+        assert control["unix socket by path"] == "done" and someone_connected(service)
 
 
 # ------------------------------------------------------------------ the judge's processes
@@ -500,16 +574,16 @@ def test_spawn_passes_exactly_the_environment_and_directory_given(tmp_path, monk
     environment, cwd = json.loads(out)
     environment.pop("LC_CTYPE", None)                 # Python's own C-locale coercion
     assert environment == {"LANG": "C.UTF-8"} and cwd == str(tmp_path)
-    assert sandboxed.layers == ["rlimits"]            # the switch, read in the judge, held
+    assert sandboxed.layers == ["seccomp", "rlimits"]  # the switch, read in the judge, held
 
 
 @needs_namespaces
 def test_layers_report_what_is_active():
     assert set(LAYERS) >= {"landlock", "user-namespace", "pid-namespace", "net-namespace",
-                           "rlimits"}
+                           "seccomp", "rlimits"}
     assert all(value.startswith(("active", "unavailable: ")) for value in LAYERS.values())
     with spawn([sys.executable, "-c", "pass"], cwd=os.getcwd(), env={}) as sandboxed:
-        assert sandboxed.layers == [*sandbox.NAMESPACE_LAYERS, "rlimits"]
+        assert sandboxed.layers == [*sandbox.NAMESPACE_LAYERS, "seccomp", "rlimits"]
         assert sandboxed.process.wait(timeout=30) == 0
 
 
