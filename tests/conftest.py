@@ -127,3 +127,21 @@ def cell_output_text(cell: dict, mimes: tuple[str, ...] = ("text/plain", "text/h
             if mime in out.get("data", {}):
                 parts.append(cell_source({"source": out["data"][mime]}))
     return "\n".join(parts)
+
+
+#: A correct softmax over the last axis (a fully masked row comes out as zeros), as submitted.
+SOFTMAX_SOURCE = '''
+import numpy as np
+
+def softmax(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+'''
+
+
+@pytest.fixture(scope="session")
+def softmax_source() -> str:
+    """The source of a correct softmax submission (:data:`SOFTMAX_SOURCE`)."""
+    return SOFTMAX_SOURCE

@@ -26,6 +26,7 @@ PROBES: dict[str, str] = {
     "batched": "other ranks: 1-D, batched 3-D and 4-D",
     "stability": "large logits (about 1000)",
     "masks": "masks, including a fully masked row",
+    "hidden": "hidden cases drawn from this grading run's seed",
     "properties": "properties and metamorphic relations",
     "determinism": "determinism",
 }
@@ -76,6 +77,7 @@ class Exercise:
     dtype_hint: str = "Return floating-point numbers (float64 or float32)."
     notebook: str = ""       # the exercise notebook that asks for it (its file name without .ipynb)
     number: int = 1          # its exercise number in that notebook
+    allowed_imports: tuple[str, ...] = ("numpy", "math")   # what a graded submission may import
 
     @property
     def function(self) -> str:

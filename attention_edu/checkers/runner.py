@@ -23,6 +23,7 @@ from .diagnosis.compare import as_host, close
 from .diagnosis.report import rank_of, report
 from .diagnosis.identity import fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
+from .hidden import hidden_cases
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
 
@@ -154,31 +155,34 @@ def _covered(exercise: Exercise, cases: list[Case]) -> str:
     return "; ".join(parts)
 
 
-def run_checker(exercise: Exercise, fn: Callable, strict: bool | None = None,
-                timeout: float | None = None, memory_mb: float | None = None) -> CheckResult:
+def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
+                timeout: float | None = None, memory_mb: float | None = None,
+                invoke: Callable[..., Outcome] | None = None, seed: int | None = None) -> CheckResult:
     """Run every probe of ``exercise`` on ``fn``; report every distinct mistake (see module doc).
 
     Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
-    3) and ``memory_mb`` megabytes of extra memory (default 1024).
+    3) and ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke``
+    instead (its sandboxed interpreter) and a ``seed`` that adds hidden cases (:mod:`.hidden`).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)
     log: list[Outcome] = []
     with np.errstate(all="ignore"):
-        if not callable(fn):
+        if invoke is None and not callable(fn):
             result = CheckResult(exercise.name, False, True,
                                  f"expected your function itself, got a {type(fn).__name__}",
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
-            invoke = functools.partial(call, fn, timeout=timeout, memory_mb=memory)
-            result = _run(exercise, invoke, timeout, log)
+            invoke = invoke or functools.partial(call, fn, timeout=timeout, memory_mb=memory)
+            result = _run(exercise, invoke, timeout, log, seed)
     return finish(result, strict)
 
 
-def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome]) -> CheckResult:
+def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
+         seed: int | None = None) -> CheckResult:
     """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
-    cases = exercise.cases()
+    cases = exercise.cases() + hidden_cases(exercise, seed)
     total = len(cases) + len(exercise.properties) + 1           # the cases, the properties, determinism
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     runs_by_rank: dict[int, list[bool]] = {}

@@ -9,22 +9,12 @@ import textwrap
 
 import pytest
 
-RIGHT = """
-import numpy as np
-
-def softmax(x):
-    top = np.max(x, axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-    total = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(total > 0, total, 1.0)
-"""
-
 SUBMISSIONS = {
-    "right.py": RIGHT,
+    "right.py": "{right}",
     "wrong_axis.py": "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n",
     "stub.py": "def softmax(x):\n    raise NotImplementedError\n",
     "exits.py": "import os\n\ndef softmax(x):\n    os._exit(0)\n",
-    "exits_on_import.py": "import os\nos._exit(1)\n" + RIGHT,
+    "exits_on_import.py": "import os\nos._exit(1)\n{right}",
     "loops.py": "def softmax(x):\n    while True:\n        pass\n",
     "segfault.py": "import ctypes\n\ndef softmax(x):\n    return ctypes.string_at(0)\n",
     "syntax_error.py": "def softmax(x)\n    return x\n",
@@ -47,15 +37,15 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
+def folder(tmp_path_factory, softmax_source):
     root = tmp_path_factory.mktemp("submissions")
     for name, source in SUBMISSIONS.items():
-        (root / name).write_text(textwrap.dedent(source))
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": RIGHT},
+        (root / name).write_text(textwrap.dedent(source).replace("{right}", softmax_source))
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": softmax_source},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "from attention_edu.checkers import check_softmax\ncheck_softmax(softmax)"},
              {"cell_type": "code", "metadata": {"tags": ["demo"]}, "execution_count": None, "outputs": [],
-              "source": "import os\nos._exit(0)"},
+              "source": "import matplotlib.pyplot as plt\nTINY = np.finfo(np.float64).tiny\nplt.plot([1, TINY])"},
              {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
               "source": "%timeit softmax(np.ones(3))"}]
     (root / "notebook.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
@@ -71,7 +61,7 @@ def test_every_row_is_right(folder, console_script):
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
                            "--jobs", "2", "--timeout", "1"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "grading softmax" in done.stderr                      # the progress bar
+    assert "sandbox layers:" in done.stderr
     rows = _rows_by_file(json.loads(done.stdout))
     assert set(rows) == set(EXPECTED)
     for name, (passed, attempted, status, hint_id, probe, error) in EXPECTED.items():
@@ -80,7 +70,7 @@ def test_every_row_is_right(folder, console_script):
         assert got == (passed, attempted, status, hint_id, probe), f"{name}: {row}"
         assert (row["error"] is None) == (error is None) and (error is None or error in row["error"]), row
         assert set(row) >= {"file", "passed", "attempted", "hint_id", "probe", "seconds", "error"}
-    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 14
+    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 16        # 14 public + 2 hidden
     assert rows["wrong_axis.py"]["probes_passed"] == 0
 
 
@@ -90,7 +80,8 @@ def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
     done = subprocess.run([console_script, "grade", *files, "--exercise", "check_softmax", "--csv", str(book),
                            "--no-progress"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stderr == "" and "1 of 2 submissions passed" in done.stdout
+    assert done.stderr.startswith("graded 2 of 2 with seed ") and "1 of 2 submissions passed" in done.stdout
+    assert "wrote 2 rows to" in done.stdout
     with open(book, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["status"] for r in rows] == ["passed", "not attempted"]
@@ -100,6 +91,7 @@ def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["--exercise", "softmaks"], "unknown exercise"),
     (["--exercise", "softmax", "--jobs", "0"], "--jobs must be at least 1"),
+    (["/nonexistent/folder", "--exercise", "softmax"], "no such file or folder: /nonexistent/folder"),
 ])
 def test_usage_errors_exit_2(folder, console_script, argv, message):
     done = subprocess.run([console_script, "grade", str(folder / "right.py"), *argv], capture_output=True,

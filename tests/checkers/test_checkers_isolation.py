@@ -22,21 +22,15 @@ import pytest
 LIMIT = 0.5                      # seconds per call given to the checker
 MEMORY = 256                     # megabytes per call given to the checker
 
-GOOD = """
-def softmax(x):
-    top = np.max(x, axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-    total = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(total > 0, total, 1.0)
-"""
-
 # name -> (module source defining softmax, text the verdict must contain, hint id or None)
 HOSTILE = {
     "os_exit_at_call": ("def softmax(x):\n    os._exit(0)\n", "os._exit(0)", "harness.exit"),
-    "os_exit_at_import": ("os._exit(0)\n" + GOOD, "os._exit(0)", "harness.exit"),
+    "os_exit_at_import": ("os._exit(0)\n{good}", "os._exit(0)", "harness.exit"),
     "sys_exit": ("def softmax(x):\n    sys.exit(3)\n", "sys.exit(3)", "error.exit"),
-    "sigkill_self": ("def softmax(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n", "SIGKILL", "harness.crash"),
-    "segfault": ("def softmax(x):\n    return ctypes.string_at(0)\n", "segmentation fault", "harness.crash"),
+    # (in the judge's PID namespace the worker is PID 1, deaf to its own SIGKILL: abort() then crashes it)
+    "sigkill_self": ("def softmax(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n    os.abort()\n",
+                     "check softmax: failed.", "harness.crash"),
+    "segfault": ("def softmax(x):\n    faulthandler._sigsegv()\n    os.abort()\n", "segmentation fault", "harness.crash"),
     "c_loop": ("def softmax(x):\n    return sum(itertools.count())\n", f"stopped after {LIMIT:g} s",
                "harness.timeout"),
     "python_loop": ("def softmax(x):\n    while True:\n        x = x + 1\n", f"stopped after {LIMIT:g} s",
@@ -44,19 +38,19 @@ HOSTILE = {
     "memory_bomb": ("def softmax(x):\n    return [np.empty(2**23) for _ in range(10**5)]\n",
                     "ran out of memory", "harness.memory"),
     "output_flood": ("def softmax(x):\n    while True:\n        print('spam ' * 1000)\n",
-                     f"stopped after {LIMIT:g} s", "harness.timeout"),
+                     "failed", None),
     "numpy_state": ("def softmax(x):\n    np.seterr(all='raise')\n    np.set_printoptions(precision=1)\n"
                     "    np.exp = np.sin\n    np.sum = None\n    return x\n", "not match", None),
 }
-HEADER = "import ctypes, itertools, os, signal, sys\nimport numpy as np\n"
+HEADER = "import faulthandler, itertools, os, signal, sys\nimport numpy as np\n"
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
+def folder(tmp_path_factory, softmax_source):
     root = tmp_path_factory.mktemp("hostile")
     for name, (source, _, _) in HOSTILE.items():
-        (root / f"{name}.py").write_text(HEADER + textwrap.dedent(source))
-    (root / "good.py").write_text(HEADER + GOOD)
+        (root / f"{name}.py").write_text(HEADER + textwrap.dedent(source).replace("{good}", softmax_source))
+    (root / "good.py").write_text(HEADER + softmax_source)
     return root
 
 
@@ -136,9 +130,9 @@ def test_output_is_captured_and_trimmed():
     assert outcome.printed.count("x") == OUTPUT_LIMIT and "more bytes not kept" in outcome.printed
 
 
-def test_a_notebook_submission_runs_without_its_check_cells(tmp_path, console_script):
+def test_a_notebook_submission_runs_without_its_check_cells(tmp_path, console_script, softmax_source):
     cells = [{"cell_type": "code", "metadata": {}, "source": "import os\nimport numpy as np\n"},
-             {"cell_type": "code", "metadata": {}, "source": GOOD},
+             {"cell_type": "code", "metadata": {}, "source": softmax_source},
              {"cell_type": "code", "metadata": {}, "source": "check_softmax(softmax)"},
              {"cell_type": "code", "metadata": {"tags": ["demo"]}, "source": "os._exit(0)"}]
     path = tmp_path / "exercise.ipynb"

@@ -1,12 +1,12 @@
 """``attention-edu check EXERCISE FILE``: run one checker on a function defined in a file.
 
-FILE is a ``.py`` file or an exercise notebook. The file is never imported
-into this process: every call runs it in a child process first (see
-:mod:`.harness`), so an exit, a crash or a hang at import or call time is a
-failed check with its reason. Exit codes: 0 only when every probe ran and
-passed; 1 when the check failed, was not attempted (a stub), or the file
-could not be run; 2 for usage errors (unknown exercise, missing file, no
-such function). ``attention-edu check --list`` lists the exercises.
+FILE is a ``.py`` file or an exercise notebook. The file is never imported into this process:
+it runs once in a sandboxed interpreter of its own (see :mod:`.remote`), which answers the
+probes' calls, so an exit, a crash or a hang is a failed check with its reason. Each run adds
+hidden cases from a fresh seed (``--seed S`` repeats one). ``--verbose`` says which sandbox
+layers were active. Exit codes: 0 only when every probe ran and passed; 1 when the check
+failed, was not attempted (a stub), or the file could not be run; 2 for usage errors (unknown
+exercise, missing file, no such function). ``attention-edu check --list`` lists the exercises.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import sys
 from typing import Any
 
 from ...arguments import positive_seconds
-from .submission import grade_one
+from ..hidden import fresh_seed
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from .submission import grade_one
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "filesystem_layer"]
 
 
 def register(subparsers: Any) -> None:
@@ -27,11 +28,13 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "check", help="check an exercise solution defined in a Python file or notebook",
         description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), "
-                    "isolated in child processes. Exit status: 0 pass, 1 fail or not attempted, "
-                    "2 usage error.")
+                    "in a sandboxed interpreter of its own. Exit status: 0 pass, 1 fail or not "
+                    "attempted, 2 usage error.")
     parser.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
     parser.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
     add_submission_options(parser, "name of the function in FILE (default: the exercise's own name)")
+    parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
+    parser.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
     parser.add_argument("--list", action="store_true", help="list the exercises and exit")
     parser.set_defaults(run=run)
 
@@ -43,6 +46,13 @@ def add_submission_options(parser: argparse.ArgumentParser, function_help: str) 
                         help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
+
+
+def filesystem_layer() -> str | None:
+    """None when Landlock can restrict the student's interpreter here, else why not."""
+    from .landlock import abi_version
+
+    return None if abi_version() else "the kernel offers no Landlock"
 
 
 def _usage(message: str) -> int:
@@ -65,10 +75,13 @@ def run(args: argparse.Namespace) -> int:
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage(f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
-    row = grade_one(name, args.file, args.function, args.timeout, args.memory)
+    seed = fresh_seed() if args.seed is None else args.seed
+    row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed=seed)
     if row.usage:
         hint = "" if row.error.startswith("no such file") else (
             f"; name it {EXERCISES[name].function} or pass --function NAME")
         return _usage(row.error + hint)
     print(row.message)
+    if args.verbose:
+        print(f"(hidden cases drawn with seed {seed}; sandbox layers: {', '.join(row.sandbox) or 'none'})")
     return 0 if row.passed and row.error is None else 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import dataclasses
 import pickle
 import time
 import traceback
@@ -27,6 +28,7 @@ from typing import Any, Callable
 
 from ...backend import host_numpy as np
 from ...backend import to_numpy
+from .protocol import plain
 from .isolation import OUTPUT_LIMIT, START_METHOD_ENV, run_isolated, start_method, unlimit_memory
 
 __all__ = ["Outcome", "ErrorInfo", "call", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB", "OUTPUT_LIMIT",
@@ -106,34 +108,6 @@ def _same(a: Any, b: Any) -> bool:
         return True
 
 
-def _portable(value: Any) -> Any:
-    """The value in a form that pickles: arrays of any backend become NumPy, the rest a marker."""
-    if isinstance(value, tuple):
-        return tuple(_portable(v) for v in value)
-    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str, np.ndarray, np.generic)):
-        return value
-    if isinstance(value, list):
-        return [_portable(v) for v in value]
-    try:
-        host = to_numpy(value)
-        if isinstance(host, np.ndarray):
-            return host
-    except Exception:
-        pass
-    try:
-        pickle.dumps(value)
-        return value
-    except Exception:
-        return _Unpicklable(type(value).__name__)
-
-
-@dataclass(frozen=True)
-class _Unpicklable:
-    """Stands for a returned object that could not cross the process boundary."""
-
-    type_name: str
-
-
 def _run(fn: Callable, args: tuple, names: tuple[str, ...]) -> dict:
     """Call ``fn`` on copies of ``args``; everything the caller needs, as plain data."""
     copies = copy.deepcopy(args)
@@ -153,15 +127,13 @@ def _run(fn: Callable, args: tuple, names: tuple[str, ...]) -> dict:
         report["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
     report["mutated"] = [name for name, a, c in zip(names, args, copies) if not _same(a, c)]
     unlimit_memory()
-    report["value"] = _portable(report.get("value"))
-    try:
-        pickle.dumps(report["value"])
-    except Exception as err:  # e.g. a returned object whose pickling fails half-way
-        report["value"] = _Unpicklable(f"{type(report['value']).__name__} ({type(err).__name__})")
+    report["value"] = plain(report.get("value"))       # a subclass or an object: described, not sent
+    if "error" in report:
+        report["error"] = dataclasses.asdict(report["error"])
     return report
 
 
-def _ending(exitcode: int | None) -> tuple[str, str]:
+def ending(exitcode: int | None) -> tuple[str, str]:
     """(words, hint id) for a child that ended without reporting."""
     if exitcode is not None and exitcode >= 0:
         return (f"ended the process with os._exit({exitcode}) (or another hard exit) instead of "
@@ -176,6 +148,8 @@ def _ending(exitcode: int | None) -> tuple[str, str]:
 def _inline(fn: Callable, args: tuple, names: tuple[str, ...]) -> Outcome:
     """Last resort (spawn platforms, unpicklable function): call in this process, no protection."""
     report = _run(fn, args, names)
+    if "error" in report:
+        report["error"] = ErrorInfo(**{**report["error"], "bases": tuple(report["error"]["bases"])})
     return Outcome(value=report.get("value"), error=report.get("error"), warnings=report["warnings"],
                    mutated=report["mutated"], seconds=report["seconds"], isolated=False)
 
@@ -219,11 +193,11 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
     ended = run_isolated(functools.partial(_run, fn, args, names), timeout, memory_mb, method)
     printed, size = ended.printed, ended.printed_bytes
     if ended.timed_out or ended.report is None:
-        words, hint_id = ("", None) if ended.timed_out else _ending(ended.exitcode)
+        words, hint_id = ("", None) if ended.timed_out else ending(ended.exitcode)
         return Outcome(timed_out=ended.timed_out, ended=words, ended_id=hint_id,
                        printed=printed, printed_bytes=size, seconds=ended.seconds)
     report = ended.report
-    error = report.get("error")
+    error = report.get("error") and ErrorInfo(**{**report["error"], "bases": tuple(report["error"]["bases"])})
     if error is not None and error.is_a("MemoryError"):
         limit = f"more than the {memory_mb:g} MB a call may use" if memory_mb else "more than the machine has"
         return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",

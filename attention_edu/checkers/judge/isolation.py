@@ -1,16 +1,13 @@
 """Running a job in a child process: a hard time limit, a memory limit, captured output.
 
-:func:`run_isolated` runs a zero-argument job in a child process and returns its report, or how
-the child ended without one. Limits: the wall clock (the child is killed, not asked to stop); the
-address space (``RLIMIT_AS``: what the child inherited plus ``memory_mb``, past which allocations
-raise MemoryError -- a guard against accidents, not a sandbox); the output (stdout and stderr,
-Python and C level, go to a file of which :data:`OUTPUT_LIMIT` bytes are kept); no input.
-
-Start method: on Linux and other POSIX systems but macOS, ``os.fork()``: the child starts in
-milliseconds and inherits the job as it is (lambdas, notebook functions), and ends with
-``os._exit`` once it has reported. Elsewhere ``spawn`` (multiprocessing): a fresh interpreter
-that gets the job by pickling, a few hundred milliseconds per call, and only for functions
-importable from a module. ``ATTENTION_EDU_START_METHOD=fork|spawn|inline`` overrides the choice.
+:func:`run_isolated` runs a zero-argument job in a child process and returns its report (plain
+data, see :mod:`.protocol`), or how the child ended without one. Limits: the wall clock (the
+child is killed); the address space (``RLIMIT_AS``: what the child inherited plus ``memory_mb``,
+a guard against accidents, not a sandbox); the output (stdout and stderr go to a file of which
+:data:`OUTPUT_LIMIT` bytes are kept); no input. On POSIX systems but macOS the child is an
+``os.fork()`` (milliseconds; it inherits lambdas and notebook functions); elsewhere it is
+``spawn``-ed (pickled job, importable functions only). ``ATTENTION_EDU_START_METHOD=fork|spawn|inline``
+overrides the choice.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from __future__ import annotations
 import builtins
 import multiprocessing
 import os
-import pickle
 import select
 import signal
 import sys
@@ -28,6 +24,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import protocol
+
 try:
     import resource
 except ImportError:  # Windows: no resource limits, the time limit still holds
@@ -36,10 +34,8 @@ except ImportError:  # Windows: no resource limits, the time limit still holds
 __all__ = ["Ended", "run_isolated", "start_method", "unlimit_memory", "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
-#: Bytes of a call's printed output that are kept.
-OUTPUT_LIMIT = 64_000
-#: Seconds a spawned child may take to start before its time limit begins.
-_SPAWN_STARTUP = 20.0
+OUTPUT_LIMIT = 64_000      # bytes of a call's printed output that are kept
+_SPAWN_STARTUP = 20.0      # seconds a spawned child may take to start before its time limit begins
 #: Environment variable choosing how children start: fork, spawn or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 
@@ -117,7 +113,7 @@ def _child(writer: Any, job: Callable[[], Any], out_path: str, memory_mb: float 
     _limit_memory(memory_mb)
     report = job()
     unlimit_memory()
-    writer.send_bytes(pickle.dumps((report,), protocol=pickle.HIGHEST_PROTOCOL))
+    writer.send_bytes(protocol.encode(report))       # plain data only: the parent never unpickles
     writer.close()
     if sys.stdout.written > OUTPUT_LIMIT:
         os.write(1, f"\n[... {sys.stdout.written - OUTPUT_LIMIT:,} more bytes not kept]\n".encode())
@@ -143,7 +139,7 @@ class _PipeWriter:
 
 
 def _read_report(fd: int, deadline: float) -> tuple[bytes | None, bool]:
-    """(payload or None, timed out) from a child's pipe: a length, then the pickled report."""
+    """(payload or None, timed out) from a child's pipe: a length, then the plain-data report (see .protocol)."""
     data = bytearray()
     while len(data) < 8 or len(data) < 8 + int.from_bytes(data[:8], "little"):
         left = deadline - time.perf_counter()
@@ -154,6 +150,8 @@ def _read_report(fd: int, deadline: float) -> tuple[bytes | None, bool]:
             if not chunk:                          # the child ended without a full report
                 return None, False
             data += chunk
+            if int.from_bytes(data[:8], "little") > protocol.MAX_FRAME:   # past the cap: no report
+                return None, False
     return bytes(data[8:]), False
 
 
@@ -181,8 +179,7 @@ def _fork(job: tuple, timeout: float) -> tuple[tuple | None, bool, int | None, f
         os.close(read_end)
     seconds = time.perf_counter() - start
     exitcode = _reap(pid, 1.0 if payload is not None else 0.05 if not timed_out else 0.0)
-    report = pickle.loads(payload) if payload is not None else None
-    return report, timed_out, exitcode, seconds
+    return payload, timed_out, exitcode, seconds
 
 
 def _reap(pid: int, grace: float) -> int:
@@ -211,7 +208,7 @@ def _spawn(job: tuple, timeout: float) -> tuple[tuple | None, bool, int | None, 
         writer.close()
         answered = reader.poll(timeout + _SPAWN_STARTUP)      # the child first imports the package
         try:
-            report = pickle.loads(reader.recv_bytes()) if answered else None
+            report = reader.recv_bytes() if answered else None
         except (EOFError, OSError):                          # it ended without reporting
             pass
         seconds = time.perf_counter() - start
@@ -246,5 +243,8 @@ def run_isolated(job: Callable[[], Any], timeout: float, memory_mb: float | None
         size = os.path.getsize(out_path)
     finally:
         os.unlink(out_path)
-    report = payload[0] if payload is not None else None
+    try:
+        report = protocol.decode(payload) if payload is not None else None
+    except protocol.ProtocolError:                   # a child that sent garbage ended without a report
+        report = None
     return Ended(report, timed_out, exitcode, printed, size, seconds)

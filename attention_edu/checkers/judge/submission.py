@@ -1,153 +1,95 @@
-"""A student's submission on disk -- a ``.py`` file or an exercise notebook -- and its function.
+"""A student's submission on disk -- a ``.py`` file or an exercise notebook -- graded into one row.
 
-The caller never runs a submission's code: :class:`SubmittedFunction` is a
-small picklable stand-in that, inside the child process of each call (see
-:mod:`.harness`), executes the submission and calls the function it
-defines. Whatever the file does at import time (print, exit, crash, change
-NumPy's global state) therefore happens in that child and nowhere else.
+The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a
+sandboxed interpreter of its own (:class:`.remote.Remote`), runs the exercise's probes through
+it, and builds the row from what the judge alone knows (the file it was given, the probes, the
+reference). Every string that came from the student's code is escaped (:func:`escape`).
 
-A notebook contributes, cell by cell, its imports, definitions and assignments
-that call nothing; whatever computes, prints, plots or checks is left out (the
-checker never shares the notebook's variables), and so are cells tagged
-``demo`` and IPython magics such as ``%matplotlib inline``.
+A notebook runs as it ran in class: every code cell in order, except the cells that call a
+checker or only display (bare expressions), with IPython magics commented out and the
+checker's own imports (``import attention_edu``) left out; plots go to matplotlib's Agg backend.
+Its ``ae`` then offers only the earlier exercises' functions (``ae.softmax`` in the attention
+exercise), computed by the judge on plain data; the exercise's own answer is not among them.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import json
-import re
-import sys
 import time
-import types
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, call
+from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
+from .remote import DEFAULT_BUDGET, Remote
 
-__all__ = ["Submission", "SubmittedFunction", "notebook_cells", "Row", "grade_one", "FIELDS"]
+__all__ = ["notebook_cells", "Row", "grade_one", "FIELDS", "escape"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
-          "summary", "seconds", "error")
-_IMPORT_TIMEOUT = 10.0
-#: Modules a submission may import that the caller imports first (see Submission.preload).
-_PRELOAD = ("numpy", "math", "matplotlib.pyplot", "attention_edu")
+          "mistakes", "seed", "sandbox", "seconds", "error")
 
 
-def _kept(node: ast.stmt) -> bool:
-    """What a notebook contributes: imports, definitions, and assignments that call nothing.
+def escape(text: Any) -> Any:
+    r"""``text`` with every control character but the newline written as an escape (``\x1b``, ``\r``).
 
-    The checker calls the function with its own inputs and never shares the notebook's
-    variables, so cells that compute, print or plot need not run (and would run once per call).
+    >>> escape("ok\x1b[2K\rpassed\n")
+    'ok\\x1b[2K\\rpassed\n'
     """
-    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return True
-    cheap = not any(isinstance(inner, ast.Call) for inner in ast.walk(node))
-    return isinstance(node, (ast.Assign, ast.AnnAssign)) and cheap
+    if not isinstance(text, str):
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
-def _cell_code(source: str) -> str:
-    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line
-             for line in source.splitlines()]
+def _checker_plumbing(node: ast.stmt) -> bool:
+    """An ``import attention_edu`` (the notebook's checkers), never part of a submission."""
+    if isinstance(node, ast.Import):
+        return all(alias.name.partition(".")[0] == "attention_edu" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] == "attention_edu"
+
+
+def _cell_code(source: str) -> str | None:
+    """The code a cell contributes, or None for a cell that calls a checker or only displays."""
+    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
-        return "\n".join(lines)              # keep it: running it reports the error to the student
+        return "\n".join(lines)              # kept: running it reports the error to the student
+    calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = {getattr(f, "id", None) or getattr(f, "attr", None) for f in calls}
+    if any(str(name).startswith("check_") for name in names) or all(isinstance(n, ast.Expr) for n in tree.body):
+        return None
     for node in tree.body:
-        if not _kept(node):
-            for index in range(node.lineno - 1, node.end_lineno):
-                lines[index] = ""
+        if _checker_plumbing(node):
+            lines[node.lineno - 1:node.end_lineno] = ["pass"] + [""] * (node.end_lineno - node.lineno)
     return "\n".join(lines)
 
 
-def notebook_cells(path: str | Path) -> list[str]:
-    """The code a notebook contributes, cell by cell (see :func:`_kept`); demo cells and magics left out.
+def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
+    """(label, code) of every code cell a notebook submission runs (see the module doc).
 
     Examples
     --------
-    >>> import json, tempfile, os
-    >>> cells = [{"cell_type": "code", "metadata": {}, "source": "def f(x):\\n    return x\\n"},
-    ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"}]
+    >>> import tempfile, os
+    >>> cells = [{"cell_type": "code", "metadata": {}, "source": "import attention_edu as ae\\nTINY = 1e-300"},
+    ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"},
+    ...          {"cell_type": "code", "metadata": {}, "source": "def f(x):\\n    return x\\n"}]
     >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
     ...     json.dump({"cells": cells}, handle)
-    >>> [len(code.strip().splitlines()) for code in notebook_cells(handle.name)]    # the check call is gone
-    [2, 0]
+    >>> notebook_cells(handle.name)
+    [('code cell 1', 'pass\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x')]
     >>> os.unlink(handle.name)
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
     cells = []
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code" or "demo" in cell.get("metadata", {}).get("tags", []):
-            continue
+    for index, cell in enumerate(c for c in notebook.get("cells", []) if c.get("cell_type") == "code"):
         source = cell.get("source", "")
-        cells.append(_cell_code(source if isinstance(source, str) else "".join(source)))
+        code = _cell_code(source if isinstance(source, str) else "".join(source))
+        if code is not None:
+            cells.append((f"code cell {index + 1}", code))
     return cells
-
-
-@dataclass(frozen=True)
-class Submission:
-    """A ``.py`` file or an ``.ipynb`` notebook holding a student's code."""
-
-    path: str
-
-    @property
-    def is_notebook(self) -> bool:
-        return self.path.endswith(".ipynb")
-
-    def preload(self) -> None:
-        """Import, in the caller, the well-known modules the submission imports, so that every
-        child inherits them instead of importing them again per call (only these, never its own)."""
-        code = "\n".join(notebook_cells(self.path)) if self.is_notebook else Path(self.path).read_text("utf-8")
-        for name in _PRELOAD:
-            if re.search(rf"^\s*(?:import|from)\s+{re.escape(name)}\b", code, re.M):
-                importlib.import_module(name)
-
-    def run(self) -> dict[str, Any]:
-        """Execute the code in a fresh module; its namespace. Only ever called in a child process.
-
-        A notebook runs cell by cell, and a cell that raises is passed over (the next cells may
-        still define what is graded, as in Jupyter after an error); a file runs as a whole.
-        """
-        module = types.ModuleType("attention_edu_submission")
-        module.__file__ = self.path
-        sys.modules[module.__name__] = module     # dataclasses, pickle and friends look it up here
-        if not self.is_notebook:
-            exec(compile(Path(self.path).read_text(encoding="utf-8"), self.path, "exec"), module.__dict__)
-        errors = module.__dict__.setdefault("__cell_errors__", [])
-        for index, code in enumerate(notebook_cells(self.path) if self.is_notebook else ()):
-            try:
-                exec(compile(code, f"{self.path}, code cell {index + 1}", "exec"), module.__dict__)
-            except Exception as err:  # e.g. a cell that calls a function still left as a stub
-                errors.append(f"code cell {index + 1} raised {type(err).__name__}: {err}")
-        return module.__dict__
-
-    def functions(self) -> tuple[list[str], list[str]]:
-        """The functions the submission defines and the errors of its cells (runs it: in a child)."""
-        namespace = self.run()
-        names = sorted(name for name, value in namespace.items() if callable(value) and not name.startswith("_")
-                       and getattr(value, "__module__", None) == "attention_edu_submission")
-        return names, namespace["__cell_errors__"]
-
-
-@dataclass(frozen=True)
-class SubmittedFunction:
-    """The function ``name`` of a submission; calling it runs the submission first (in the child)."""
-
-    submission: Submission
-    name: str
-
-    def __call__(self, *args: Any) -> Any:
-        function = self.submission.run().get(self.name)
-        if not callable(function):
-            raise NameError(f"the submission defines no function {self.name!r}")
-        return function(*args)
-
-    def __repr__(self) -> str:
-        return f"{self.name} from {self.submission.path}"
-
 
 
 @dataclass
@@ -162,7 +104,9 @@ class Row:
     probe: str | None = None
     probes_passed: int | None = None
     probes_total: int | None = None
-    summary: str = ""
+    mistakes: list = field(default_factory=list)
+    seed: int | None = None
+    sandbox: list = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
     usage: bool = False          # the error is the caller's (no such file/function), not the student's
@@ -173,56 +117,79 @@ class Row:
         return {key: row[key] for key in FIELDS}
 
 
-def _functions(submission: Submission) -> list[str]:
-    return submission.functions()
+def _load_error(load: dict, what: str, timeout: float) -> str | None:
+    kind = load.get("error")
+    if kind in ("timeout", "budget"):
+        return f"{what} did not finish within {max(10.0, timeout):g} s"
+    if kind in ("ended", "garbled"):
+        return f"{what} {load['ended'][0]}"
+    if isinstance(kind, dict):
+        line = f" ({kind.get('line')})" if kind.get("line") else ""
+        return f"{what} raised {kind.get('type')}: {kind.get('message')}{line}"
+    return None
 
 
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
-              timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB) -> Row:
-    """Grade one submission; never raises for anything the submission does.
+              timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
+              seed: int | None = None, budget: float = DEFAULT_BUDGET) -> Row:
+    """Grade one submission in its own sandboxed interpreter; never raises for anything it does.
 
     Examples
     --------
     >>> grade_one("softmax", "/nonexistent.py").error
     'no such file: /nonexistent.py'
     """
-    from ..registry import CHECKERS, EXERCISES
+    from ..registry import EXERCISES
+    from ..runner import run_checker
 
     start = time.perf_counter()
-    row = Row(str(path))
-    spec = EXERCISES[exercise]
+    row, spec = Row(str(path), seed=seed), EXERCISES[exercise]
     name = function or spec.function
+    notebook = str(path).endswith(".ipynb")
+    what = "running the notebook" if notebook else "importing the file"
     if not Path(path).is_file():
         row.error, row.usage = f"no such file: {path}", True
     elif Path(path).suffix not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
-        submission = Submission(str(path))
-        loaded = call(_functions, (submission,), ("submission",), max(timeout, _IMPORT_TIMEOUT), memory_mb)
-        what = "running the notebook" if submission.is_notebook else "importing the file"
-        if loaded.timed_out:
-            row.error = f"{what} did not finish within {max(timeout, _IMPORT_TIMEOUT):g} s"
-        elif loaded.ended:
-            row.error = f"{what} {loaded.ended}"
-        elif loaded.error is not None:
-            where = f" ({loaded.error.line})" if loaded.error.line else ""
-            row.error = f"{what} raised {loaded.error.type_name}: {loaded.error.message}{where}"
-        elif name not in loaded.value[0]:
-            row.usage = not loaded.value[1]
-            row.error = (f"{path} defines no function {name!r} (functions found: "
-                         f"{', '.join(loaded.value[0]) or 'none'})" + "".join(f"; {e}" for e in loaded.value[1][:1]))
-        else:
-            submission.preload()
-            result = CHECKERS[exercise](SubmittedFunction(submission, name), strict=False, timeout=timeout,
-                                      memory_mb=memory_mb)
-            row.passed, row.attempted, row.status = result.passed, result.attempted, result.status
-            row.hint_id, row.probe, row.summary = result.hint_id, result.probe, result.summary
-            row.probes_passed, row.probes_total = result.probes_passed, result.probes_total
-            row.message = str(result)
+        try:
+            cells = notebook_cells(path) if notebook else [(Path(path).name, Path(path).read_text("utf-8"))]
+        except (UnicodeDecodeError, ValueError, AttributeError) as err:
+            cells, row.error = [], f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
+        allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
+        earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
+        helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
+        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget,
+                    helpers=helpers) as remote:
+            load = remote.start() if row.error is None else {}
+            row.sandbox = list(remote.layers)
+            row.error = row.error or _load_error(load, what, timeout) or next(iter(remote.violations), None)
+            functions, cell_errors = load.get("functions", []), load.get("cell_errors", [])
+            if row.error is None and name not in functions:
+                row.usage = not cell_errors
+                row.error = (f"{path} defines no function {name!r} (functions found: "
+                             f"{', '.join(functions) or 'none'})" + "".join(f"; {e}" for e in cell_errors[:1]))
+            if row.error is None:
+                result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
+                                     invoke=remote, seed=seed)
+                row.passed, row.attempted, row.status = result.passed, result.attempted, result.status
+                row.hint_id, row.probe = result.hint_id, result.probe
+                row.probes_passed, row.probes_total = result.probes_passed, result.probes_total
+                row.mistakes = [{k: m.get(k) for k in ("hint_id", "probe", "hint")} for m in result.mistakes]
+                row.message = str(result)
+                row.error = next(iter(remote.violations), None)
     if row.error is not None:
-        row.attempted = not row.usage
+        row.passed, row.attempted = False, not row.usage
         row.status = "failed" if row.attempted else "not graded"
-        row.summary = row.error
         row.message = f"check {exercise}: {row.status}. {row.error}"
     row.seconds = round(time.perf_counter() - start, 3)
+    return _escaped(row)
+
+
+def _escaped(row: Row) -> Row:
+    """The row with every string escaped (the file name too: it may be a student's choice)."""
+    for key, value in vars(row).items():
+        setattr(row, key, escape(value))
+    row.mistakes = [{k: escape(v) for k, v in m.items()} for m in row.mistakes]
+    row.sandbox = [escape(str(layer)) for layer in row.sandbox]     # reported by the worker: the student's reach
     return row

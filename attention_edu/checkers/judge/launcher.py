@@ -1,0 +1,247 @@
+"""The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`.
+
+It enters new user, PID and network namespaces where an unprivileged user may (``unshare(2)``
+through ctypes: Python 3.11 has no ``os.unshare``; uid and gid mapped onto themselves,
+``setgroups`` denied), becomes a child subreaper and forks the worker: PID 1 of the new PID
+namespace, dying with the launcher (``PR_SET_PDEATHSIG``), with the rlimits, ``no_new_privs``,
+no capabilities for a root judge (``SECBIT_NOROOT``; and, as uid 0 is exempt from
+``RLIMIT_NPROC``, ``pid_max`` 301 in its PID namespace from Linux 6.14) and the seccomp filter.
+It then waits; when the worker ends, the judge sends SIGTERM or the judge's lifeline pipe
+closes (the judge died), it kills the worker and every descendant still attached and exits
+with the worker's status. Outside Linux only rlimits apply and only the worker is killed.
+Standard library only.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import re
+import resource
+import select
+import signal
+import struct
+import sys
+
+NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace")
+_LINUX = sys.platform.startswith("linux")
+_CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
+_PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
+_SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
+_PID_MAX_MIN = 301                    # the kernel's floor for pid_max
+# seccomp per machine: AUDIT_ARCH; socket(2), chmod, chown, utime and xattr calls (denied)
+_DENIED_CALLS = {
+    "x86_64": (0xC000003E, (41, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235,
+                            260, 261, 268, 280, 452, 463, 466)),
+    "aarch64": (0xC00000B7, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT = 22, 2, 0x40000000
+_RET_ALLOW, _RET_EACCES, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000 | 13, 0x80000000
+_ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
+
+
+def _libc_call(name: str, *args: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*(ctypes.c_ulong(a) for a in args)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{name}{args}: {os.strerror(err)}")
+
+
+def _enter_namespaces() -> None:
+    """Unshare user, PID and network namespaces; map our own uid and gid onto themselves."""
+    uid, gid = os.geteuid(), os.getegid()
+    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+
+
+def _threads_of(uid: int) -> int:
+    """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/status") as file:
+                fields = dict(line.split(":", 1) for line in file if ":" in line)
+            count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
+        except (OSError, ValueError, KeyError):
+            continue
+    return count
+
+
+def _bound_root_namespace(processes: int) -> None:
+    """Cap pid_max, uid 0's only process bound; per PID namespace from Linux 6.14 (before,
+    the file is the host's and is left alone)."""
+    release = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    if os.getuid() == 0 and release and tuple(map(int, release.groups())) >= (6, 14):
+        with contextlib.suppress(OSError), open("/proc/sys/kernel/pid_max", "w") as file:
+            file.write(str(max(_PID_MAX_MIN, processes + 2)))  # failing: no bound, no harm
+
+
+def _deny_calls() -> None:
+    """seccomp: ``socket(2)`` (pathname unix sockets, UDP) and metadata changes fail with
+    EACCES; a call of another ABI (i386, x32) kills the process."""
+    arch, denied = _DENIED_CALLS[os.uname().machine]
+    load, jump_eq, jump_ge, ret = 0x20, 0x15, 0x35, 0x06    # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
+    deny, kill = 5 + len(denied), 6 + len(denied)       # positions of the last two returns
+    program = [                     # (code, jump if true, jump if false, operand)
+        (load, 0, 0, 4), (jump_eq, 0, kill - 2, arch),                # seccomp_data.arch
+        (load, 0, 0, 0), (jump_ge, kill - 4, 0, _X32_SYSCALL_BIT),    # seccomp_data.nr
+        *((jump_eq, deny - 5 - i, 0, number) for i, number in enumerate(denied)),
+        (ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_EACCES), (ret, 0, 0, _RET_KILL_PROCESS)]
+    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in program))
+    fprog = ctypes.create_string_buffer(struct.pack("HP", len(program), ctypes.addressof(code)))
+    _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
+
+
+def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool,
+                    filter_sockets: bool) -> None:
+    mib = 1 << 20
+    if own_user_namespace:
+        _bound_root_namespace(limits["processes"])
+    processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
+    memory = limits["memory_mb"] * mib
+    for kind, value in ((resource.RLIMIT_DATA, memory),
+                        (resource.RLIMIT_AS, memory + _ADDRESS_SPACE_HEADROOM_MB * mib),
+                        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
+                        (resource.RLIMIT_NOFILE, limits["open_files"]),
+                        (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_CORE, 0)):
+        hard = resource.getrlimit(kind)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (value, value))
+    cpu = limits["cpu_seconds"]
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))    # SIGXCPU, then SIGKILL
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
+                     (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
+            with contextlib.suppress(OSError):   # EPERM: no capabilities to give up at all
+                _libc_call("prctl", *args)
+        if filter_sockets:
+            _deny_calls()
+    os.execvp(argv[0], argv)
+
+
+def _children() -> list[int]:
+    if not _LINUX:
+        return []                 # no /proc: only the worker itself is known (and killed)
+    try:
+        with open(f"/proc/self/task/{os.getpid()}/children") as file:
+            return [int(pid) for pid in file.read().split()]
+    except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
+        return [int(entry) for entry in filter(str.isdigit, os.listdir("/proc"))
+                if _parent_of(entry) == os.getpid()]
+
+
+def _parent_of(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return int(file.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _kill_descendants() -> None:
+    """Kill every child until none is left; orphans reparent to us (subreaper) meanwhile."""
+    while True:
+        for pid in _children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _wait(worker: int, wake_r: int, lifeline: int) -> int:
+    """Wait for the worker's exit, or stop it on a signal or when the judge's lifeline closes."""
+    while True:
+        ready = select.select([wake_r, lifeline], [], [])[0]
+        signals = os.read(wake_r, 512) if wake_r in ready else b""
+        if lifeline in ready or any(number != signal.SIGCHLD for number in signals):
+            os.kill(worker, signal.SIGKILL)     # not reaped yet, so the pid is still ours
+            return os.waitpid(worker, 0)[1]
+        pid, code = os.waitpid(-1, os.WNOHANG)
+        while pid:                              # reap orphans as they end, too
+            if pid == worker:
+                return code
+            pid, code = os.waitpid(-1, os.WNOHANG)
+
+
+def _launch(config: dict, argv: list[str]) -> None:
+    """The launcher: layers, fork the worker, wait for it (or a stop), kill what is left."""
+    layers, own = [], False
+    if config["namespaces"]:
+        try:
+            _enter_namespaces()
+            layers, own = list(NAMESPACE_LAYERS), True
+        except OSError as error:
+            layers = [f"namespaces refused: {error}"]
+    if config["seccomp"] and _LINUX and os.uname().machine in _DENIED_CALLS:
+        layers.append("seccomp")
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(number, lambda *_: None)
+    sync_r, sync_w = os.pipe()
+    worker = os.fork()
+    if worker == 0:
+        try:
+            for fd in (sync_w, config["status_fd"], config["lifeline_fd"], wake_r, wake_w):
+                os.close(fd)
+            if _LINUX:
+                _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.read(sync_r, 1) != b"1":          # the launcher died before prctl took hold
+                os._exit(125)
+            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+                signal.signal(number, signal.SIG_DFL)
+            _limit_and_exec(argv, config["limits"], own, "seccomp" in layers)
+        except BaseException as error:  # noqa: BLE001 - report any failure, never run on
+            os.write(2, f"sandbox: cannot start {argv[0]!r}: {error}\n".encode())
+        os._exit(127)
+    os.write(sync_w, b"1")
+    with os.fdopen(config["status_fd"], "w") as status:
+        json.dump({"layers": [*layers, "rlimits"], "pid": worker}, status)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0), os.dup2(null, 1)      # only the worker holds the judge's pipes
+    code = _wait(worker, wake_r, config["lifeline_fd"])
+    _kill_descendants()
+    if os.WIFSIGNALED(code):                # die of the worker's signal, as Popen expects
+        number = os.WTERMSIG(code)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.WEXITSTATUS(code))
+
+
+def _probe() -> dict:
+    """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
+    found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
+                                    " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
+    known = _LINUX and os.uname().machine in _DENIED_CALLS
+    found["seccomp"] = "active" if known else f"unavailable: {sys.platform} {os.uname().machine}"
+    if not _LINUX:
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, f"unavailable: {sys.platform}")}
+    try:
+        _enter_namespaces()
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, "active")}
+    except OSError as error:
+        reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
+                  " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
+        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--probe"]:
+        print(json.dumps(_probe()))
+    elif sys.argv[1:2] == ["--launch"] and sys.argv[3:4] == ["--"]:
+        _launch(json.loads(sys.argv[2]), sys.argv[4:])
+    else:
+        sys.exit("usage: launcher.py --probe | --launch CONFIG -- ARGV...")

@@ -1,0 +1,239 @@
+"""Plain data between the judge and the student's interpreter: JSON and NumPy's ``.npy`` format.
+
+A message is one frame: an 8-byte length, then a JSON document and the arrays it refers to,
+each as dtype + shape + raw bytes (``numpy.lib.format`` with ``allow_pickle=False``; object
+dtypes are refused). Only these kinds cross: ``None``, ``bool``, ``int``, ``float``, ``str``,
+``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars. Anything else a
+student's function returns is sent as :class:`Unsupported` (a description of what came back),
+never as the object itself; every frame is length-capped, and anything malformed is a
+:class:`ProtocolError`. Nothing here can import or unpickle: the judge decodes what an
+untrusted process sent with it.
+
+This module imports only the standard library and NumPy: the student's interpreter loads it by
+file path (it never imports ``attention_edu``).
+
+Examples
+--------
+>>> import numpy as np
+>>> message = {"value": (np.arange(3.0), 2, None), "names": ["x"]}
+>>> back = decode(encode(message))
+>>> back["value"][0].tolist(), back["value"][1:], back["names"]
+([0.0, 1.0, 2.0], (2, None), ['x'])
+>>> decode(encode(plain(np.arange(2).view(np.recarray))))
+Unsupported('a recarray (an ndarray subclass)')
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MAX_FRAME", "ProtocolError", "Unsupported", "plain", "encode", "decode", "send", "receive"]
+
+#: The largest frame either side accepts, in bytes.
+MAX_FRAME = 64 << 20
+_MAX_DEPTH = 32
+
+
+class ProtocolError(ValueError):
+    """A frame that is not a well-formed plain-data message (or too large, or cut short)."""
+
+
+class Unsupported:
+    """Stands for a returned value that is not plain data; ``what`` says what came back."""
+
+    def __init__(self, what: str):
+        self.what = str(what)[:200]
+
+    def __repr__(self) -> str:
+        return f"Unsupported({self.what!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unsupported) and other.what == self.what
+
+
+def _describe(value: Any) -> str:
+    kind = type(value).__name__
+    if isinstance(value, np.ndarray):
+        return f"a {kind} (an ndarray subclass)" if type(value) is not np.ndarray else \
+            f"an array of dtype {value.dtype}"
+    try:
+        has_array = hasattr(value, "__array__")
+    except Exception:
+        has_array = False
+    return f"a {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """``value`` with everything that is not plain data replaced by :class:`Unsupported`.
+
+    Exact types only: an ndarray subclass, an object with ``__array__`` or an array of objects
+    is described, not converted.
+    """
+    kind = type(value)
+    if depth > _MAX_DEPTH:
+        return Unsupported("a value nested too deeply")
+    if value is None or value is Ellipsis or kind in (bool, int, float, str):
+        return value
+    if kind is np.ndarray:
+        return value if not value.dtype.hasobject else Unsupported(_describe(value))
+    if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_):
+        return value
+    if kind in (list, tuple):
+        return kind(plain(v, depth + 1) for v in value)
+    if kind is dict and all(type(k) is str for k in value):
+        return {k: plain(v, depth + 1) for k, v in value.items()}
+    return Unsupported(_describe(value))
+
+
+def _tree(value: Any, blobs: list[bytes]) -> Any:
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return value if np.isfinite(value) else {"$f": repr(value)}
+    if value is Ellipsis:
+        return {"$e": 0}
+    if kind is Unsupported:
+        return {"$x": value.what}
+    if kind is np.ndarray or isinstance(value, np.generic):
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.asarray(value), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+        return {"$a" if kind is np.ndarray else "$s": len(blobs) - 1}
+    if kind is list:
+        return [_tree(v, blobs) for v in value]
+    if kind is tuple:
+        return {"$t": [_tree(v, blobs) for v in value]}
+    if kind is dict:
+        return {"$d": [[k, _tree(v, blobs)] for k, v in value.items()]}
+    raise ProtocolError(f"cannot send a {kind.__name__}")
+
+
+def encode(message: Any) -> bytes:
+    """The frame body for ``message`` (plain data only; see :func:`plain`)."""
+    blobs: list[bytes] = []
+    head = json.dumps(_tree(message, blobs), allow_nan=False).encode("utf-8")
+    parts = [len(head).to_bytes(8, "little"), head]
+    for blob in blobs:
+        parts += [len(blob).to_bytes(8, "little"), blob]
+    return b"".join(parts)
+
+
+def _array(blob: bytes) -> np.ndarray:
+    try:
+        array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
+    except Exception as err:  # a malformed header, a pickled array, a short buffer
+        raise ProtocolError(f"a malformed array ({type(err).__name__}: {str(err)[:100]})") from None
+    if type(array) is not np.ndarray or array.dtype.hasobject:
+        raise ProtocolError("an array of Python objects")
+    return array
+
+
+def _untree(node: Any, blobs: list[bytes], depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH + 2:
+        raise ProtocolError("a message nested too deeply")
+    if node is None or type(node) in (bool, int, str):
+        return node
+    if type(node) is float:
+        return node
+    if type(node) is list:
+        return [_untree(v, blobs, depth + 1) for v in node]
+    if type(node) is not dict or len(node) != 1:
+        raise ProtocolError("an unknown kind of value")
+    (tag, body), = node.items()
+    if tag == "$t" and type(body) is list:
+        return tuple(_untree(v, blobs, depth + 1) for v in body)
+    if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is str
+                                                   for p in body):
+        return {k: _untree(v, blobs, depth + 1) for k, v in body}
+    if tag in ("$a", "$s") and type(body) is int and 0 <= body < len(blobs):
+        array = _array(blobs[body])
+        return array if tag == "$a" else array[()] if array.ndim == 0 else _bad("a scalar with a shape")
+    if tag == "$f" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "$e":
+        return Ellipsis
+    if tag == "$x" and type(body) is str:
+        return _unsupported(body)
+    raise ProtocolError(f"an unknown tag {str(tag)[:20]!r}")
+
+
+_KINDS: dict[str, type] = {}
+
+
+def _unsupported(what: str) -> Unsupported:
+    """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
+    name = what.removeprefix("an ").removeprefix("a ")[:80] or "value"
+    if name not in _KINDS and len(_KINDS) < 256:
+        _KINDS[name] = type(name, (Unsupported,), {})
+    return _KINDS.get(name, Unsupported)(what)
+
+
+def _bad(what: str) -> Any:
+    raise ProtocolError(what)
+
+
+def decode(body: bytes) -> Any:
+    """The message in a frame body; :class:`ProtocolError` for anything malformed."""
+    view, blobs = memoryview(body), []
+    if len(view) < 8:
+        raise ProtocolError("a frame shorter than its header")
+    size = int.from_bytes(view[:8], "little")
+    if size > len(view) - 8:
+        raise ProtocolError("a frame cut short")
+    try:
+        head = json.loads(bytes(view[8:8 + size]).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ProtocolError("a frame whose header is not JSON") from None
+    at = 8 + size
+    while at < len(view):
+        if len(view) - at < 8:
+            raise ProtocolError("an array cut short")
+        length = int.from_bytes(view[at:at + 8], "little")
+        if length > len(view) - at - 8:
+            raise ProtocolError("an array cut short")
+        blobs.append(bytes(view[at + 8:at + 8 + length]))
+        at += 8 + length
+    return _untree(head, blobs)
+
+
+def send(fd: int, message: Any) -> None:
+    """Write ``message`` as one frame to the file descriptor ``fd``."""
+    body = encode(message)
+    if len(body) > MAX_FRAME:
+        body = encode({"error": {"type": "ValueError", "message": "the answer is too large to send"}})
+    view = memoryview(len(body).to_bytes(8, "little") + body)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read(fd: int, count: int, deadline: float) -> bytes:
+    data = bytearray()
+    while len(data) < count:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError
+        chunk = os.read(fd, min(count - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return bytes(data)
+
+
+def receive(fd: int, deadline: float, cap: int = MAX_FRAME) -> Any:
+    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`).
+
+    Raises TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over
+    ``cap`` bytes).
+    """
+    size = int.from_bytes(_read(fd, 8, deadline), "little")
+    if size > cap:
+        raise ProtocolError(f"a message of {size} bytes (the limit is {cap})")
+    return decode(_read(fd, size, deadline))

@@ -1,0 +1,248 @@
+"""A determined student against ``check`` and ``grade``: one hostile submission per attack class.
+
+The class folder holds honest classmates (right and wrong) and every attacker. It is graded once
+(``--jobs 2``) from a working directory of its own; then, for each attack: the attacker's row
+failed with a reason, every classmate's row is right, no classmate's file, package file or
+gradebook changed (looked at again seconds after ``grade`` returned), nothing of any submission
+is still running, nothing was written outside the students' private directories, and a later
+honest run in the same folder is unharmed. Each attacker is also run through ``check``.
+These tests need the kernel's layers (Landlock, PID namespace): without them they skip, saying so.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import subprocess
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_edu.checkers.judge.sandbox import available_layers
+from attention_edu.checkers.registry import EXERCISES
+
+ROOT = Path(__file__).resolve().parents[3]
+WORKER = str(ROOT / "attention_edu" / "checkers" / "judge" / "worker.py")
+PACKAGE_FILE = ROOT / "attention_edu" / "checkers" / "runner.py"
+LAYERS = available_layers()
+pytestmark = pytest.mark.skipif(
+    not all(LAYERS.get(k, "").startswith("active") for k in ("landlock", "pid-namespace")),
+    reason=f"needs Landlock and a PID namespace: {LAYERS}")
+
+WRONG = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+
+
+def _replay_table() -> str:
+    """A table of the public probes' inputs and answers, as a student could record at home."""
+    spec = EXERCISES["softmax"]
+    table = {}
+    for case in spec.cases():
+        x = case.args[0]
+        table[base64.b64encode(x.tobytes()).decode() + str(x.shape)] = spec.reference(x).tolist()
+    return repr(table)
+
+
+# name -> (source; words the check's output must contain). {csv}, {classmate}, {cwd}, {marker}
+# and {package} are filled in with the real paths: a student could learn or guess them.
+ATTACKS = {
+    "frame_walk": ("""
+        import gc, sys
+        def softmax(x):
+            frame = sys._getframe()
+            while frame is not None:
+                for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+                    if callable(getattr(value, "reference", None)):
+                        return value.reference(x)
+                frame = frame.f_back
+            for thing in gc.get_objects():
+                try:
+                    return thing.reference(x)
+                except Exception:
+                    pass
+            raise RuntimeError("no reference in reach")
+        """, "RuntimeError: no reference in reach"),
+    "import_answer": ("import attention_edu as ae\ndef softmax(x):\n    return ae.softmax(x)\n",
+                      "`import attention_edu` is not allowed here"),
+    "importlib_torch": ("import importlib\ntorch = importlib.import_module('torch')\n"
+                        "def softmax(x):\n    return torch.softmax(torch.tensor(x), -1).numpy()\n",
+                        "`import torch` is not allowed here"),
+    "dunder_import_scipy": ("def softmax(x):\n    return __import__('scipy.special').special.softmax(x, axis=-1)\n",
+                            "`import scipy` is not allowed here"),
+    "hook_bypassed": ("""
+        import sys
+        sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]
+        sys.path.insert(0, {root!r})
+        import attention_edu
+        def softmax(x):
+            return attention_edu.softmax(x)
+        """, "PermissionError"),
+    "replay_table": ("""
+        import numpy as np
+        TABLE = {table}
+        def softmax(x):
+            key = __import__("base64").b64encode(x.tobytes()).decode() + str(x.shape)
+            return np.array(TABLE[key]) if key in TABLE else np.full(x.shape, 1.0 / x.shape[-1])
+        """, "hidden case"),
+    "reduce_payload": ("""
+        import os
+        class Payload:
+            def __reduce__(self):
+                return (os.system, ("touch {marker}",))
+        def softmax(x):
+            return Payload()
+        """, "Payload object"),
+    "rewrite_package": ("open({package!r}, 'a').write('\\nraise SystemExit(0)\\n')\n" + WRONG, "PermissionError"),
+    "classmates": (textwrap.dedent("""
+        best = open({classmate!r}).read()
+        open({classmate!r}, "w").write("def softmax(x):\\n    return x\\n")
+        """) + WRONG, "PermissionError"),
+    "forge_rows": ("""
+        import os
+        for pid in os.listdir("/proc"):
+            try:
+                open(f"/proc/{{pid}}/fd/1", "w").write("FORGED,True,True,passed\\n")
+            except OSError:
+                pass
+        def softmax(x):
+            for fd in range(1, 40):
+                try:
+                    os.write(fd, b"\\xff" * 64 + b"FORGED passed")
+                except OSError:
+                    pass
+            return x
+        """, "PermissionError"),
+    "kill_grader": ("""
+        import os, signal
+        def softmax(x):
+            for target in (os.getppid(), 1, -1):
+                for sig in (signal.SIGSTOP, signal.SIGKILL):
+                    try:
+                        os.kill(target, sig)
+                    except OSError:
+                        pass
+            return x
+        """, "check softmax: failed."),
+    "detached_rewriter": (textwrap.dedent("""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(1.5)
+                for path in ({csv!r}, {marker!r}):
+                    try:
+                        open(path, "w").write("FORGED")
+                    except OSError:
+                        pass
+            os._exit(0)
+        """) + WRONG, "check softmax: failed."),
+    "stdlib_shadow": ("open({cwd!r} + '/shlex.py', 'w').write('raise SystemExit(3)\\n')\n" + WRONG, "PermissionError"),
+    "process_and_file_flood": ("""
+        import os, time
+        def softmax(x):
+            for i in range(300):
+                open(f"junk{{i}}.txt", "w").close()
+            for _ in range(300):
+                try:
+                    if os.fork() == 0:
+                        time.sleep(60)
+                        os._exit(0)
+                except OSError:
+                    break
+            return x
+        """, "check softmax: failed."),
+    "terminal_escapes": ("""
+        def softmax(x):
+            print("\\x1b[2J\\x1b[H\\rcheck softmax: passed.")
+            raise ValueError("\\x1b[1A\\x1b[2K\\rall probes passed")
+        """, "\\x1b[1A\\x1b[2K\\rall probes passed"),
+}
+
+
+def _digest(paths) -> dict[str, str]:
+    return {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths if Path(p).is_file()}
+
+
+def _running() -> list[str]:
+    """Command lines of processes still running this worktree's worker (none may be left)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if WORKER in cmdline:
+            found.append(cmdline)
+    return found
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory, softmax_source, console_script):
+    base = tmp_path_factory.mktemp("classroom")
+    folder, cwd, outside = base / "class", base / "cwd", base / "outside"
+    for d in (folder, cwd, outside):
+        d.mkdir()
+    book, marker = cwd / "grades.csv", outside / "marker"
+    honest = {"right.py": softmax_source, "wrong.py": WRONG}
+    for name, source in honest.items():
+        (folder / name).write_text(source)
+    fill = {"csv": str(book), "classmate": str(folder / "right.py"), "cwd": str(cwd), "marker": str(marker),
+            "package": str(PACKAGE_FILE), "root": str(ROOT), "table": _replay_table()}
+    for name, (source, _) in ATTACKS.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source).format(**{**fill, "table": "TABLE_"}).replace(
+            "TABLE_", fill["table"]))
+    package = sorted((ROOT / "attention_edu").rglob("*.py"))
+    before = _digest(package + [folder / n for n in honest])
+    command = [console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book), "--jobs", "2",
+               "--timeout", "2", "--seed", "11", "--no-progress"]
+    done = subprocess.run(command, capture_output=True, cwd=cwd, timeout=600)
+    graded = book.read_bytes()
+    time.sleep(3)                                        # the detached rewriter had 1.5 s
+    after = book.read_bytes()
+    checks = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = pool.map(lambda n: subprocess.run([console_script, "check", "softmax", str(folder / f"{n}.py"),
+                                                  "--timeout", "2"], capture_output=True, cwd=cwd, timeout=300),
+                        list(ATTACKS))
+        checks = dict(zip(ATTACKS, runs))
+    honest_run = [console_script, "grade", *(str(folder / n) for n in honest), *command[3:]]
+    again = subprocess.run(honest_run, capture_output=True, cwd=cwd, timeout=600)
+    return {"done": done, "graded": graded, "book": book, "after": after, "again": again,
+            "again_rows": _rows(book.read_bytes()),
+            "before": before, "later": _digest(package + [folder / n for n in honest]), "checks": checks,
+            "cwd": sorted(p.name for p in cwd.iterdir()), "outside": sorted(outside.iterdir()),
+            "running": _running(), "folder": folder}
+
+
+def _rows(raw: bytes) -> dict[str, dict]:
+    return {Path(r["file"]).name: r for r in csv.DictReader(io.StringIO(raw.decode()))}
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_attack_fails_and_harms_nobody(classroom, attack):
+    done = classroom["done"]
+    assert done.returncode == 0, done.stderr.decode()
+    rows = _rows(classroom["graded"])
+    assert set(rows) == {"right.py", "wrong.py"} | {f"{a}.py" for a in ATTACKS}
+    row = rows[f"{attack}.py"]
+    assert row["passed"] == "False" and (row["error"] or row["hint_id"] or row["mistakes"] != "[]"), row
+    assert rows["right.py"]["passed"] == "True" and rows["right.py"]["error"] == "", rows["right.py"]
+    assert rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows["wrong.py"]
+    assert "landlock" in rows["right.py"]["sandbox"] and "pid-namespace" in rows["right.py"]["sandbox"]
+    assert classroom["later"] == classroom["before"], "a classmate's or a package file changed"
+    assert classroom["after"] == classroom["graded"], "the gradebook changed after grade returned"
+    assert classroom["cwd"] == ["grades.csv"] and classroom["outside"] == [], "written outside a private dir"
+    assert classroom["running"] == [], classroom["running"]
+    assert classroom["again"].returncode == 0 and classroom["again_rows"]["right.py"]["passed"] == "True"
+    check = classroom["checks"][attack]
+    output = check.stdout.decode() + check.stderr.decode()
+    assert check.returncode == 1 and ATTACKS[attack][1] in output, output
+    for raw in (done.stdout, check.stdout, classroom["graded"]):
+        assert b"\x1b" not in raw and b"\r" not in raw.replace(b"\r\n", b"\n"), attack
+    assert b"FORGED" not in done.stdout + classroom["graded"]

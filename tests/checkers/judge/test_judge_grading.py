@@ -1,0 +1,187 @@
+"""The judge's other promises: the worker holds nothing of the library, an in-process check
+compares plain copies, notebooks run as in class, hidden probes are seeded, Gradescope's format,
+Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+import numpy as np
+import pytest
+
+import attention_edu as ae
+from attention_edu.checkers import CheckFailed, check_softmax
+from attention_edu.checkers.hidden import hidden_cases, student_seed
+from attention_edu.checkers.judge.remote import Remote
+from attention_edu.checkers.judge.submission import grade_one, notebook_cells
+from attention_edu.checkers.registry import EXERCISES
+
+WRONG = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+
+
+def _grade(console_script, *argv, timeout=300):
+    return subprocess.run([console_script, "grade", *map(str, argv), "--no-progress"], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_the_worker_has_no_library_in_memory_and_cannot_read_it(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "import sys\n"
+        f"PACKAGE = {ae.__file__!r}\n"
+        "def softmax(x):\n"
+        "    try:\n        open(PACKAGE).read(1)\n        readable = 'readable'\n"
+        "    except OSError as err:\n        readable = type(err).__name__\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith('attention_edu'))\n"
+        "    raise ValueError(f'loaded={loaded} package={readable}')\n")
+    row = grade_one("softmax", source, seed=1)
+    assert "loaded=[] package=" in row.message, row.message
+    if "landlock" in row.sandbox:
+        assert "package=PermissionError" in row.message, row.message
+
+
+class Liar(np.ndarray):
+    """Zeros that say they equal anything."""
+
+    def __eq__(self, other):
+        return np.ones(np.shape(self), dtype=bool).view(Liar)
+
+    def __array_ufunc__(self, *args, **kwargs):
+        return True
+
+    def __bool__(self):
+        return True
+
+
+def test_a_lying_subclass_fails_in_process_strict_too():
+    def softmax(x):
+        return np.zeros_like(x).view(Liar)
+
+    result = check_softmax(softmax)
+    assert not result.passed and "Liar" in str(result), str(result)
+    with pytest.raises(CheckFailed):
+        check_softmax(softmax, strict=True)
+
+
+def _notebook(path, cells):
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
+                                           "outputs": [], "source": c} for c in cells],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_a_notebook_runs_as_in_class_once_per_grading(tmp_path, softmax_source):
+    """A constant computed by a call works; a slow cell is paid once, not once per probe."""
+    _notebook(tmp_path / "class.ipynb", [
+        "import numpy as np\nimport attention_edu as ae\nfrom attention_edu.checkers import check_softmax",
+        "import time\ntime.sleep(1.0)\nTINY = np.finfo(np.float64).tiny",
+        "def softmax(x):\n    top = np.max(x, axis=-1, keepdims=True)\n"
+        "    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))\n"
+        "    return e / np.maximum(np.sum(e, axis=-1, keepdims=True), TINY)",
+        "check_softmax(softmax)",
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot(softmax(np.arange(3.0)))",
+        "softmax(np.arange(3.0))"])
+    row = grade_one("softmax", tmp_path / "class.ipynb", seed=3)
+    assert row.passed and row.error is None, row.message
+    assert row.seconds < 10.0, row.seconds      # 16 probes re-running the 1 s cell would take 16 s
+    cells = notebook_cells(tmp_path / "class.ipynb")
+    assert [label for label, _ in cells] == ["code cell 1", "code cell 2", "code cell 3", "code cell 5"]
+    with Remote(cells, "class.ipynb", "softmax", ("numpy", "math", "matplotlib"), notebook=True) as remote:
+        assert remote.start()["cell_errors"] == []             # the plot cell ran too (Agg backend)
+
+
+def test_same_seed_same_rows_and_per_student_seeds_differ(tmp_path, console_script, softmax_source):
+    (tmp_path / "ana.py").write_text(softmax_source)
+    (tmp_path / "bo.py").write_text(WRONG)
+    runs = [json.loads(_grade(console_script, tmp_path, "--exercise", "softmax", "--json", "--jobs", "2",
+                              "--seed", "5", "--per-student").stdout) for _ in range(2)]
+    strip = [[{k: v for k, v in r.items() if k != "seconds"} for r in rows] for rows in runs]
+    assert strip[0] == strip[1]
+    seeds = {r["file"].rsplit("/", 1)[-1]: r["seed"] for r in runs[0]}
+    assert seeds == {"ana.py": student_seed(5, "ana.py"), "bo.py": student_seed(5, "bo.py")}
+    a, b = (hidden_cases(EXERCISES["softmax"], s) for s in seeds.values())
+    assert all(not np.array_equal(x.args[0], y.args[0]) for x, y in zip(a, b))
+    assert [c.args[0].tolist() for c in a] == [c.args[0].tolist() for c in
+                                               hidden_cases(EXERCISES["softmax"], seeds["ana.py"])]
+
+
+GRADESCOPE_SCHEMA = {
+    "type": "object", "required": ["score", "max_score", "output", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0}, "max_score": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "tests": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["name", "score", "max_score", "status", "output"],
+            "properties": {"name": {"type": "string"}, "score": {"type": "number"},
+                           "max_score": {"type": "number"}, "status": {"enum": ["passed", "failed"]},
+                           "output": {"type": "string"},
+                           "visibility": {"enum": ["hidden", "after_due_date", "after_published", "visible"]}}}}},
+}
+
+
+def test_gradescope_results_validate(tmp_path, console_script):
+    (tmp_path / "bo.py").write_text(WRONG)
+    out = tmp_path / "results.json"
+    done = _grade(console_script, tmp_path / "bo.py", "--exercise", "softmax", "--gradescope", out, "--seed", "2")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    jsonschema.validate(results, GRADESCOPE_SCHEMA)
+    assert results["score"] < results["max_score"] and any(t["status"] == "failed" for t in results["tests"])
+    assert [t.get("visibility") for t in results["tests"] if t["name"].startswith("hidden")] == ["after_published"]
+    assert any("softmax.wrong-axis" in t["output"] for t in results["tests"])
+
+
+def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, softmax_source):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for index in range(8):
+        (folder / f"s{index}.py").write_text("import time\ntime.sleep(0.8)\n" + softmax_source)
+    book = tmp_path / "grades.csv"
+    process = subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book),
+                                "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6.0)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "interrupted" in err and len(err.strip().splitlines()) == 2, err     # the seed line, then one line
+    with open(book, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert 1 <= len(rows) < 8 and all(r["passed"] == "True" for r in rows), rows
+    assert f"wrote {len(rows)} row" in out
+
+
+def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp_path):
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[3] / "notebooks" / "solutions" / "02_scaled_dot_product_attention.ipynb"
+    assert grade_one("scaled_dot_product_attention", shipped, seed=4).passed         # it uses ae.softmax
+    _notebook(tmp_path / "borrow.ipynb", [
+        "import numpy as np\nimport attention_edu as ae",
+        "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    return ae.scaled_dot_product_attention(Q, K, V, mask)"])
+    row = grade_one("scaled_dot_product_attention", tmp_path / "borrow.ipynb", seed=4)
+    assert not row.passed and "ae.scaled_dot_product_attention is not available here" in row.message, row.message
+
+
+def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypatch, capsys, softmax_source):
+    from attention_edu import cli
+    from attention_edu.checkers.judge import grade
+
+    (tmp_path / "ana.py").write_text(softmax_source)
+    monkeypatch.setattr(grade, "filesystem_layer", lambda: "the kernel offers no Landlock")
+    assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--require-sandbox"]) == 2
+    assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
+
+
+def test_the_whole_submission_has_a_budget(tmp_path, softmax_source):
+    slow = softmax_source.replace("def softmax(x):\n", "def softmax(x):\n    __import__('time').sleep(0.7)\n")
+    (tmp_path / "slow.py").write_text(slow)
+    start = time.perf_counter()
+    row = grade_one("softmax", tmp_path / "slow.py", timeout=1.0, seed=1, budget=3.0)
+    assert not row.passed and "used up the 3 s the whole submission may take" in row.message, row.message
+    assert time.perf_counter() - start < 8.0                  # 16 probes at 0.7 s would take 11 s

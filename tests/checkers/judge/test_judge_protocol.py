@@ -1,0 +1,91 @@
+"""The judge's plain-data protocol: a fuzz of malformed, oversized and hostile frames never crashes
+the decoder with anything but ProtocolError, and never reaches pickle."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from attention_edu.checkers.judge import protocol
+
+
+def _hostile_frames(rng: np.random.Generator) -> list[bytes]:
+    good = protocol.encode({"value": (np.arange(6.0).reshape(2, 3), 1.5, "s", None, [True]), "x": ...})
+    pickled = io.BytesIO()
+    np.save(pickled, np.array([{"a": 1}], dtype=object), allow_pickle=True)      # an object array
+    head = json.dumps({"$a": 0}).encode()
+    frames = [b"", b"\x00" * 7, good[:5], good[:-3], good + b"\x01", pickle.dumps({"value": 1}),
+              (10**12).to_bytes(8, "little") + b"{}",
+              len(head).to_bytes(8, "little") + head + len(pickled.getvalue()).to_bytes(8, "little") + pickled.getvalue(),
+              len(head).to_bytes(8, "little") + head + (5).to_bytes(8, "little") + b"\x93NUMP",
+              ]
+    for doc in ['{"$a": 3}', '{"$q": 1}', '{"$t": 5}', '{"$d": [[1, 2]]}', '{"$s": 0}', '[' * 5000 + ']' * 5000,
+                '{"$f": "pi"}', '{"a": 1, "b": 2}', '"\\ud800"', 'NaN', '{"$x": 7}', '{"$d": [["k"]]}']:
+        body = doc.encode()
+        frames.append(len(body).to_bytes(8, "little") + body)
+    for _ in range(300):                          # random corruption of a good frame
+        frame = bytearray(good)
+        for index in rng.integers(0, len(frame), size=rng.integers(1, 8)):
+            frame[index] = int(rng.integers(0, 256))
+        frames.append(bytes(frame[: int(rng.integers(0, len(frame) + 1))]))
+    frames += [bytes(rng.integers(0, 256, size=int(n), dtype=np.uint8)) for n in rng.integers(0, 400, size=100)]
+    return frames
+
+
+def test_fuzzed_frames_raise_protocol_error_only_and_never_unpickle(monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the decoder reached pickle")
+
+    for name in ("loads", "load", "Unpickler"):
+        monkeypatch.setattr(pickle, name, forbidden)
+    decoded = 0
+    for frame in _hostile_frames(np.random.default_rng(0)):
+        try:
+            value = protocol.decode(frame)
+        except protocol.ProtocolError:
+            continue
+        decoded += 1
+        assert not _has_objects(value), value
+    assert decoded < 320          # most corrupted frames are refused; any that decode hold plain data
+
+
+def _has_objects(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.hasobject or type(value) is not np.ndarray
+    if isinstance(value, (list, tuple)):
+        return any(_has_objects(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_objects(v) for v in value.values())
+    return not (value is None or value is Ellipsis or isinstance(value, (bool, int, float, str, np.generic,
+                                                                       protocol.Unsupported)))
+
+
+def test_round_trip_and_what_is_refused():
+    message = {"a": np.float32(2.5), "b": (np.ones((2, 0)), -np.inf, float("nan")), "c": [1, "two"]}
+    back = protocol.decode(protocol.encode(message))
+    assert back["a"] == np.float32(2.5) and type(back["a"]) is np.float32
+    assert back["b"][0].shape == (2, 0) and back["b"][1] == -np.inf and np.isnan(back["b"][2])
+    assert protocol.plain(np.array([1, None], dtype=object)) == protocol.Unsupported("an array of dtype object")
+
+    class Liar(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    described = protocol.decode(protocol.encode(protocol.plain(np.zeros(3).view(Liar))))
+    assert isinstance(described, protocol.Unsupported) and "Liar (an ndarray subclass)" in described.what
+    assert type(described).__name__ == "Liar (an ndarray subclass)"
+    with pytest.raises(protocol.ProtocolError):
+        protocol.encode(object())
+
+
+def test_a_frame_over_the_cap_is_refused_before_it_is_read():
+    read, write = os.pipe()
+    os.write(write, (protocol.MAX_FRAME + 1).to_bytes(8, "little"))
+    with pytest.raises(protocol.ProtocolError, match="limit"):
+        protocol.receive(read, deadline=__import__("time").monotonic() + 5)
+    os.close(read), os.close(write)

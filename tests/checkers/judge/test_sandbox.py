@@ -1,0 +1,682 @@
+"""The operating-system sandbox, attacked end to end: every test runs a hostile worker for real.
+
+Each attack runs as a child interpreter through ``sandbox.spawn`` (with and without namespaces)
+and, where the attack is one Landlock stops, after ``landlock.restrict`` loaded by path, as the
+student's interpreter will. Each attack has a control beside it (the same move on a place it
+may reach succeeds), so a test fails when a layer is missing, not only when the attack works.
+A test skips only where this kernel lacks the layer, and says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from attention_edu.checkers.judge import landlock, sandbox
+from attention_edu.checkers.judge.sandbox import Limits, spawn
+
+ROOT = Path(__file__).resolve().parents[3]
+JUDGE = ROOT / "attention_edu" / "checkers" / "judge"
+LAYERS = sandbox.available_layers()
+needs_landlock = pytest.mark.skipif(
+    landlock.abi_version() < 1, reason=f"landlock: {LAYERS['landlock']}")
+needs_namespaces = pytest.mark.skipif(
+    not LAYERS["pid-namespace"].startswith("active"), reason=f"namespaces: {LAYERS['pid-namespace']}")
+needs_seccomp = pytest.mark.skipif(
+    not LAYERS["seccomp"].startswith("active"), reason=f"seccomp: {LAYERS['seccomp']}")
+both_modes = pytest.mark.parametrize("namespaces", [
+    pytest.param(True, marks=needs_namespaces, id="namespaces"),
+    pytest.param(False, id="fallback")])
+
+# The hostile worker's first lines: load landlock.py by path, restrict, then report each attempt
+# as one JSON line [name, "done" | "<errno name>"].
+PRELUDE = f"""
+import errno, importlib.util, json, os, sys
+ARGS = json.loads(sys.argv[1])
+spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
+landlock = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(landlock)
+if ARGS["landlock"]:
+    landlock.restrict(ARGS["read"], [os.getcwd()])
+def attempt(name, action):
+    try:
+        action()
+        outcome = "done"
+    except OSError as error:
+        outcome = errno.errorcode.get(error.errno, str(error))
+    except MemoryError:
+        outcome = "MemoryError"
+    print(json.dumps([name, outcome]), flush=True)
+"""
+
+
+def run_attack(body: str, private: Path, *, namespaces: bool, use_landlock: bool = True,
+               limits: Limits = Limits(), timeout: float = 60, site: bool = False,
+               seccomp: bool = True, **args) -> tuple[dict, object]:
+    """Run PRELUDE + body sandboxed in ``private``; the attempts' outcomes and the process."""
+    private.mkdir(exist_ok=True)
+    args = {"landlock": use_landlock, "read": [sys.base_prefix, sys.prefix], **args}
+    code = PRELUDE + textwrap.dedent(body)
+    flags = ["-I"] if site else ["-I", "-S"]
+    with spawn([sys.executable, *flags, "-c", code, json.dumps(args)], cwd=str(private),
+               env={"PATH": os.defpath}, limits=limits, namespaces=namespaces,
+               seccomp=seccomp) as sandboxed:
+        out, err = sandboxed.process.communicate(timeout=timeout)
+    outcomes = dict(json.loads(line) for line in out.decode().splitlines() if line.startswith("["))
+    assert outcomes or sandboxed.process.returncode != 0, err.decode()
+    return outcomes, sandboxed.process
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line holds ``marker`` (forked children inherit the command line)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture
+def classroom(tmp_path):
+    """A class folder with two submissions, a grader's working directory and a private one."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.py").write_text("def softmax(x): return x\n")
+    (tmp_path / "class" / "bob.py").write_text("SECRET = 'bob'\n")
+    (tmp_path / "grader").mkdir()
+    return tmp_path
+
+
+# ------------------------------------------------------------------ Landlock: files
+
+@needs_landlock
+@both_modes
+def test_a_student_reads_only_its_own_submission_and_the_interpreter(classroom, namespaces):
+    body = """
+    attempt("own submission", lambda: open(ARGS["own"]).read())
+    attempt("stdlib import", lambda: __import__("socket"))
+    attempt("classmate", lambda: open(ARGS["classmate"]).read())
+    attempt("class folder listing", lambda: os.listdir(ARGS["folder"]))
+    attempt("home", lambda: os.listdir(ARGS["home"]))
+    attempt("package source", lambda: open(ARGS["package"]).read())
+    attempt("/etc/passwd", lambda: open("/etc/passwd").read())
+    """
+    own = str(classroom / "class" / "alice.py")
+    outcomes, _ = run_attack(
+        body, classroom / "private", namespaces=namespaces,
+        read=[sys.base_prefix, sys.prefix, own], own=own, folder=str(classroom / "class"),
+        classmate=str(classroom / "class" / "bob.py"), home=str(Path.home()),
+        package=str(ROOT / "attention_edu" / "checkers" / "judge" / "sandbox.py"))
+    assert outcomes["own submission"] == outcomes["stdlib import"] == "done"
+    for name in ("classmate", "class folder listing", "home", "package source", "/etc/passwd"):
+        assert outcomes[name] == "EACCES", (name, outcomes)
+
+
+@needs_landlock
+@both_modes
+def test_a_student_writes_only_its_private_directory(classroom, namespaces):
+    body = """
+    attempt("private file", lambda: open("work.txt", "w").write("mine"))
+    attempt("private rename", lambda: os.rename("work.txt", "done.txt"))
+    attempt("overwrite classmate", lambda: open(ARGS["classmate"], "w").write("x = 0"))
+    attempt("remove classmate", lambda: os.unlink(ARGS["classmate"]))
+    attempt("shlex.py in the grader's cwd", lambda: open(ARGS["grader"] + "/shlex.py", "w"))
+    attempt("gradebook", lambda: open(ARGS["grader"] + "/grades.csv", "a").write("eve,1"))
+    attempt("move own into class", lambda: os.rename("done.txt", ARGS["grader"] + "/x.py"))
+    """
+    grader, classmate = classroom / "grader", classroom / "class" / "bob.py"
+    outcomes, _ = run_attack(body, classroom / "private", namespaces=namespaces,
+                             classmate=str(classmate), grader=str(grader))
+    assert outcomes["private file"] == outcomes["private rename"] == "done"
+    for name in ("overwrite classmate", "remove classmate", "shlex.py in the grader's cwd",
+                 "gradebook"):
+        assert outcomes[name] == "EACCES", (name, outcomes)
+    assert outcomes["move own into class"] in ("EACCES", "EXDEV")
+    assert classmate.read_text() == "SECRET = 'bob'\n"
+    assert list(grader.iterdir()) == []
+    assert (classroom / "private" / "done.txt").read_text() == "mine"
+
+
+METADATA = """
+attempt("chmod classmate", lambda: os.chmod(ARGS["classmate"], 0))
+attempt("utime classmate", lambda: os.utime(ARGS["classmate"], (0, 0)))
+attempt("chmod grader's cwd", lambda: os.chmod(ARGS["grader"], 0))
+attempt("xattr classmate", lambda: os.setxattr(ARGS["classmate"], "user.grade", b"A"))
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_a_student_cannot_lock_out_a_classmate_by_metadata(classroom, namespaces):
+    """Landlock (ABI <= 7) lets chmod/utime/xattrs through by any path: ``chmod 000`` on a
+    classmate's submission would fail that classmate's row. The seccomp filter stops it."""
+    classmate, grader = classroom / "class" / "bob.py", classroom / "grader"
+    before = classmate.stat(), grader.stat()
+    arguments = dict(classmate=str(classmate), grader=str(grader))
+    outcomes, _ = run_attack(METADATA, classroom / "private", namespaces=namespaces,
+                             **arguments)
+    assert set(outcomes.values()) == {"EACCES"}, outcomes
+    after = classmate.stat(), grader.stat()
+    assert [(s.st_mode, s.st_mtime_ns) for s in after] == [(s.st_mode, s.st_mtime_ns)
+                                                           for s in before]
+    control, _ = run_attack(METADATA, classroom / "control", namespaces=namespaces,
+                            seccomp=False, **arguments)          # Landlock alone: it works
+    assert control["chmod classmate"] == "done" and classmate.stat().st_mode & 0o777 == 0
+    classmate.chmod(0o644), grader.chmod(0o755)
+
+
+# ------------------------------------------------------------------ network
+
+@pytest.fixture
+def server():
+    """A TCP server listening on 127.0.0.1 only, never accepting by itself."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.setblocking(False)
+        yield listener
+
+
+def someone_connected(listener: socket.socket) -> bool:
+    try:
+        listener.accept()[0].close()
+        return True
+    except BlockingIOError:
+        return False
+
+
+CONNECT = """
+import socket
+def connect():
+    with socket.create_connection(("127.0.0.1", ARGS["port"]), timeout=2):
+        pass
+attempt("connect", connect)
+"""
+
+
+@pytest.mark.parametrize("namespaces, use_landlock, seccomp, refusal", [
+    pytest.param(False, True, False, "EACCES", marks=needs_landlock, id="landlock-alone"),
+    pytest.param(True, False, False, "ENETUNREACH", marks=needs_namespaces,
+                 id="net-namespace-alone"),
+    pytest.param(False, False, True, "EACCES", marks=needs_seccomp, id="seccomp-alone"),
+])
+def test_a_student_cannot_reach_a_server_on_loopback(tmp_path, server, namespaces,
+                                                     use_landlock, seccomp, refusal):
+    if use_landlock and landlock.abi_version() < 4:
+        pytest.skip(f"Landlock ABI {landlock.abi_version()} < 4 has no TCP rules")
+    outcomes, _ = run_attack(CONNECT, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=use_landlock, seccomp=seccomp,
+                             port=server.getsockname()[1])
+    assert outcomes["connect"] == refusal
+    assert not someone_connected(server)
+
+
+def test_the_network_attack_is_a_real_one(tmp_path, server):
+    """Control: with no layer at all, the same worker does connect."""
+    outcomes, _ = run_attack(CONNECT, tmp_path / "private", namespaces=False,
+                             use_landlock=False, seccomp=False, port=server.getsockname()[1])
+    assert outcomes["connect"] == "done"
+    assert someone_connected(server)
+
+
+UNIX_AND_UDP = """
+import socket
+def unix():
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(ARGS["path"])
+def udp():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        client.sendto(b"forged row", ("127.0.0.1", ARGS["port"]))
+attempt("unix socket by path", unix)
+attempt("udp", udp)
+attempt("socketpair", lambda: socket.socketpair()[0].close())
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_a_student_reaches_no_unix_socket_and_sends_no_udp(tmp_path, namespaces):
+    """Landlock (ABI <= 7) and the network namespace let a pathname unix socket through (a
+    desktop's D-Bus, docker.sock); the seccomp filter stops it, and UDP, in both modes."""
+    path = tmp_path / "service.sock"
+    with socket.socket(socket.AF_UNIX) as service, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        service.bind(str(path))
+        service.listen(1)
+        service.setblocking(False)
+        udp.bind(("127.0.0.1", 0))
+        udp.setblocking(False)
+        arguments = dict(path=str(path), port=udp.getsockname()[1])
+        outcomes, _ = run_attack(UNIX_AND_UDP, tmp_path / "private", namespaces=namespaces,
+                                 **arguments)
+        assert outcomes == {"unix socket by path": "EACCES", "udp": "EACCES",
+                            "socketpair": "done"}
+        assert not someone_connected(service)
+        with pytest.raises(BlockingIOError):
+            udp.recv(64)
+        control, _ = run_attack(UNIX_AND_UDP, tmp_path / "control", namespaces=namespaces,
+                                seccomp=False, **arguments)
+        assert control["unix socket by path"] == "done" and someone_connected(service)
+
+
+# ------------------------------------------------------------------ the judge's processes
+
+@pytest.fixture
+def judge_stand_in():
+    """A process outside the sandbox, of the same user, standing in for the judge; its
+    stdout is a pipe the test reads, as the grading worker's stdout is read by ``grade``."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                               stdout=subprocess.PIPE, start_new_session=True)
+    yield process
+    process.kill()
+    process.wait()
+
+
+SIGNAL_THE_JUDGE = """
+import signal
+if os.getppid():      # 0 when the parent is outside our PID namespace
+    attempt("signal 0 to the parent", lambda: os.kill(os.getppid(), 0))
+else:
+    print(json.dumps(["signal 0 to the parent", "no parent to see"]), flush=True)
+attempt("SIGKILL the judge", lambda: os.kill(ARGS["judge"], signal.SIGKILL))
+attempt("SIGSTOP the judge's group", lambda: os.killpg(os.getpgid(ARGS["judge"]), signal.SIGSTOP))
+def forge():
+    with open(f"/proc/{ARGS['judge']}/fd/1", "w") as stdout:
+        stdout.write("alice,passed,11/11\\n")
+attempt("forge the judge's stdout", forge)
+attempt("list the judge's fds", lambda: os.listdir(f"/proc/{ARGS['judge']}/fd"))
+attempt("signal itself", lambda: os.kill(os.getpid(), 0))
+"""
+
+
+def judge_unharmed(judge: subprocess.Popen) -> bool:
+    os.set_blocking(judge.stdout.fileno(), False)
+    forged = judge.stdout.read()
+    return judge.poll() is None and not forged and "T" not in Path(
+        f"/proc/{judge.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+@needs_landlock
+@both_modes
+def test_a_restricted_student_cannot_signal_or_write_into_the_judge(tmp_path, namespaces,
+                                                                  judge_stand_in):
+    if landlock.abi_version() < 6 and not namespaces:
+        pytest.skip(f"Landlock ABI {landlock.abi_version()} < 6 does not scope signals")
+    outcomes, _ = run_attack(SIGNAL_THE_JUDGE, tmp_path / "private", namespaces=namespaces,
+                             judge=judge_stand_in.pid)
+    assert outcomes["signal itself"] == "done"
+    expected = "ESRCH" if namespaces else "EPERM"   # invisible, or outside the Landlock scope
+    assert outcomes["SIGKILL the judge"] == outcomes["SIGSTOP the judge's group"] == expected
+    assert outcomes["signal 0 to the parent"] == ("no parent to see" if namespaces else "EPERM")
+    assert outcomes["forge the judge's stdout"] == outcomes["list the judge's fds"] == "EACCES"
+    assert judge_unharmed(judge_stand_in)
+
+
+@needs_namespaces
+def test_the_pid_namespace_alone_hides_the_judge(tmp_path, judge_stand_in):
+    """Without Landlock, the PID namespace still makes the judge unreachable by signals."""
+    body = SIGNAL_THE_JUDGE + 'print(json.dumps(["pid and ppid", [os.getpid(), os.getppid()]]))\n'
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=True, use_landlock=False,
+                             judge=judge_stand_in.pid)
+    assert outcomes["pid and ppid"] == [1, 0]
+    assert outcomes["SIGKILL the judge"] == outcomes["SIGSTOP the judge's group"] == "ESRCH"
+    assert judge_unharmed(judge_stand_in)
+
+
+def test_the_signal_attack_is_a_real_one(tmp_path, judge_stand_in):
+    """Control: with no layer, the same worker does reach the stand-in's stdout and kills it."""
+    outcomes, _ = run_attack(SIGNAL_THE_JUDGE.replace("alice", "eve"), tmp_path / "private",
+                             namespaces=False, use_landlock=False, judge=judge_stand_in.pid)
+    assert outcomes["SIGKILL the judge"] == "done"
+    assert judge_stand_in.wait(timeout=10) == -signal.SIGKILL
+
+
+# ------------------------------------------------------------------ processes left behind
+
+DETACH = """
+import time
+def detach():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(ARGS["delay"])
+            with open(ARGS["late"], "w") as file:
+                file.write("still here")
+        os._exit(0)
+    os.wait()
+attempt("detach", detach)
+"""
+
+
+@both_modes
+@pytest.mark.parametrize("how", ["killed", "exits"])
+def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
+    """A setsid + double-fork grandchild that writes later: gone when the worker is killed, and
+    gone when the worker ends on its own (it would rewrite the gradebook after the grader)."""
+    marker = uuid.uuid4().hex
+    private = tmp_path / "private"
+    private.mkdir()
+    late = private / "late.txt"
+    wait = "time.sleep(60)" if how == "killed" else ""
+    code = PRELUDE + textwrap.dedent(DETACH) + wait
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 1.5, "marker": marker})
+    with spawn([sys.executable, "-I", "-S", "-c", code, args], cwd=str(private), env={},
+               namespaces=namespaces) as sandboxed:
+        assert json.loads(sandboxed.process.stdout.readline()) == ["detach", "done"]
+        assert len(processes_with(marker)) >= 3       # launcher, worker, grandchild
+        if how == "exits":
+            sandboxed.process.wait(timeout=30)
+    assert processes_with(marker) == []
+    time.sleep(2.5)
+    assert not late.exists()
+
+
+def test_fallback_sweeps_the_session_when_the_launcher_is_killed(tmp_path):
+    """Without namespaces or Landlock a worker can SIGKILL its launcher; kill() still finds
+    the children left in the launcher's session (not one that called setsid: documented)."""
+    marker = uuid.uuid4().hex
+    late = tmp_path / "late.txt"
+    body = """
+    import signal, time
+    if os.fork() == 0:
+        time.sleep(ARGS["delay"])
+        open(ARGS["late"], "w").write("still here")
+        os._exit(0)
+    print(json.dumps(["forked", True]), flush=True)
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(60)
+    """
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 2, "marker": marker})
+    with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
+               cwd=str(tmp_path), env={}, namespaces=False) as sandboxed:
+        assert sandboxed.process.stdout.readline() == b'["forked", true]\n'
+        time.sleep(0.5)
+        assert len(processes_with(marker)) >= 1          # the orphaned child lives on
+        sandboxed.kill()
+        assert sandboxed.process.returncode == -signal.SIGKILL
+    assert processes_with(marker) == []
+    time.sleep(2.5)
+    assert not late.exists()
+
+
+def test_the_detach_attack_is_a_real_one(tmp_path):
+    """Control: the same grandchild, started by a plain subprocess, writes its file."""
+    late = tmp_path / "late.txt"
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 0.2})
+    subprocess.run([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(DETACH), args],
+                   check=True, capture_output=True, timeout=30)
+    deadline = time.monotonic() + 10
+    while not late.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert late.read_text() == "still here"
+
+
+FORK_MANY = """
+import time
+def fork_many():
+    for count in range(ARGS["tries"]):
+        try:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        except OSError as error:
+            print(json.dumps(["forked", count]), flush=True)
+            raise
+attempt("fork", fork_many)
+print(json.dumps(["ready", True]), flush=True)
+time.sleep(60)
+"""
+
+
+def process_bound(namespaces: bool, limits: Limits) -> int | None:
+    """How many forks the worker may make here: RLIMIT_NPROC, exact in a user namespace and
+    loose outside (the user's other processes come and go); for uid 0, which the kernel
+    exempts from RLIMIT_NPROC, the PID namespace's pid_max (Linux >= 6.14), else nothing."""
+    if os.getuid() != 0:
+        return limits.processes if namespaces else 3 * limits.processes
+    release = tuple(int(p) for p in os.uname().release.split("-")[0].split(".")[:2])
+    return 299 if namespaces and release >= (6, 14) else None
+
+
+@both_modes
+def test_a_fork_bomb_is_bounded_and_all_gone_after_kill(tmp_path, namespaces):
+    marker = uuid.uuid4().hex
+    limits = Limits(processes=40)
+    bound = process_bound(namespaces, limits)
+    args = json.dumps({"landlock": False, "tries": 400, "marker": marker})
+    with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(FORK_MANY), args],
+               cwd=str(tmp_path), env={}, limits=limits, namespaces=namespaces) as sandboxed:
+        outcomes = {}
+        while "ready" not in outcomes:
+            outcomes.update([json.loads(sandboxed.process.stdout.readline())])
+        assert len(processes_with(marker)) >= min(outcomes.get("forked", 400), 10)
+        sandboxed.kill()
+        assert processes_with(marker) == []
+    if bound is None:
+        pytest.skip("uid 0 is exempt from RLIMIT_NPROC and, without a PID namespace, nothing "
+                    "else bounds its processes: run the grader as an ordinary user")
+    assert outcomes["fork"] == "EAGAIN", outcomes
+    assert outcomes["forked"] <= bound
+
+
+@needs_namespaces
+def test_hundreds_of_processes_are_all_gone_after_kill(tmp_path):
+    """With the process limit raised, 300 sleeping children, some of them setsid'ed."""
+    marker = uuid.uuid4().hex
+    body = FORK_MANY.replace("if os.fork() == 0:", "if os.fork() == 0:\n                os.setsid()")
+    args = json.dumps({"landlock": False, "tries": 300, "marker": marker})
+    for namespaces in (True, False):
+        with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
+                   cwd=str(tmp_path), env={}, limits=Limits(processes=100_000),
+                   namespaces=namespaces) as sandboxed:
+            assert json.loads(sandboxed.process.stdout.readline()) == ["fork", "done"]
+            assert len(processes_with(marker)) >= 300
+        assert processes_with(marker) == [], namespaces
+
+
+# ------------------------------------------------------------------ resource limits
+
+@both_modes
+def test_memory_is_bounded_private_and_shared(tmp_path, namespaces):
+    body = """
+    import mmap
+    attempt("64 MiB", lambda: bytearray(64 << 20))
+    attempt("512 MiB", lambda: bytearray(512 << 20))
+    def shared():
+        area = mmap.mmap(-1, 2 << 30)          # MAP_SHARED: RLIMIT_DATA alone misses it
+        area[::4096]
+    attempt("2 GiB shared", shared)
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=False, limits=Limits(memory_mb=256))
+    assert outcomes == {"64 MiB": "done", "512 MiB": "MemoryError", "2 GiB shared": "ENOMEM"}
+
+
+@both_modes
+def test_file_size_and_open_files_are_bounded(tmp_path, namespaces):
+    body = """
+    def write(mib):
+        with open(f"f{mib}", "wb") as file:
+            file.write(bytes(mib << 20))
+    attempt("1 MiB file", lambda: write(1))
+    attempt("3 MiB file", lambda: write(3))
+    held = []
+    attempt("100 open files", lambda: [held.append(open("f1")) for _ in range(100)])
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=False, limits=Limits(file_size_mb=2, open_files=32))
+    assert outcomes == {"1 MiB file": "done", "3 MiB file": "EFBIG", "100 open files": "EMFILE"}
+    assert (tmp_path / "private" / "f3").stat().st_size <= 2 << 20
+
+
+@both_modes
+def test_cpu_time_is_bounded(tmp_path, namespaces):
+    start = time.monotonic()
+    outcomes, process = run_attack("while True: pass", tmp_path / "private",
+                                   namespaces=namespaces, use_landlock=False,
+                                   limits=Limits(cpu_seconds=1))
+    # SIGXCPU at the soft limit; PID 1 of a namespace ignores it, so SIGKILL one second later
+    assert process.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+    assert time.monotonic() - start < 30
+
+
+# ------------------------------------------------------------------ the judge goes away
+
+def test_everything_dies_with_the_judge(tmp_path):
+    """A judge that dies without kill() (a crash, SIGKILL) leaves nothing running: the
+    launcher sees its lifeline pipe close and kills the worker's whole tree."""
+    marker = uuid.uuid4().hex
+    late = tmp_path / "late.txt"
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 1.5, "marker": marker})
+    judge = textwrap.dedent(f"""
+        import os, sys
+        from attention_edu.checkers.judge.sandbox import spawn
+        for namespaces in (True, False):
+            sandboxed = spawn([sys.executable, "-I", "-S", "-c", {PRELUDE + DETACH + "time.sleep(60)"!r},
+                               {args!r}], cwd={str(tmp_path)!r}, env={{}}, namespaces=namespaces)
+            sandboxed.process.stdout.readline()
+        print("spawned", flush=True)
+        os._exit(0)
+    """)
+    done = subprocess.run([sys.executable, "-c", judge], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.stdout == "spawned\n", done.stderr
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []
+    time.sleep(2)
+    assert not late.exists()
+
+
+# ------------------------------------------------------------------ the API itself
+
+def test_spawn_passes_exactly_the_environment_and_directory_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUDGE_SECRET", "gradebook-path")
+    monkeypatch.setenv(sandbox.NO_NAMESPACES_VARIABLE, "1")
+    code = "import json, os; print(json.dumps([dict(os.environ), os.getcwd()]))"
+    with spawn([sys.executable, "-I", "-c", code], cwd=str(tmp_path), env={"LANG": "C.UTF-8"},
+               namespaces=True) as sandboxed:
+        out, _ = sandboxed.process.communicate(timeout=30)
+    environment, cwd = json.loads(out)
+    environment.pop("LC_CTYPE", None)                 # Python's own C-locale coercion
+    assert environment == {"LANG": "C.UTF-8"} and cwd == str(tmp_path)
+    assert sandboxed.layers == ["seccomp", "rlimits"]  # the switch, read in the judge, held
+
+
+@needs_namespaces
+def test_layers_report_what_is_active():
+    assert set(LAYERS) >= {"landlock", "user-namespace", "pid-namespace", "net-namespace",
+                           "seccomp", "rlimits"}
+    assert all(value.startswith(("active", "unavailable: ")) for value in LAYERS.values())
+    with spawn([sys.executable, "-c", "pass"], cwd=os.getcwd(), env={}) as sandboxed:
+        assert sandboxed.layers == [*sandbox.NAMESPACE_LAYERS, "seccomp", "rlimits"]
+        assert sandboxed.process.wait(timeout=30) == 0
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(TypeError, match="argv"):
+        spawn("python -c pass", cwd=str(tmp_path), env={})
+    with pytest.raises(ValueError, match="cwd"):
+        spawn([sys.executable], cwd=str(tmp_path / "missing"), env={})
+    with pytest.raises(ValueError, match="Limits.memory_mb"):
+        Limits(memory_mb=0)
+    with spawn(["no-such-program-here"], cwd=str(tmp_path), env={}) as sandboxed:
+        _, err = sandboxed.process.communicate(timeout=30)
+    assert sandboxed.process.returncode == 127 and b"no-such-program-here" in err
+    sandboxed.kill()                                  # a second kill is harmless
+
+
+def test_the_worker_exit_status_comes_through(tmp_path):
+    for code, expected in (("raise SystemExit(3)", 3), ("import ctypes; ctypes.string_at(0)",
+                                                        -signal.SIGSEGV)):
+        with spawn([sys.executable, "-c", code], cwd=str(tmp_path), env={}) as sandboxed:
+            assert sandboxed.process.wait(timeout=30) == expected
+
+
+# ------------------------------------------------------------------ landlock.py on its own
+
+STANDARD_LIBRARY = set(sys.stdlib_module_names)
+
+
+@pytest.mark.parametrize("name", ["landlock.py", "launcher.py"])
+def test_files_run_by_path_import_only_the_standard_library(name):
+    tree = ast.parse((JUDGE / name).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{name} has a relative import"
+            imported.add(node.module.split(".")[0])
+    assert imported and imported <= STANDARD_LIBRARY | {"__future__"}, imported - STANDARD_LIBRARY
+
+
+@needs_landlock
+def test_landlock_loads_by_path_without_the_package(tmp_path):
+    code = textwrap.dedent(f"""
+        import importlib.util, os, sys
+        spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
+        landlock = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(landlock)
+        abi = landlock.restrict([sys.base_prefix, sys.prefix], [os.getcwd()])
+        assert not [m for m in sys.modules if m.startswith(("attention_edu", "numpy"))]
+        try:
+            open({str(ROOT / "README.md")!r})
+        except PermissionError:
+            print("restricted at ABI", abi)
+    """)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert done.stdout == f"restricted at ABI {landlock.abi_version()}\n", done.stderr
+
+
+def test_landlock_handles_what_each_abi_knows():
+    """The bits of the kernel's include/uapi/linux/landlock.h, per ABI."""
+    abi1 = (1 << 13) - 1                              # EXECUTE .. MAKE_SYM
+    assert landlock.handled_rights(1) == (abi1, 0, 0)
+    assert landlock.handled_rights(2) == (abi1 | 1 << 13, 0, 0)                   # REFER
+    assert landlock.handled_rights(3) == (abi1 | 3 << 13, 0, 0)                   # TRUNCATE
+    assert landlock.handled_rights(4) == (abi1 | 3 << 13, 0b11, 0)                # TCP
+    assert landlock.handled_rights(5) == (abi1 | 7 << 13, 0b11, 0)                # IOCTL_DEV
+    assert landlock.handled_rights(6) == landlock.handled_rights(7) == ((1 << 16) - 1, 0b11, 0b11)
+
+
+def test_landlock_says_why_it_is_unavailable(monkeypatch):
+    monkeypatch.setattr(landlock, "_numbers", lambda: None)
+    assert landlock.abi_version() == 0
+    with pytest.raises(landlock.LandlockUnavailable, match="not available") as caught:
+        landlock.restrict([], [])
+    assert isinstance(caught.value, OSError)
+    with pytest.raises(TypeError, match="sequences of paths"):
+        landlock.restrict("/usr", [])
+
+
+@needs_landlock
+@both_modes
+def test_numpy_runs_under_landlock_with_the_interpreter_paths(tmp_path, namespaces):
+    """What the judge's worker does: restrict to interpreter_paths(), then import NumPy."""
+    body = """
+    read = landlock.interpreter_paths()
+    landlock.restrict(read, [os.getcwd()])
+    import numpy
+    print(json.dumps(["sum", float((numpy.ones((50, 50)) @ numpy.ones((50, 50))).sum())]))
+    attempt("package source", lambda: open(ARGS["package"]).read())
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
+                             use_landlock=False, site=True,
+                             package=str(ROOT / "attention_edu" / "softmax.py"))
+    assert outcomes == {"sum": 125000.0, "package source": "EACCES"}
