@@ -54,6 +54,11 @@ def _bomb(x):
     return [np.empty(2**24) for _ in range(10**4)]       # 128 MB at a time, without end
 
 
+def _broadcast_axis(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True)[:, None])
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
 def _noisy(x):
     return ae.softmax(x) + np.random.default_rng().normal() * 1e-12
 
@@ -115,7 +120,20 @@ TRIGGERS = {
     "harness.nondeterministic": ("softmax", _noisy, None),
     "harness.not-callable": ("softmax", np.zeros(3), None),
     "value.nan": ("softmax", _nan_first, None),
-    "value.mismatch": ("softmax", lambda x: 0.9 * ae.softmax(x), None),
+    # no evidence reader explains a wiggle that is neither a constant offset nor a factor
+    "value.mismatch": ("softmax", lambda x: ae.softmax(x) + 0.01 * np.sin(7.3 * np.arange(x.size).reshape(x.shape)),
+                       None),
+    # evidence readers (diagnosis/evidence.py): each names what the output shows
+    "value.factor": ("softmax", lambda x: 0.9 * ae.softmax(x), None),
+    "value.offset": ("softmax", lambda x: ae.softmax(x) + 0.01, None),
+    "value.wrong-axis": ("softmax", lambda x: ae.softmax(x, axis=1) if x.ndim > 2 else ae.softmax(x), None),
+    "value.partly-right": ("scaled_dot_product_attention",
+                           lambda Q, K, V, mask=None: (lambda o, w: (o + np.sin(o), w))(*sdpa(Q, K, V, mask)), None),
+    "shape.extra-axis": ("softmax", lambda x: ae.softmax(x)[..., None, :], None),
+    "shape.broadcast-axis": ("softmax", _broadcast_axis, None),
+    "attention_backward.chain": ("attention_backward",
+                                 lambda *a: (lambda dQ, dK, dV: (dQ, dK + np.cos(dK), dV))(*backward(*a)), None),
+    "attention_entropy.log-epsilon": ("attention_entropy", lambda w: -np.sum(w * np.log(w + 1e-3), axis=-1), None),
     # properties: correct on every fixed case, wrong on the property's own inputs
     "softmax.property-shift": ("softmax", _when(lambda x: x.shape == (3, 6), ae.softmax,
                                                 lambda x: ae.softmax(x / (1 + abs(x.mean())))), None),

@@ -84,7 +84,8 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     """
     a, e = mine.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     ok = np.isfinite(a) & np.isfinite(e)
-    if ok.sum() < 2 or mine.shape != want.shape:
+    # NaN or inf where a finite value is expected is another mistake (overflow), not a relation
+    if ok.sum() < 2 or mine.shape != want.shape or not ok[np.isfinite(e)].all():
         return None
     a, e = a[ok], e[ok]
     scale = max(1.0, float(np.max(np.abs(e))))
@@ -95,7 +96,7 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
         ratio = a[big] / e[big]
         r = float(np.median(ratio))
-        if abs(r - 1.0) > 1e-4 and np.allclose(ratio, r, rtol=1e-6):
+        if abs(r - 1.0) > 1e-4 and abs(r) > 1e-3 and np.allclose(ratio, r, rtol=1e-6):
             return "factor", r
     return None
 
