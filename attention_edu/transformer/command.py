@@ -6,8 +6,9 @@
 ``train`` with a transformer task is dispatched here by the seq2seq ``train``
 command (the task chooses the model); it prints the held-out exact match and
 the head scores, with ``--json`` one JSON object last. Exit 0 on success, 2 on
-a usage error (bad text for ``heads``), 1 when a checkpoint cannot be read or
-written or training fails.
+a usage error (bad text for ``heads``, or a file for ``heads`` that is missing or not a
+transformer checkpoint, as ``translate`` does), 1 when a checkpoint cannot be written or
+training fails.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         model = load(args.checkpoint)
     except CheckpointError as err:
         print(f"attention-edu heads: {err}", file=sys.stderr)
-        return 1
+        return 2
     try:
         tokens, weights = model.attend(args.text)
     except ValueError as err:

@@ -54,10 +54,10 @@ def test_heads_with_bad_text_exits_2(checkpoint, capsys, text, message):
 
 
 def test_heads_with_a_missing_or_foreign_checkpoint_exits_1(tmp_path, capsys):
-    assert main(["heads", str(tmp_path / "none.npz"), "5031"]) == 1
+    assert main(["heads", str(tmp_path / "none.npz"), "5031"]) == 2
     assert "no such file" in capsys.readouterr().err
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04junk")
-    assert main(["heads", str(tmp_path / "junk.npz"), "5031"]) == 1
+    assert main(["heads", str(tmp_path / "junk.npz"), "5031"]) == 2
     assert "not a readable" in capsys.readouterr().err
 
 
