@@ -279,6 +279,7 @@ def public_calls(dtype=np.float64):
         "attention_loop": (ae.attention_loop, (S, a(5, 4), H, mask), {}),
         "bahdanau_attention_loop": (ae.bahdanau_attention_loop, (S, H, W1, W2, v, mask), {}),
         "get_xp": (ae.get_xp, (Q, K), {}),
+        "explore": (ae.explore, (ae.softmax(a(2, 3, 5)),), {"scores": a(2, 3, 5), "mask": mask}),
         "to_numpy": (ae.to_numpy, (Q,), {}),
         # both paths: the NumPy fast path works in place on scratch buffers
         "blockwise_attention": (ae.blockwise_attention, (Q, K, V), {"mask": mask, "block_size": 2}),
@@ -329,7 +330,8 @@ def test_inputs_are_never_modified(name):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", sorted(set(public_calls()) - {"get_xp", "padding_mask", "to_numpy", "gradcheck"}))
+@pytest.mark.parametrize("name", sorted(set(public_calls()) - {"get_xp", "padding_mask", "to_numpy", "gradcheck",
+                                                               "explore"}))  # explore returns HTML, no array
 def test_dtype_in_is_dtype_out_for_every_function_and_step(name, dtype):
     fn, args, kwargs = public_calls(dtype)[name]
     result = fn(*args, **kwargs)

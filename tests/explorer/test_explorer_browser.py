@@ -320,7 +320,8 @@ def test_a_notebook_in_jupyterlab_runs_the_explorer_offline(browser, jupyterlab,
     static = page.locator(".ae-static-table").first
     static.scroll_into_view_if_needed()
     assert page.locator(".ae-explorer[data-ae-ready]").count() == 0
-    cells = static.locator("td").all_inner_texts()
+    # text content, not inner text: JupyterLab may not have laid out an off-screen cell yet
+    cells = static.locator("td").all_text_contents()
     assert [float(c) for c in cells] == pytest.approx(steps.weights.ravel(), abs=0.005)
     static.screenshot(path=tmp_path / "11-jupyterlab-untrusted-static.png")
     assert page.offsite == [], page.offsite
