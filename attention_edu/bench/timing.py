@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import platform
@@ -31,6 +30,7 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from ..blockwise.fast import cpu_count, default_workers
+from ..layers.fitting import one_blas_thread  # BLAS held to one thread inside a with block
 
 __all__ = ["machine", "machine_line", "median_seconds", "repeat_seconds", "one_blas_thread", "load_warning",
            "numpy_peak_bytes", "matmul_rate"]
@@ -127,15 +127,6 @@ def median_seconds(call: Callable[[], Any], budget: float = 1.0, sync: Callable[
                    min_repeats: int = 3, max_repeats: int = 15) -> float:
     """Median of :func:`repeat_seconds`."""
     return statistics.median(repeat_seconds(call, budget, sync, min_repeats, max_repeats))
-
-
-def one_blas_thread() -> contextlib.AbstractContextManager:
-    """BLAS held to one thread inside the ``with`` block (a no-op without threadpoolctl)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def load_warning(load: float | None = None, cores: int | None = None) -> str | None:

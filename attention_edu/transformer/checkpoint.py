@@ -15,6 +15,7 @@ from ..backend import Backend
 from ..seq2seq.checkpoint import CheckpointError, load_model
 from ..seq2seq.checkpoint import save as save_model
 from .config import TransformerConfig, parameter_shapes
+from .model import Transformer  # the model imports this module only inside save()
 
 __all__ = ["save", "load", "CheckpointError", "FORMAT"]
 
@@ -42,5 +43,4 @@ def load(path: Any, backend: Backend | None = None) -> Any:
     ...
     attention_edu.seq2seq.checkpoint.CheckpointError: load: no such file: no-such-file.npz
     """
-    from .model import Transformer
     return load_model(path, backend, FORMAT, TransformerConfig, parameter_shapes, Transformer)

@@ -26,7 +26,6 @@ def _b(id: str, probe: str, hint: str):
     return mistake("attention_backward", "attention_backward." + id, probe, hint)
 
 
-
 @_b("diagonal-jacobian", "small", "You kept only the diagonal of the softmax Jacobian, dS = W ⊙ dW: "
     "subtract each row's weighted mean, dS = W ⊙ (dW − rowsum(dW ⊙ W)).")
 def _diagonal(Q, K, V, d_output, mask=None):

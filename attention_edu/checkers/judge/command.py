@@ -33,19 +33,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
     parser.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
     add_submission_options(parser, "name of the function in FILE (default: the exercise's own name)")
-    parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
     parser.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
     parser.add_argument("--list", action="store_true", help="list the exercises and exit")
     parser.set_defaults(run=run)
 
 
 def add_submission_options(parser: argparse.ArgumentParser, function_help: str) -> None:
-    """``--function``, ``--timeout`` and ``--memory``: how ``check`` and ``grade`` run a submission."""
+    """``--function``, ``--timeout``, ``--memory`` and ``--seed``: how ``check`` and ``grade`` run a submission."""
     parser.add_argument("--function", metavar="NAME", help=function_help)
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                         help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
+    parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
 
 
 def filesystem_layer() -> str | None:

@@ -19,12 +19,11 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ...arguments import output_path
+from ...arguments import output_path, written_atomically
 from ..hidden import fresh_seed, student_seed
 from . import remote
 from .command import add_submission_options, filesystem_layer
@@ -49,7 +48,6 @@ def register(subparsers: Any) -> None:
     output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
     parser.add_argument("--gradescope", metavar="FILE", type=output_path,
                         help="write Gradescope's results.json for the (single) submission to FILE")
-    parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
     parser.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
     parser.add_argument("--require-sandbox", action="store_true",
@@ -115,16 +113,9 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".attention-edu-", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    """Write ``text`` to ``path`` through a temporary file beside it and a rename."""
+    with written_atomically(path) as partial:
+        partial.write_text(text, encoding="utf-8", newline="")
 
 
 def _csv(records: list[dict]) -> str:
