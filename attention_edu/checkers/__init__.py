@@ -29,7 +29,7 @@ from .diagnosis.hints import HINTS
 from .diagnosis.mutants import PROBES, Mistake, all_mistakes, mistakes_for
 from .exercises.entropy import attention_entropy
 from .records import Exercise
-from .registry import CHECKERS, EXERCISES, hint_ids
+from .registry import CHECKERS, EXERCISES, exercise_name, hint_ids
 from .result import STRICT_ENV, CheckFailed, CheckResult
 
 __all__ = [

@@ -23,7 +23,7 @@ from .diagnosis.compare import as_host, close
 from .diagnosis.report import rank_of, report
 from .diagnosis.identity import fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
-from .hidden import hidden_cases
+from .records import hidden_cases
 from .records import PROBES, Case, Exercise, Failure
 from .result import CheckResult, finish
 
@@ -162,7 +162,7 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
 
     Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
     3) and ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke``
-    instead (its sandboxed interpreter) and a ``seed`` that adds hidden cases (:mod:`.hidden`).
+    instead (its sandboxed interpreter) and a ``seed`` that adds hidden cases (:func:`.records.hidden_cases`).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)

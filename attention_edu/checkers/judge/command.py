@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from ...arguments import positive_seconds
-from ..hidden import fresh_seed
+from ..records import fresh_seed
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .submission import grade_one
 
@@ -62,7 +62,7 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
-    from ..registry import EXERCISES, exercise_name
+    from .. import EXERCISES, exercise_name
 
     if args.list:
         for exercise in EXERCISES.values():

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...arguments import output_path, written_atomically
-from ..hidden import fresh_seed, student_seed
+from ..records import fresh_seed, student_seed
 from . import remote
 from .command import add_submission_options, filesystem_layer
 from .gradescope import results
@@ -134,7 +134,7 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
-    from ..registry import EXERCISES, exercise_name
+    from .. import EXERCISES, exercise_name
 
     name = exercise_name(args.exercise)
     if name not in EXERCISES:

@@ -8,7 +8,7 @@ student only once the grades are published (``visibility: after_published``).
 
 Examples
 --------
->>> from attention_edu.checkers.registry import EXERCISES
+>>> from attention_edu.checkers import EXERCISES
 >>> from attention_edu.checkers.judge.submission import Row
 >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=3, probes_total=10,
 ...           mistakes=[{"hint_id": "softmax.wrong-axis", "probe": "random", "hint": "Use axis=-1."}], seed=1)
@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hidden import hidden_cases
-from ..records import PROBES, Exercise
+from ..records import PROBES, Exercise, hidden_cases
 from .submission import Row
 
 __all__ = ["results"]

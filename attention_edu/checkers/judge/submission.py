@@ -139,7 +139,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     >>> grade_one("softmax", "/nonexistent.py").error
     'no such file: /nonexistent.py'
     """
-    from ..registry import EXERCISES
+    from .. import EXERCISES
     from ..runner import run_checker
 
     start = time.perf_counter()

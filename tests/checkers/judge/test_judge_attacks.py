@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from attention_edu.checkers.judge.sandbox import available_layers
-from attention_edu.checkers.registry import EXERCISES
+from attention_edu.checkers import EXERCISES
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKER = str(ROOT / "attention_edu" / "checkers" / "judge" / "worker.py")

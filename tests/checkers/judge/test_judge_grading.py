@@ -17,10 +17,10 @@ import pytest
 
 import attention_edu as ae
 from attention_edu.checkers import CheckFailed, check_softmax
-from attention_edu.checkers.hidden import hidden_cases, student_seed
+from attention_edu.checkers.records import hidden_cases, student_seed
 from attention_edu.checkers.judge.remote import Remote
 from attention_edu.checkers.judge.submission import grade_one, notebook_cells
-from attention_edu.checkers.registry import EXERCISES
+from attention_edu.checkers import EXERCISES
 
 WRONG = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
 
