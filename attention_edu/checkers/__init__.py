@@ -1,17 +1,19 @@
 """Checkers for the exercises: they say what is wrong and why, not just "mismatch".
 
-Each ``check_<exercise>(fn)`` takes the student's function explicitly, runs
-it in a child process (a hard time and memory limit; see :mod:`.judge.harness`) on
-copies of its inputs through every probe of a fixed sequence (most specific
-first) and returns a :class:`CheckResult`: a pass, or the first failure with every
-distinct mistake found (``result.mistakes``). A failing output is compared with a
-registry of known misconceptions, each a deliberately wrong implementation (a
-*mutant*); the one it matches names the mistake and gives a two-sentence hint.
-Failing that, its evidence may name it (:mod:`.diagnosis.evidence`). :func:`check_answer` checks the
-chapters' pen-and-paper exercises against the worked-example catalogue.
+Each ``check_<exercise>(fn)`` takes the student's function explicitly, runs it in a child
+process (a hard time and memory limit; see :mod:`.judge.harness`) on copies of its inputs
+through every probe of a fixed sequence (most specific first) and returns a
+:class:`CheckResult`: a pass, or the first failure with every distinct mistake found
+(``result.mistakes``). A failing output is compared with known misconceptions, each a
+deliberately wrong implementation (a *mutant*); the one it matches names the mistake and gives
+a two-sentence hint. Failing that, its evidence may name it (:mod:`.diagnosis.evidence`).
+:func:`check_answer` checks the chapters' pen-and-paper exercises against the worked-example
+catalogue. The one registry of coding exercises is :data:`EXERCISES`: each module of
+:mod:`.exercises` names its :class:`Exercise` objects in its ``__all__``, which makes them
+checkable from Python, ``attention-edu check`` and ``grade``.
 
-Strict mode (``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises
-:class:`CheckFailed` on anything but a pass, for grading in CI.
+Strict mode (``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises :class:`CheckFailed` on
+anything but a pass, for grading in CI.
 
 >>> import attention_edu as ae
 >>> ae.checkers.check_softmax(ae.softmax).passed
@@ -24,13 +26,17 @@ True
 
 from __future__ import annotations
 
-from .answers import ANSWERS, check_answer
+from typing import Callable
+
+from .answers import ANSWERS, GENERIC_HINT_IDS, check_answer
+from .diagnosis.evidence import EVIDENCE_IDS
 from .diagnosis.hints import HINTS
 from .diagnosis.mutants import PROBES, Mistake, all_mistakes, mistakes_for
+from .exercises import collect
 from .exercises.entropy import attention_entropy
 from .records import Exercise
-from .registry import CHECKERS, EXERCISES, exercise_name, hint_ids
 from .result import STRICT_ENV, CheckFailed, CheckResult
+from .runner import run_checker
 
 __all__ = [
     "CheckResult", "CheckFailed", "STRICT_ENV", "Exercise", "Mistake", "EXERCISES", "CHECKERS",
@@ -42,7 +48,66 @@ __all__ = [
     "check_answer",
 ]
 
-# The public checkers, one per exercise of the registry.
+_CHECKER_DOC = """{summary}
+
+    Parameters
+    ----------
+    fn : callable
+        The student's function, ``{signature}``. Every call runs in a child process.
+    strict : bool, optional
+        Raise :class:`CheckFailed` instead of returning a result that did not pass
+        (default: the environment variable ``ATTENTION_EDU_STRICT``).
+    timeout : float, optional
+        Seconds allowed per call before the child is killed (default 3).
+    memory_mb : float, optional
+        Megabytes of memory a call may add (default 1024).
+
+    Returns
+    -------
+    CheckResult
+    """
+
+
+def _checker(exercise: Exercise) -> Callable[..., CheckResult]:
+    """The public ``check_<name>`` function of an exercise (its examples are in its module's docstring)."""
+    def check(fn: Callable, strict: bool | None = None, timeout: float | None = None,
+              memory_mb: float | None = None) -> CheckResult:
+        return run_checker(exercise, fn, strict, timeout, memory_mb)
+
+    check.__name__ = check.__qualname__ = f"check_{exercise.name}"
+    check.__doc__ = _CHECKER_DOC.format(summary=exercise.summary, signature=exercise.signature)
+    return check
+
+
+#: Every coding exercise by name, in the order the exercise notebooks use them.
+EXERCISES: dict[str, Exercise] = collect()
+
+#: The public checker of each exercise (``check_softmax`` and so on).
+CHECKERS: dict[str, Callable[..., CheckResult]] = {name: _checker(ex) for name, ex in EXERCISES.items()}
+
+
+def exercise_name(text: str) -> str:
+    """The exercise name for what a user typed: ``check_softmax``, ``causal-mask`` and so on.
+
+    >>> exercise_name("check_causal-mask")
+    'causal_mask'
+    """
+    name = text.strip().replace("-", "_")
+    return name[len("check_"):] if name.startswith("check_") else name
+
+
+def hint_ids() -> list[str]:
+    """Every hint id a checker can report: mistakes, properties, errors and harness findings.
+
+    >>> "softmax.wrong-axis" in hint_ids() and "harness.timeout" in hint_ids()
+    True
+    """
+    ids = [m.id for m in all_mistakes()] + [p.id for ex in EXERCISES.values() for p in ex.properties]
+    ids += list(HINTS) + sorted(EVIDENCE_IDS) + ["harness.not-callable"]
+    ids += [hint_id for spec in ANSWERS.values() for hint_id in spec.hint_ids()] + list(GENERIC_HINT_IDS)
+    return sorted(set(ids))
+
+
 check_softmax = CHECKERS["softmax"]
 check_causal_mask = CHECKERS["causal_mask"]
 check_padding_mask = CHECKERS["padding_mask"]
