@@ -99,6 +99,12 @@ class Exercise:
         """Name of the student's function (the part of the signature before '(')."""
         return self.signature.split("(")[0]
 
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Names of the student's function's parameters, read from the signature."""
+        inside = self.signature.split("(", 1)[1].split(")")[0]
+        return tuple(p.split("=")[0].strip() for p in inside.split(","))
+
 
 @dataclass(frozen=True)
 class Mistake:

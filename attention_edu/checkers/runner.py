@@ -1,14 +1,16 @@
 """The runner: every probe of an exercise on the student's function, every mistake it shows.
 
-An :class:`Exercise` lists its cases in probe order (small exact case,
-random shapes, other ranks, large logits, masks), then properties, then a
-determinism check. For every case the runner calls the student's function
-through the harness and checks, in order: it ran, it returned the right
-type, arity, shape and dtype, it left its inputs alone, and its values match
-the reference. No failure stops the run: each failure is named by the mistakes
-registry (see :mod:`.diagnosis.mutants`) or by its evidence (see :mod:`.diagnosis.evidence`,
-which also reads, across all probes, which input ranks the function runs on), and the
-distinct mistakes are grouped, each with its hint and the first probe that shows it.
+An :class:`Exercise` lists its cases in probe order (small exact case, random shapes, other
+ranks, large logits, masks), then properties, then a determinism check. For every case the
+runner calls the student's function through the harness and checks, in order: it ran, it
+returned the right type, arity, shape and dtype, it left its inputs alone, and its values match
+the reference. No failure stops the run. Each failure is then named on its own
+(:func:`.diagnosis.mutants.failed`: a mutant, then evidence, then the error or the generic
+message), trying first the mistakes already found on earlier probes, so that one mistake that
+explains many probes is named once. Across all probes the ranks the function runs on are read
+too: when some ranks always work and the others always fail, a diagnosis that only repeats
+NumPy's error becomes "your function works on 3-D input only". A property's violation is
+listed only when no input case failed (it is then almost always a consequence of theirs).
 """
 
 from __future__ import annotations
@@ -20,22 +22,17 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .diagnosis.compare import as_host, close
-from .diagnosis.report import rank_of, report
-from .diagnosis.identity import fingerprint, is_stub, print_notes, stub_result
+from .diagnosis.evidence import rank_hint
+from .diagnosis.mutants import failed, fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
-from .records import hidden_cases
-from .records import PROBES, Case, Exercise, Failure
+from .records import PROBES, Case, Exercise, Failure, hidden_cases
 from .result import CheckResult, finish
 
-__all__ = ["run_checker"]
+__all__ = ["run_checker", "report", "rank_of"]
 
 
 class _Stopped(Exception):
-    """A property's call failed a basic check; carries the failure."""
-
-    def __init__(self, failure: Failure):
-        super().__init__(failure.summary)
-        self.failure = failure
+    """A property's call failed a basic check; ``args[0]`` is the failure."""
 
 
 def _parts(exercise: Exercise, value: Any) -> tuple | None:
@@ -109,7 +106,9 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
              title: str) -> Callable[..., tuple]:
     """The student's function as a property sees it: basic checks, host arrays out."""
     def student(*args: Any) -> tuple:
-        case = Case("properties", title, args, _names(exercise, len(args)))
+        names = exercise.parameters
+        names = names[:len(args)] + tuple(f"arg{i}" for i in range(len(names), len(args)))
+        case = Case("properties", title, args, names)
         expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(args)))
         outcome = invoke(args, case.names)
         log.append(outcome)
@@ -118,12 +117,6 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
             raise _Stopped(failure)
         return tuple(as_host(p) for p in _parts(exercise, outcome.value))
     return student
-
-
-def _names(exercise: Exercise, count: int) -> tuple[str, ...]:
-    inside = exercise.signature.split("(", 1)[1].split(")")[0]
-    names = [p.split("=")[0].strip() for p in inside.split(",")]
-    return tuple(names[:count]) + tuple(f"arg{i}" for i in range(len(names), count))
 
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
@@ -204,7 +197,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
-            failures.append((stopped.failure, log[-1], (), None))
+            failures.append((stopped.args[0], log[-1], (), None))
             continue
         if problem:
             case = Case("properties", prop.title, (), ())
@@ -218,3 +211,38 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
     return report(exercise, failures, runs_by_rank, log, total)
+
+
+def rank_of(case: Case) -> int | None:
+    """The rank of a case's first array argument (None when it has none)."""
+    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
+    return None if first is None else first.ndim
+
+
+#: diagnoses that a clean split of the input ranks replaces: they only say what NumPy's error
+#: said (the specific ones, .T or np.dot on a batch, stay)
+_BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
+            "shape.extra-axis", "shape.broadcast-axis"}
+
+
+def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
+           total: int, not_run: int = 0) -> CheckResult:
+    """The first failure's result, with every distinct mistake (its hint and first probe) listed;
+    ``not_run`` probes were skipped after a time limit or a crash (they count as not passed)."""
+    fixed_rank = rank_hint(runs_by_rank)
+    broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
+    cases_failed = any(f.probe not in ("properties", "determinism") for f, *_ in failures)
+    results: list[CheckResult] = []
+    for failure, outcome, expected, hint in failures:
+        if cases_failed and failure.probe == "properties":
+            continue
+        result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
+        if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
+                and rank_of(failure.case) in broken):
+            result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
+        results.append(result)
+    mistakes: dict[str, dict] = {}
+    for r in results:
+        mistakes.setdefault(r.hint_id, {"hint_id": r.hint_id, "probe": r.probe, "hint": r.hint})
+    return dataclasses.replace(results[0], probes_passed=total - len(failures) - not_run, probes_total=total,
+                               mistakes=tuple(mistakes.values()))

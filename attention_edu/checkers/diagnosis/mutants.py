@@ -1,23 +1,30 @@
-"""The registry of known misconceptions, each with a deliberately wrong implementation.
+"""Known misconceptions, each with a deliberately wrong implementation, and naming a failure.
 
-A misconception ("mistake") has an id, the exercise it belongs to, the probe
-where it first shows, a hint of at most two sentences that states the
-convention and the fix, and a *mutant*: a small function that makes exactly
-that mistake. When a student's function fails a probe, every mutant of the
-exercise runs on the same inputs; the one whose output the student's output
-matches names the mistake ("diagnosis by fingerprint").
-
-The mutants themselves live beside their exercise (``exercises/softmax.py``,
-``exercises/attention.py``, ...), registered with the :func:`mistake` decorator.
+A misconception ("mistake") has an id, the exercise it belongs to, the probe where it first
+shows, a hint of at most two sentences (the convention, then the fix), and a *mutant*: a small
+function that makes exactly that mistake, registered beside its exercise with :func:`mistake`.
+When a student's function fails a probe, its output (or exception) is fingerprinted and every
+mutant of the exercise runs on the same inputs; the first with the same fingerprint names the
+mistake (those already found on earlier probes first, then those of the failing probe). With
+no match, the failure's evidence may name it (:mod:`.evidence`); otherwise the exception is
+translated (:func:`.compare.explain_error`) and the difference described: the probe, the
+inputs, shape, dtype, max error, first differing index, row sums.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import copy
+from typing import Any, Callable
 
-from ..records import PROBES, Mistake
+from ...backend import host_numpy as np
+from ..judge.harness import Outcome
+from ..records import PROBES, Case, Exercise, Failure, Mistake
+from ..result import CheckResult
+from .compare import HINTS, as_host, close, describe_difference, explain_error, same_output, show
+from .evidence import diagnose_shape, diagnose_values
 
-__all__ = ["Mistake", "mistake", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES"]
+__all__ = ["Mistake", "mistake", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES", "fingerprint",
+           "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
@@ -72,3 +79,159 @@ def mistakes_for(exercise: str) -> tuple[Mistake, ...]:
 def all_mistakes() -> tuple[Mistake, ...]:
     """Every registered mistake."""
     return tuple(_REGISTRY.values())
+
+
+def normalise(value: Any) -> tuple:
+    """A returned value as a tuple of host arrays (or ``("object", type name)`` markers)."""
+    parts = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    out = []
+    for part in parts:
+        host = as_host(part)
+        out.append(host if host is not None else ("object", type(part).__name__))
+    return tuple(out)
+
+
+def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
+    """Run ``thunk`` and normalise what it returns or raises."""
+    try:
+        value = thunk()
+    except Exception as err:
+        return (("error", type(err).__name__, str(err)),)
+    return normalise(value)
+
+
+def _outcome_print(outcome: Outcome) -> tuple | None:
+    if outcome.timed_out or outcome.ended:
+        return None
+    if outcome.error is not None:
+        return (("error", outcome.error.type_name, outcome.error.message),)
+    return normalise(outcome.value)
+
+
+def is_stub(outcome: Outcome) -> bool:
+    """True for an untouched stub: NotImplementedError, or None/Ellipsis returned."""
+    if outcome.timed_out or outcome.ended:
+        return False
+    if outcome.error is not None:
+        return outcome.error.is_a("NotImplementedError")
+    value = outcome.value
+    parts = value if isinstance(value, tuple) and value else (value,)
+    return all(p is None or p is Ellipsis for p in parts)
+
+
+def stub_result(outcome: Outcome, exercise: Exercise) -> CheckResult:
+    how = "raises NotImplementedError" if outcome.error is not None else f"returns {outcome.value!r}"
+    return CheckResult(exercise.name, passed=False, attempted=False,
+                       summary=f"{exercise.function} is still a stub (it {how}). Replace the stub "
+                               f"with your code and run this check again.")
+
+
+def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
+                  known: tuple[str, ...] = ()) -> Mistake | None:
+    """The first registered mistake whose mutant reproduces ``mine`` on ``case``.
+
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered
+    for ``probe``: one mistake that explains every probe is named once.
+    """
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe))
+    for mistake in mistakes:
+        for mutant in variants_of(mistake):
+            theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
+            if same_output(mine, theirs, case.float_dtypes):
+                return mistake
+    return None
+
+
+def _inputs(case: Case) -> list[str]:
+    lines = []
+    for name, arg in zip(case.names, case.args):
+        if case.literal or not isinstance(arg, np.ndarray):
+            body = show(arg) if isinstance(arg, np.ndarray) else repr(arg)
+            lines.append(f"  {name} = " + body.replace("\n", "\n      "))
+        else:
+            lines.append(f"  {name}: shape {arg.shape}, {arg.dtype}")
+    return lines
+
+
+def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> list[str]:
+    lines = []
+    for name, a, e in zip(exercise.outputs, mine, expected):
+        if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)):
+            continue
+        if case.literal:
+            lines.append(f"Yours:    {name} = " + show(a).replace("\n", "\n" + " " * 10))
+            lines.append(f"Expected: {name} = " + show(e).replace("\n", "\n" + " " * 10))
+        lines.extend(describe_difference(name, a, e, row_sums=name in exercise.row_sums))
+    return lines
+
+
+def _read_evidence(exercise: Exercise, failure: Failure, case: Case, mine: tuple,
+                   expected: tuple) -> tuple[str, str] | None:
+    """A mistake named by the failure's evidence (see :mod:`.evidence`), or None."""
+    if failure.hint_id == "harness.shape":
+        for name, a, e in zip(exercise.outputs, mine, expected):
+            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
+                return diagnose_shape(name, a.shape, e.shape)
+        return None
+    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
+        return None
+    return diagnose_values(exercise, case, mine, expected,
+                           lambda a, e: close(a, e, case.float_dtypes))
+
+
+def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple,
+           log: list[Outcome], hint: str | None = None, known: tuple[str, ...] = ()) -> CheckResult:
+    """The CheckResult for ``failure``: diagnosis, hint and evidence."""
+    case = failure.case
+    mine = _outcome_print(outcome)
+    mistake = None
+    if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
+        mistake = match_mistake(exercise, case, mine, failure.probe, known)
+    found = None
+    if mistake is None and mine is not None and failure.probe not in ("inputs", "determinism"):
+        found = _read_evidence(exercise, failure, case, mine, expected)
+    if mistake is not None:
+        hint_id, hint = mistake.id, mistake.hint
+    elif found is not None:
+        hint_id, hint = found
+    else:
+        hint_id = failure.hint_id
+        if hint_id is None and failure.error is not None:
+            hint_id = explain_error(failure.error, case.args)
+        fields = {"signature": exercise.signature, **failure.fields}
+        hint = hint or HINTS[hint_id].format(**fields)
+    lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
+    if failure.error is not None:
+        where = failure.error.line
+        lines.append(f"Error: {failure.error.type_name}: {failure.error.message}" + (f" ({where})" if where else ""))
+    if case.args:
+        lines.append("Inputs:")
+        lines.extend(_inputs(case))
+    if mine is not None and expected and failure.probe not in ("inputs", "determinism"):
+        lines.extend(_evidence(exercise, case, mine, expected))
+    if failure.evidence:
+        lines.append(failure.evidence)
+    if outcome.warnings:
+        lines.append("NumPy warned while your function ran: " + "; ".join(outcome.warnings[:3]))
+    if (outcome.timed_out or outcome.ended) and outcome.printed.strip():
+        lines.append("The last lines it printed:")
+        lines.extend("  " + line[:200] for line in outcome.printed.rstrip().splitlines()[-8:])
+    return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary,
+                       hint=hint, hint_id=hint_id, probe=failure.probe, case=case,
+                       details="\n".join(lines), notes=print_notes(log))
+
+
+def print_notes(log: list[Outcome]) -> tuple[str, ...]:
+    """A note when the student's function printed anything during the run."""
+    notes = ()
+    if any(not o.isolated for o in log):
+        notes = ("your function could not be sent to a separate process (it cannot be pickled), so it "
+                 "ran in this one, without the time and memory limits.",)
+    printed = "".join(o.printed for o in log)
+    if not printed:
+        return notes
+    text = printed.strip()
+    first = text.splitlines()[0][:80] if text else "(blank lines)"
+    count = len(printed.splitlines())
+    return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
+                     f'first: "{first}"); remove debugging prints once it works.',)
