@@ -48,10 +48,7 @@ def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tu
 
 
 def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
-    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as mistake ``<prefix>.<name>``.
-
-    The prefix is the exercise's name unless given.
-    """
+    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``."""
     for name, probe, mutant, hint in table:
         mistake(exercise, f"{prefix or exercise}.{name}", probe, hint)(mutant)
 
@@ -85,10 +82,5 @@ def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=Fals
 
 
 def attend(Q, K, V, mask=None, scale=None, **knobs):
-    """Host attention for the mutants; ``scale`` None means √d_k, ``knobs`` go to :func:`weigh`.
-
-    >>> out, w = attend(np.eye(2), np.eye(2), np.eye(2))
-    >>> bool(np.allclose(w.sum(axis=-1), 1.0))
-    True
-    """
+    """Host attention for the mutants; ``scale`` None means √d_k, ``knobs`` go to :func:`weigh`."""
     return weigh(scaled_scores(Q, K, scale), V, mask, **knobs)

@@ -4,13 +4,10 @@ The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returnin
 weights)``: softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax
 and a fully masked row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
 Dot-Product Attention"; "The matrix formulation of scaled dot-product attention", its exercise).
-Most mistakes are :func:`attend` with one knob turned the wrong way. The PyTorch habit
-"True = ignore" with a finite fill, ``np.where(mask, -1e9, s)`` or ``s + mask * -1e9``, is two
-mistakes at once; each spelling is registered, so either is named (-1e9 and -1e10 give the same
-weights: exp(fill − max) is 0 in float64 for either).
+Most mistakes are :func:`attend` with one knob turned. The PyTorch habit "True = ignore" with a
+finite fill (``np.where(mask, -1e9, s)`` or ``s + mask * -1e9``) is two mistakes at once, named in
+either spelling (-1e9 and -1e10 give the same weights: exp(fill − max) is 0 in float64 for either).
 
-Examples
---------
 >>> import attention_edu as ae
 >>> from attention_edu.checkers import check_scaled_dot_product_attention as check
 >>> check(ae.scaled_dot_product_attention).passed
@@ -60,7 +57,8 @@ def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> li
     rows = [("small", "m = 2, n = 3, d_k = 4, d_v = 5", small)]
     for seed, (m, n, d_k, d_v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4))):
         rows.append(("random", f"seed {seed}, m={m} n={n} d_k={d_k} d_v={d_v}", draw(seed, (), m, n, d_k, d_v)))
-    rows += [("random", "float32, m=2 n=3 d_k=4 d_v=5", tuple(a.astype(np.float32) for a in draw(4, (), 2, 3, 4, 5))),
+    float32 = tuple(a.astype(np.float32) for a in draw(4, (), 2, 3, 4, 5))
+    rows += [("random", "float32, m=2 n=3 d_k=4 d_v=5", float32),
              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", draw(5, (2,), 3, 5, 4, 6)),
              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", draw(6, (2, 3), 4, 6, 5, 7)),
              ("stability", "scores of size about 1000", big),

@@ -9,8 +9,6 @@ dK = dSᵀ Q / √d_k. Masked keys get exactly zero gradient and a fully masked 
 nothing. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain`
 reads which of dQ, dK and dV are right and says where the error starts.
 
-Examples
---------
 >>> from attention_edu.checkers import check_attention_backward
 >>> check_attention_backward(ATTENTION_BACKWARD.reference).passed
 True
@@ -34,6 +32,7 @@ from .attention import chapter_example, qkv, qkv_cases
 from .backward_steps import SOFTMAX_BACKWARDS, _t, grad_v, grad_w
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
+
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
              forward_scale=None, use_mask=True, **knobs):
@@ -90,8 +89,7 @@ def _finite_differences(student) -> str | None:
 
 
 def _keys_shift(student) -> str | None:
-    Q, K, V, dO = qkv(73, (), 4, 5, 3, 2, d_output=True)
-    _, dK, _ = student(Q, K, V, dO)
+    _, dK, _ = student(*qkv(73, (), 4, 5, 3, 2, d_output=True))
     total = np.sum(dK, axis=-2)
     if np.allclose(total, 0.0, atol=1e-6):
         return None
@@ -99,9 +97,8 @@ def _keys_shift(student) -> str | None:
 
 
 def _masked_keys(student) -> str | None:
-    Q, K, V, dO = qkv(74, (), 3, 5, 2, 3, d_output=True)
     keys = np.array([True, True, False, True, False])
-    _, dK, dV = student(Q, K, V, dO, np.tile(keys, (3, 1)))                  # mask (3, 5)
+    _, dK, dV = student(*qkv(74, (), 3, 5, 2, 3, d_output=True), np.tile(keys, (3, 1)))   # mask (3, 5)
     if np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0):
         return None
     return "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
@@ -155,7 +152,8 @@ register_mistakes("attention_backward", (
      "The scores are Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k as well; yours leaves it out of dQ."),
     ("dk-unscaled", "small", partial(backward, scale_dk=False),
      "The scores are Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k as well; yours leaves it out of dK."),
-    ("scale-by-d_k", "small", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
+    ("scale-by-d_k", "small",
+     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
      "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
     ("forward-unscaled", "small", partial(backward, forward_scale=1.0),
      "Recompute the weights exactly as the forward pass does, softmax(Q Kᵀ / √d_k): yours leave out the scale."),

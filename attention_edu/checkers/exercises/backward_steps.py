@@ -23,7 +23,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
-from . import normal_arrays, register_mistakes
+from . import normal_arrays, register_mistakes, scaled_scores
 from ..records import Case, Exercise
 from .attention import qkv
 
@@ -77,46 +77,44 @@ SOFTMAX_BACKWARDS = {
 }
 
 
-def _bundles() -> list[tuple[str, str, dict, bool]]:
-    """(probe, title, the forward's and backward's arrays, literal) for every step's cases."""
-    specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None, True)]
-    specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None, False)
+def _bundles() -> list[tuple[str, str, dict]]:
+    """(probe, title, the forward's and backward's arrays) for every step's cases."""
+    padding = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
+    padding[0, 1] = False                                                    # query 1 of entry 0 fully masked
+    specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None)]
+    specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None)
               for s, (m, n, k, v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4)))]
-    specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), "float32", False),
-              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None, False),
-              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None, False),
-              ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4), False),
+    specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), None),
+              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None),
+              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None),
+              ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4)),
               ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
-               (3, 5, 4, 2), "padding", False)]
+               (3, 5, 4, 2), padding)]
     bundles = []
-    for probe, title, seed, lead, (m, n, d_k, d_v), extra, literal in specs:
-        Q, K, V, dO = qkv(seed, lead, m, n, d_k, d_v, d_output=True)
-        mask = extra if not isinstance(extra, str) else None
-        if isinstance(extra, str) and extra == "padding":
-            mask = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
-            mask[0, 1] = False
-        S = Q @ _t(K) / math.sqrt(d_k)
+    for probe, title, seed, lead, sizes, mask in specs:
+        Q, K, V, dO = qkv(seed, lead, *sizes, d_output=True)
+        S = scaled_scores(Q, K)                                                  # (..., m, n)
         W = softmax(S if mask is None else np.where(mask, S, -np.inf))
-        dW = dO @ _t(V)
+        dW = grad_w(V, dO)
         arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
-        if isinstance(extra, str) and extra == "float32":
-            arrays = {k: a.astype(np.float32) for k, a in arrays.items()}
-        bundles.append((probe, title, arrays, literal))
+        if title.startswith("float32"):
+            arrays = {name: a.astype(np.float32) for name, a in arrays.items()}
+        bundles.append((probe, title, arrays))
     return bundles
 
 
 def _step_cases(names: tuple[str, ...]) -> list[Case]:
-    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=literal)
-            for probe, title, arrays, literal in _bundles()]
+    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=probe == "small")
+            for probe, title, arrays in _bundles()]
 
 
 def _jacobian_cases() -> list[Case]:
-    w = softmax(np.array([0.665, 0.185, -0.12]))
-    cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (w,), ("w",), literal=True)]
-    for seed, shape in ((1, (4,)), (2, (5,)), (3, (2,))):
-        cases.append(Case("random", f"seed {seed}, w {shape}", (softmax(normal_arrays(seed, shape)[0]),), ("w",)))
-    for seed, shape in ((5, (3, 4)), (6, (2, 3, 5))):
-        cases.append(Case("batched", f"{len(shape)}-D w {shape}", (softmax(normal_arrays(seed, shape)[0]),), ("w",)))
+    chapter = softmax(np.array([0.665, 0.185, -0.12]))
+    cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (chapter,), ("w",), literal=True)]
+    for probe, seed, shape in (("random", 1, (4,)), ("random", 2, (5,)), ("random", 3, (2,)),
+                               ("batched", 5, (3, 4)), ("batched", 6, (2, 3, 5))):
+        title = f"seed {seed}, w {shape}" if probe == "random" else f"{len(shape)}-D w {shape}"
+        cases.append(Case(probe, title, (softmax(normal_arrays(seed, shape)[0]),), ("w",)))
     cases.append(Case("masks", "a row with a zero weight", (np.array([0.5, 0.0, 0.5]),), ("w",), literal=True))
     return cases
 

@@ -5,8 +5,6 @@ Here: attention_entropy(weights) returns, for each query row, H = −Σ_j p_j lo
 natural log and 0 · log 0 = 0, shape (..., m). A uniform row over n keys has the maximum, log n;
 a one-hot row 0. An epsilon inside the log is recognised from its evidence (:func:`_log_epsilon`).
 
-Examples
---------
 >>> from attention_edu.checkers import check_attention_entropy
 >>> check_attention_entropy(attention_entropy).passed
 True

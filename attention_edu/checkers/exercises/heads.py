@@ -4,8 +4,6 @@ split_heads(X, num_heads): (..., L, H*d) → (..., H, L, d), head h taking the c
 h*d:(h+1)*d; merge_heads is its inverse ("Neural attention mechanism vectorization", section 3:
 per-head shapes (B, H, L, d_k)).
 
-Examples
---------
 >>> import attention_edu as ae
 >>> from attention_edu.checkers import check_split_heads, check_merge_heads
 >>> check_split_heads(ae.split_heads).passed, check_merge_heads(ae.merge_heads).passed
@@ -26,26 +24,25 @@ __all__ = ["SPLIT_HEADS", "MERGE_HEADS", "split_strided", "merge_unswapped"]
 
 def _split_cases() -> list[Case]:
     names = ("X", "num_heads")
-    cases = [Case("small", "X (4, 6), 3 heads", (np.arange(24.0).reshape(4, 6), 3), names, literal=True,
-                  note="L = 4 tokens, H = 3 heads of d = 2 columns each.")]
-    for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5))):
-        cases.append(Case("random", f"seed {seed}, L={L} H={H} d={d}", normal_arrays(seed, (L, H * d)) + (H,),
-                          names))
-    cases.append(Case("random", "float32, L=3 H=4 d=2", (normal_arrays(4, (3, 8))[0].astype(np.float32), 4), names))
-    cases.append(Case("batched", "3-D, B=2 L=3 H=4 d=5", normal_arrays(5, (2, 3, 20)) + (4,), names))
-    cases.append(Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names))
-    return cases
+    small = Case("small", "X (4, 6), 3 heads", (np.arange(24.0).reshape(4, 6), 3), names, literal=True,
+                 note="L = 4 tokens, H = 3 heads of d = 2 columns each.")
+    random = [Case("random", f"seed {seed}, L={L} H={H} d={d}", normal_arrays(seed, (L, H * d)) + (H,), names)
+              for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5)))]
+    float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
+    return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
+            Case("batched", "3-D, B=2 L=3 H=4 d=5", normal_arrays(5, (2, 3, 20)) + (4,), names),
+            Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names)]
 
 
 def _merge_cases() -> list[Case]:
     small = split_heads(np.arange(24.0).reshape(4, 6), 3)
-    cases = [Case("small", "X (3, 4, 2): 3 heads, 4 tokens, d = 2", (small,), ("X",), literal=True)]
-    for seed, (H, L, d) in ((1, (2, 3, 4)), (2, (4, 5, 3)), (3, (3, 2, 5))):
-        cases.append(Case("random", f"seed {seed}, H={H} L={L} d={d}", normal_arrays(seed, (H, L, d)), ("X",)))
-    cases.append(Case("random", "float32, H=4 L=3 d=2", (normal_arrays(4, (4, 3, 2))[0].astype(np.float32),), ("X",)))
-    cases.append(Case("batched", "4-D, B=2 H=4 L=3 d=5", normal_arrays(5, (2, 4, 3, 5)), ("X",)))
-    cases.append(Case("batched", "5-D, B=2 C=3 H=4 L=5 d=6", normal_arrays(6, (2, 3, 4, 5, 6)), ("X",)))
-    return cases
+    random = [Case("random", f"seed {seed}, H={H} L={L} d={d}", normal_arrays(seed, (H, L, d)), ("X",))
+              for seed, (H, L, d) in ((1, (2, 3, 4)), (2, (4, 5, 3)), (3, (3, 2, 5)))]
+    float32 = normal_arrays(4, (4, 3, 2))[0].astype(np.float32)
+    return [Case("small", "X (3, 4, 2): 3 heads, 4 tokens, d = 2", (small,), ("X",), literal=True), *random,
+            Case("random", "float32, H=4 L=3 d=2", (float32,), ("X",)),
+            Case("batched", "4-D, B=2 H=4 L=3 d=5", normal_arrays(5, (2, 4, 3, 5)), ("X",)),
+            Case("batched", "5-D, B=2 C=3 H=4 L=5 d=6", normal_arrays(6, (2, 3, 4, 5, 6)), ("X",))]
 
 
 def _split_round_trip(student) -> str | None:

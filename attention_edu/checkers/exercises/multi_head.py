@@ -6,8 +6,6 @@ W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled dot-product attention per head with
 per-head size, then concat(heads) @ W_O. The mask (True = may attend) is shared by all heads
 ("Neural attention mechanism vectorization", section 3).
 
-Examples
---------
 >>> from attention_edu.checkers import check_multi_head_attention
 >>> import attention_edu as ae
 >>> check_multi_head_attention(ae.multi_head_attention).passed

@@ -6,8 +6,6 @@ W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive
 Computation Methods", row "General (Luong)"). Decoder states S (m, d_s) and encoder states
 H (n, d_h) are stacked as rows; the scores are (m, n), before the softmax.
 
-Examples
---------
 >>> from attention_edu.checkers import check_bahdanau_scores, check_luong_general_scores
 >>> check_bahdanau_scores(lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v).passed
 True
@@ -37,14 +35,13 @@ def _bahdanau_cases() -> list[Case]:
     v = np.array([1.0, 0.8])
     H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     S = np.array([[0.5, 0.5, 0.5]])
-    cases = [Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), _B, literal=True,
-                  note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")]
-    for seed, (m, n, d_s, d_h, d_a) in ((1, (2, 3, 4, 5, 6)), (2, (3, 5, 2, 4, 7)), (3, (4, 2, 5, 3, 6))):
-        args = normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,))
-        cases.append(Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}", args, _B))
-    args = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 4), (5, 2), (6, 4), (6, 2), (6,)))
-    cases.append(Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", args, _B))
-    return cases
+    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), _B, literal=True,
+                 note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")
+    random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}",
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), _B)
+              for seed, (m, n, d_s, d_h, d_a) in ((1, (2, 3, 4, 5, 6)), (2, (3, 5, 2, 4, 7)), (3, (4, 2, 5, 3, 6)))]
+    float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 4), (5, 2), (6, 4), (6, 2), (6,)))
+    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, _B)]
 
 
 def _encoder_order(student) -> str | None:
@@ -87,13 +84,12 @@ def _luong_cases() -> list[Case]:
     S = np.array([[1.0, 0.0], [0.5, -1.0]])
     H = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 0.5]])
     W = np.array([[1.0, 2.0], [0.0, -1.0]])
-    cases = [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), _L, literal=True)]
-    for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3))):
-        cases.append(Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
-                          normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), _L))
-    args = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 2), (4, 5), (2, 5)))
-    cases.append(Case("random", "float32, m=3 n=4 d_s=2 d_h=5", args, _L))
-    return cases
+    random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), _L)
+              for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3)))]
+    float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 2), (4, 5), (2, 5)))
+    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), _L, literal=True), *random,
+            Case("random", "float32, m=3 n=4 d_s=2 d_h=5", float32, _L)]
 
 
 def _linear_in_w(student) -> str | None:

@@ -5,8 +5,6 @@ row zeros ("Attention Mechanisms: Fundamentals", "Additive Attention (Bahdanau)"
 Attention"). Masks are boolean, True = may attend; with n > m keys query i sees keys j ≤ i + n − m,
 and a padding mask (B, 1, n) broadcasts over the queries.
 
-Examples
---------
 >>> import attention_edu as ae
 >>> from attention_edu.checkers import check_softmax, check_causal_mask, check_padding_mask
 >>> check_softmax(ae.softmax).passed, check_padding_mask(ae.padding_mask).passed
