@@ -19,8 +19,7 @@ from ...backend import host_numpy as np
 from ..diagnosis.mutants import mistake
 from ..records import Exercise
 
-__all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh",
-           "attend"]
+__all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]
 
 
 def collect() -> dict[str, Exercise]:

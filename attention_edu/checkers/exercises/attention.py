@@ -33,6 +33,7 @@ from ..records import Case, Exercise, Property
 
 __all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "chapter_example", "qkv", "qkv_cases", "unnormalised_rows"]
 
+
 def chapter_example() -> tuple:
     """Q (2, 4), K (3, 4), V (3, 5): query 0, K and V are the chapter's scaled dot-product example."""
     Q = np.array([[1.0, 0.5, -0.3, 0.8], [0.0, 1.0, 0.0, -1.0]])
@@ -50,8 +51,10 @@ def qkv(seed: int, lead: tuple, m: int, n: int, d_k: int, d_v: int, d_output: bo
 def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> list[Case]:
     """The cases of attention (``names`` Q, K, V) or of its backward (Q, K, V, d_output, drawn after V):
     the chapter's example ``small``, random sizes, float32, batched, large scores, three masks."""
-    draw = partial(qkv, d_output=len(names) == 4)
-    big = normal_arrays(7, (3, 4), (5, 4), scale=30.0) + normal_arrays(8, (5, 2), (3, 2))[:len(names) - 2]
+    with_d_output = "d_output" in names
+    draw = partial(qkv, d_output=with_d_output)
+    large = normal_arrays(7, (3, 4), (5, 4), scale=30.0)                        # Q, K: scores of about 1000
+    rest = normal_arrays(8, (5, 2), (3, 2)) if with_d_output else normal_arrays(8, (5, 2))      # V (, d_output)
     fully = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
     padding = padding_mask(np.array([3, 5]), 5)
     rows = [("small", "m = 2, n = 3, d_k = 4, d_v = 5", small)]
@@ -61,12 +64,12 @@ def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> li
     rows += [("random", "float32, m=2 n=3 d_k=4 d_v=5", float32),
              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", draw(5, (2,), 3, 5, 4, 6)),
              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", draw(6, (2, 3), 4, 6, 5, 7)),
-             ("stability", "scores of size about 1000", big),
+             ("stability", "scores of size about 1000", large + rest),
              ("masks", "causal mask, m = n = 4", draw(9, (), 4, 4, 3, 2) + (causal_mask(4),)),
              ("masks", "padding mask (2, 1, 5), lengths 3 and 5", draw(10, (2,), 3, 5, 4, 2) + (padding,)),
              ("masks", "query 1 fully masked", draw(11, (), 3, 4, 2, 3) + (fully,))]
-    return [Case(probe, title, args, names + ("mask",) if probe == "masks" else names, literal=probe == "small",
-                 note=notes.get(title, "")) for probe, title, args in rows]
+    return [Case(probe, title, args, (names + ("mask",)) if probe == "masks" else names,
+                 literal=probe == "small", note=notes.get(title, "")) for probe, title, args in rows]
 
 
 def _cases() -> list[Case]:
