@@ -1,13 +1,13 @@
 """Checker for the whole attention backward pass (exercise notebook 06, exercise 7), with its mistakes.
 
 The student writes ``attention_backward(Q, K, V, d_output, mask=None)`` returning ``(dQ, dK, dV)``,
-the gradients of L = Σ d_output ⊙ output for scaled dot-product attention, output =
-softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax ("Attention
-Mechanisms: Fundamentals", the backward of scaled dot-product attention). With weights W and
-dW = d_output Vᵀ: dV = Wᵀ d_output, dS = W ⊙ (dW − rowsum(dW ⊙ W)), dQ = dS K / √d_k,
-dK = dSᵀ Q / √d_k. Masked keys get exactly zero gradient and a fully masked query contributes
-nothing. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain`
-reads which of dQ, dK and dV are right and says where the error starts.
+the gradients of L = Σ d_output ⊙ output for output = softmax(Q Kᵀ / √d_k) V, the mask (True = may
+attend) applied before the softmax ("The matrix formulation of scaled dot-product attention", taken
+back through the softmax Jacobian of "Attention Mechanisms: Fundamentals", "Scaled Dot-Product
+Attention"). With weights W and dW = d_output Vᵀ: dV = Wᵀ d_output, dS = W ⊙ (dW − rowsum(dW ⊙ W)),
+dQ = dS K / √d_k, dK = dSᵀ Q / √d_k; masked keys get exactly zero gradient, a fully masked query
+none. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain`
+reads which of dQ, dK and dV are right and says where in the chain the error starts.
 
 >>> from attention_edu.checkers import check_attention_backward
 >>> check_attention_backward(ATTENTION_BACKWARD.reference).passed

@@ -5,9 +5,10 @@ the softmax Jacobian ``softmax_jacobian(w)`` (∂wᵢ/∂sⱼ = wᵢ(δᵢⱼ �
 S = Q Kᵀ / √d_k, W = softmax(S), O = W V and the gradient d_output arriving at O:
 ``backward_dv(W, d_output)`` = Wᵀ d_output, ``backward_dw(V, d_output)`` = d_output Vᵀ,
 ``backward_ds(W, dW)`` = W ⊙ (dW − rowsum(dW ⊙ W)), ``backward_dq(dS, K)`` = dS K / √d_k and
-``backward_dk(dS, Q)`` = dSᵀ Q / √d_k ("Attention Mechanisms: Fundamentals", the softmax
-Jacobian; the backward of scaled dot-product attention). A check that fails says which
-intermediate is wrong and how.
+``backward_dk(dS, Q)`` = dSᵀ Q / √d_k (the Jacobian is the "Gradient Flow Analysis" of "Attention
+Mechanisms: Fundamentals", section "Scaled Dot-Product Attention"; the rest is the chain rule through
+the forward pass of "The matrix formulation of scaled dot-product attention"). A check that fails
+says which intermediate is wrong and how.
 
 >>> from attention_edu.checkers import CHECKERS
 >>> CHECKERS["backward_ds"](grad_s).passed

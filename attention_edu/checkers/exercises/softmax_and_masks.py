@@ -171,7 +171,7 @@ register_mistakes("softmax", (
      "You stop at exp(x - max): divide by the row sum so that each row adds up to 1."),
     ("log-softmax", "small", lambda x: (x - _row_max(x)) - np.log(_row_sum(np.exp(x - _row_max(x)))),
      "These are log-probabilities (log-softmax): the weights are exp(x - max) divided by their row sum."),
-    ("no-exp", "small", lambda x: x / _row_sum(x),
+    ("no-exp", "small", _normalise_rows,
      "You normalise the raw scores: exponentiate first so that every weight is positive, then "
      "divide by the row sum."),
     ("shift-mismatch", "small", lambda x: np.exp(x) / _row_sum(np.exp(x - _row_max(x))),
