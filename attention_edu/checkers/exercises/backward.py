@@ -29,7 +29,7 @@ from ..diagnosis.evidence import partly, reads
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
-from .backward_steps import SOFTMAX_BACKWARDS, _t, grad_v, grad_w
+from .backward_steps import SOFTMAX_BACKWARDS, grad_v, grad_w, transposed
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
 
@@ -47,7 +47,7 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
     dW = grad_w(V, d_output)                                                       # (..., m, n)
     dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
-    dK = _t(dS) @ Q / (scale if scale_dk else 1.0)                                 # (..., n, d_k)
+    dK = transposed(dS) @ Q / (scale if scale_dk else 1.0)                         # (..., n, d_k)
     dV = grad_v(W, d_output)                                                       # (..., n, d_v)
     return dQ, dK, dV
 
@@ -128,12 +128,12 @@ ATTENTION_BACKWARD = Exercise(
 
 def _dk_transposed(Q, K, V, d_output, mask=None):
     dQ, dK, dV = backward(Q, K, V, d_output, mask)
-    return dQ, _t(dK), dV
+    return dQ, transposed(dK), dV
 
 
 def _dv_transposed(Q, K, V, d_output, mask=None):
     dQ, dK, _ = backward(Q, K, V, d_output, mask)
-    return dQ, dK, _t(d_output) @ attend(Q, K, V, mask)[1]
+    return dQ, dK, transposed(d_output) @ attend(Q, K, V, mask)[1]
 
 
 register_mistakes("attention_backward", (

@@ -29,11 +29,12 @@ from ..records import Case, Exercise
 from .attention import qkv
 
 __all__ = ["SOFTMAX_JACOBIAN", "BACKWARD_DV", "BACKWARD_DW", "BACKWARD_DS", "BACKWARD_DQ", "BACKWARD_DK",
-           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS"]
+           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS", "transposed"]
 
 
-def _t(x):
-    return np.swapaxes(x, -1, -2)                                                  # the last two axes
+def transposed(x):
+    """x with its last two axes swapped: (..., a, b) -> (..., b, a)."""
+    return np.swapaxes(x, -1, -2)
 
 
 def jacobian(w):
@@ -43,12 +44,12 @@ def jacobian(w):
 
 def grad_v(W, d_output):
     """dV = Wᵀ d_output."""
-    return _t(W) @ d_output
+    return transposed(W) @ d_output
 
 
 def grad_w(V, d_output):
     """dW = d_output Vᵀ."""
-    return d_output @ _t(V)
+    return d_output @ transposed(V)
 
 
 def grad_s(W, dW):
@@ -63,7 +64,7 @@ def grad_q(dS, K):
 
 def grad_k(dS, Q):
     """dK = dSᵀ Q / √d_k."""
-    return _t(dS) @ Q / math.sqrt(Q.shape[-1])
+    return transposed(dS) @ Q / math.sqrt(Q.shape[-1])
 
 
 #: dS from W and dW: the softmax backward ("full") and the ways it goes wrong.
@@ -153,7 +154,7 @@ register_mistakes("softmax_jacobian", (
      "J = diag(w) − w wᵀ."),
 ))
 register_mistakes("backward_dv", (
-    ("transposed", "returns", lambda W, d_output: _t(d_output) @ W,
+    ("transposed", "returns", lambda W, d_output: transposed(d_output) @ W,
      "dV has one row per value, (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
     ("no-transpose", "runs", lambda W, d_output: W @ d_output,
      "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output; W @ d_output "
@@ -162,7 +163,7 @@ register_mistakes("backward_dv", (
      "On batched input .T reverses every axis: transpose only the last two, np.swapaxes(W, -1, -2) @ d_output."),
 ))
 register_mistakes("backward_dw", (
-    ("transposed", "returns", lambda V, d_output: V @ _t(d_output),
+    ("transposed", "returns", lambda V, d_output: V @ transposed(d_output),
      "dW has the shape of W, (..., m, n): it is d_output Vᵀ, not V d_outputᵀ."),
     ("no-transpose", "runs", lambda V, d_output: d_output @ V,
      "O = W V sends d_output back to W through Vᵀ: dW = d_output @ np.swapaxes(V, -1, -2)."),
@@ -189,13 +190,13 @@ register_mistakes("backward_dq", (
      "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),
     ("scale-by-d_k", "small", lambda dS, K: dS @ K / K.shape[-1],
      "The factor is 1/√d_k, not 1/d_k: divide by math.sqrt(K.shape[-1])."),
-    ("transposed-ds", "runs", lambda dS, K: _t(dS) @ K / math.sqrt(K.shape[-1]),
+    ("transposed-ds", "runs", lambda dS, K: transposed(dS) @ K / math.sqrt(K.shape[-1]),
      "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
 ))
 register_mistakes("backward_dk", (
-    ("unscaled", "small", lambda dS, Q: _t(dS) @ Q,
+    ("unscaled", "small", lambda dS, Q: transposed(dS) @ Q,
      "S = Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k too: divide by math.sqrt(Q.shape[-1])."),
-    ("transposed", "returns", lambda dS, Q: _t(Q) @ dS / math.sqrt(Q.shape[-1]),
+    ("transposed", "returns", lambda dS, Q: transposed(Q) @ dS / math.sqrt(Q.shape[-1]),
      "dK has one row per key, (..., n, d_k): it is dSᵀ Q / √d_k, not its transpose Qᵀ dS."),
     ("no-transpose", "runs", lambda dS, Q: dS @ Q / math.sqrt(Q.shape[-1]),
      "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k."),
