@@ -1,19 +1,25 @@
-"""The coding exercises, one module each: its probes, reference, known mistakes, in one place.
+"""The coding exercises, by exercise notebook: each with its probes, reference and known mistakes.
 
 A module here defines its :class:`~..records.Exercise` objects and names them in its
-``__all__``; :func:`collect` finds every such module, so adding an
-exercise touches its own module (and its notebook), nothing else. Exercises are ordered as
-the notebooks ask for them: by notebook, then by exercise number.
+``__all__``; :func:`collect` finds every such module, so adding an exercise touches its own
+module (and its notebook), nothing else. Exercises are ordered as the notebooks ask for them:
+by notebook, then by exercise number. Each module lists its misconceptions as a table of
+``(name, first failing probe, mutant, hint)``; the matcher tries them in the table's order.
+Most mutants are the right computation with one knob turned: :func:`stable_softmax` and
+:func:`attend` (on host arrays) are the knob boards the modules share.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 
+from ...backend import host_numpy as np
+from ..diagnosis.mutants import mistake
 from ..records import Exercise
 
-__all__ = ["collect"]
+__all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]
 
 
 def collect() -> dict[str, Exercise]:
@@ -32,3 +38,48 @@ def collect() -> dict[str, Exercise]:
     if len(exercises) != len(found):
         raise RuntimeError("two exercise modules define an exercise of the same name")
     return exercises
+
+
+def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tuple:
+    """Standard normal arrays of ``shapes``, times ``scale``, drawn in turn from one seeded generator."""
+    rng = np.random.default_rng(seed)
+    return tuple(scale * rng.standard_normal(shape) for shape in shapes)
+
+
+def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
+    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``."""
+    for name, probe, mutant, hint in table:
+        mistake(exercise, f"{prefix or exercise}.{name}", probe, hint)(mutant)
+
+
+def stable_softmax(x, axis=-1, guard=True):
+    """Softmax along ``axis`` shifted by the maximum; ``guard`` turns a row of −inf into zeros, not NaN."""
+    top = np.max(x, axis=axis, keepdims=True)
+    if guard:
+        top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(x - top)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0) if guard else e / total
+
+
+def scaled_scores(Q, K, scale=None):
+    """Q Kᵀ / scale, the scale √d_k unless given: (..., m, n)."""
+    return Q @ np.swapaxes(K, -1, -2) / (math.sqrt(Q.shape[-1]) if scale is None else scale)
+
+
+def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False):
+    """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants.
+
+    ``inverted`` flips the mask; ``additive`` adds ``fill`` to the masked scores
+    (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``).
+    """
+    if mask is not None:
+        mask = ~mask if inverted else mask
+        scores = scores + np.where(mask, 0.0, fill) if additive else np.where(mask, scores, fill)
+    weights = stable_softmax(scores, axis, guard)                               # (..., m, n)
+    return weights @ V, weights
+
+
+def attend(Q, K, V, mask=None, scale=None, **knobs):
+    """Host attention for the mutants; ``scale`` None means √d_k, ``knobs`` go to :func:`weigh`."""
+    return weigh(scaled_scores(Q, K, scale), V, mask, **knobs)

@@ -1,71 +1,54 @@
-"""Checker for the attention-backward exercise (its misconceptions are in :mod:`.backward_mistakes`).
+"""Checker for the whole attention backward pass (exercise notebook 06, exercise 7), with its mistakes.
 
-The student writes ``attention_backward(Q, K, V, d_output, mask=None)``
-returning ``(dQ, dK, dV)``, the gradients of L = Σ d_output ⊙ output for
-scaled dot-product attention, output = softmax(Q Kᵀ / √d_k) V with the mask
-(True = may attend) applied before the softmax. With weights W and
-dW = d_output Vᵀ: dV = Wᵀ d_output, dS = W ⊙ (dW − rowsum(dW ⊙ W)),
-dQ = dS K / √d_k, dK = dSᵀ Q / √d_k. Masked keys get exactly zero gradient
-and a fully masked query contributes nothing.
+The student writes ``attention_backward(Q, K, V, d_output, mask=None)`` returning ``(dQ, dK, dV)``,
+the gradients of L = Σ d_output ⊙ output for output = softmax(Q Kᵀ / √d_k) V, the mask (True = may
+attend) applied before the softmax ("The matrix formulation of scaled dot-product attention", taken
+back through the softmax Jacobian of "Attention Mechanisms: Fundamentals", "Scaled Dot-Product
+Attention"). With weights W and dW = d_output Vᵀ: dV = Wᵀ d_output, dS = W ⊙ (dW − rowsum(dW ⊙ W)),
+dQ = dS K / √d_k, dK = dSᵀ Q / √d_k; masked keys get exactly zero gradient, a fully masked query
+none. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain`
+reads which of dQ, dK and dV are right and says where in the chain the error starts.
 
-Examples
---------
 >>> from attention_edu.checkers import check_attention_backward
 >>> check_attention_backward(ATTENTION_BACKWARD.reference).passed
 True
->>> check_attention_backward(lambda *a: backward(*a, jacobian="diagonal")).hint_id
-'attention_backward.diagonal-jacobian'
+>>> check_attention_backward(partial(backward, jacobian="p(1-p)")).hint_id
+'attention_backward.p-one-minus-p'
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
-from ...masks import causal_mask, padding_mask
-from .host_attention import attend
+from . import attend, register_mistakes
+from ..diagnosis.compare import close
+from ..diagnosis.evidence import partly, reads
+from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
+from .attention import chapter_example, qkv, qkv_cases
+from .backward_steps import SOFTMAX_BACKWARDS, grad_v, grad_w, transposed
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
 
-_NAMES = ("Q", "K", "V", "d_output", "mask")
-
-
-def _t(x):
-    return np.swapaxes(x, -1, -2)                                                  # the last two axes
-
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
-             forward_scale=None, use_mask=True, guard=True, **fill):
+             forward_scale=None, use_mask=True, **knobs):
     """Host backward of scaled dot-product attention, with knobs for building the mutants.
 
-    ``jacobian`` is ``"full"`` (correct), ``"diagonal"`` (W ⊙ dW), ``"none"`` (dS = dW),
-    ``"sign"`` (the rowsum term added), ``"queries"`` (the rowsum taken over the queries),
-    ``"p(1-p)"`` (W ⊙ (1 − W) ⊙ dW) or ``"unweighted"`` (rowsum(dW) without the weights);
-    ``fill`` (``fill=-1e9``, ``additive=True``) goes to the masking.
+    ``jacobian`` names the softmax backward in :data:`.backward_steps.SOFTMAX_BACKWARDS`; ``knobs``
+    (``fill=-1e9``, ``additive=True``, ``inverted=True``, ``guard=False``) go to the masking.
     """
     scale = math.sqrt(Q.shape[-1]) if scale is None else scale
     forward_scale = scale if forward_scale is None else forward_scale
-    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, guard=guard, **fill)  # (..., m, n)
-    dW = d_output @ _t(V)                                                          # (..., m, n)
-    if jacobian == "full":
-        dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
-    elif jacobian == "diagonal":
-        dS = W * dW
-    elif jacobian == "none":
-        dS = dW
-    elif jacobian == "p(1-p)":
-        dS = W * (1.0 - W) * dW
-    elif jacobian == "unweighted":
-        dS = W * (dW - np.sum(dW, axis=-1, keepdims=True))
-    elif jacobian == "sign":
-        dS = W * (dW + np.sum(dW * W, axis=-1, keepdims=True))
-    else:
-        dS = W * (dW - np.sum(dW * W, axis=-2, keepdims=True))
+    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, **knobs)  # (..., m, n)
+    dW = grad_w(V, d_output)                                                       # (..., m, n)
+    dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
-    dK = _t(dS) @ Q / (scale if scale_dk else 1.0)                                 # (..., n, d_k)
-    dV = _t(W) @ d_output                                                          # (..., n, d_v)
+    dK = transposed(dS) @ Q / (scale if scale_dk else 1.0)                         # (..., n, d_k)
+    dV = grad_v(W, d_output)                                                       # (..., n, d_v)
     return dQ, dK, dV
 
 
@@ -74,43 +57,14 @@ def _reference(Q, K, V, d_output, mask=None):
     return grads["Q"], grads["K"], grads["V"]
 
 
-def _normal(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tuple:
-    rng = np.random.default_rng(seed)
-    return tuple(scale * rng.standard_normal(shape) for shape in shapes)
-
-
-def _sizes(lead: tuple, m: int, n: int, d_k: int, d_v: int) -> tuple:
-    return lead + (m, d_k), lead + (n, d_k), lead + (n, d_v), lead + (m, d_v)
-
-
 def _cases() -> list[Case]:
-    Q = np.array([[1.0, 0.5, -0.3, 0.8], [0.0, 1.0, 0.0, -1.0]])
-    K = np.array([[0.8, 0.2, -0.1, 0.5], [0.3, 0.7, 0.4, -0.2], [-0.5, 0.1, 0.9, 0.6]])
-    V = np.array([[0.5, 0.8, -0.2, 0.6, 0.3], [0.2, -0.4, 0.7, 0.1, 0.9], [-0.3, 0.5, 0.4, -0.6, 0.2]])
     dO = np.array([[1.0, 0.0, 0.0, 0.0, -1.0], [0.5, 0.5, -0.5, 0.0, 0.0]])
-    cases = [Case("small", "m = 2, n = 3, d_k = 4, d_v = 5", (Q, K, V, dO), _NAMES[:4], literal=True,
-                  note="Query 0, K and V are the chapter's scaled dot-product example.")]
-    for seed, dims in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4))):
-        cases.append(Case("random", "seed {}, m={} n={} d_k={} d_v={}".format(seed, *dims),
-                          _normal(seed, *_sizes((), *dims)), _NAMES[:4]))
-    args = tuple(a.astype(np.float32) for a in _normal(4, *_sizes((), 2, 3, 4, 5)))
-    cases.append(Case("random", "float32, m=2 n=3 d_k=4 d_v=5", args, _NAMES[:4]))
-    cases.append(Case("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", _normal(5, *_sizes((2,), 3, 5, 4, 6)),
-                      _NAMES[:4]))
-    cases.append(Case("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7",
-                      _normal(6, *_sizes((2, 3), 4, 6, 5, 7)), _NAMES[:4]))
-    big = _normal(7, (3, 4), (5, 4), scale=30.0) + _normal(8, (5, 2), (3, 2))
-    cases.append(Case("stability", "scores of size about 1000", big, _NAMES[:4]))
-    cases.append(Case("masks", "causal mask, m = n = 4", _normal(9, *_sizes((), 4, 4, 3, 2)) + (causal_mask(4),),
-                      _NAMES))
-    cases.append(Case("masks", "padding mask (2, 1, 5), lengths 3 and 5",
-                      _normal(10, *_sizes((2,), 3, 5, 4, 2)) + (padding_mask(np.array([3, 5]), 5),), _NAMES,
-                      note="The keys 3 and 4 of batch entry 0 are padding: their dK and dV must be 0."))
-    mask = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
-    cases.append(Case("masks", "query 1 fully masked", _normal(11, *_sizes((), 3, 4, 2, 3)) + (mask,), _NAMES,
-                      note="A fully masked query gets zero weights, so its dQ row is 0 and it adds nothing "
-                           "to dK or dV."))
-    return cases
+    notes = {"m = 2, n = 3, d_k = 4, d_v = 5": "Query 0, K and V are the chapter's scaled dot-product example.",
+             "padding mask (2, 1, 5), lengths 3 and 5": "The keys 3 and 4 of batch entry 0 are padding: their dK "
+                                                        "and dV must be 0.",
+             "query 1 fully masked": "A fully masked query gets zero weights, so its dQ row is 0 and it adds "
+                                     "nothing to dK or dV."}
+    return qkv_cases(("Q", "K", "V", "d_output"), chapter_example() + (dO,), notes)
 
 
 def _loss(Q, K, V, d_output, mask=None):
@@ -119,7 +73,7 @@ def _loss(Q, K, V, d_output, mask=None):
 
 
 def _finite_differences(student) -> str | None:
-    Q, K, V, dO = _normal(71, *_sizes((), 3, 4, 3, 2))
+    Q, K, V, dO = qkv(71, (), 3, 4, 3, 2, d_output=True)
     grads = student(Q, K, V, dO)
     rng = np.random.default_rng(72)
     for name, grad, index in zip(("dQ", "dK", "dV"), grads, range(3)):
@@ -135,8 +89,7 @@ def _finite_differences(student) -> str | None:
 
 
 def _keys_shift(student) -> str | None:
-    Q, K, V, dO = _normal(73, *_sizes((), 4, 5, 3, 2))
-    _, dK, _ = student(Q, K, V, dO)
+    _, dK, _ = student(*qkv(73, (), 4, 5, 3, 2, d_output=True))
     total = np.sum(dK, axis=-2)
     if np.allclose(total, 0.0, atol=1e-6):
         return None
@@ -144,9 +97,8 @@ def _keys_shift(student) -> str | None:
 
 
 def _masked_keys(student) -> str | None:
-    Q, K, V, dO = _normal(74, *_sizes((), 3, 5, 2, 3))
     keys = np.array([True, True, False, True, False])
-    _, dK, dV = student(Q, K, V, dO, np.tile(keys, (3, 1)))                  # mask (3, 5)
+    _, dK, dV = student(*qkv(74, (), 3, 5, 2, 3, d_output=True), np.tile(keys, (3, 1)))   # mask (3, 5)
     if np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0):
         return None
     return "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
@@ -157,9 +109,7 @@ ATTENTION_BACKWARD = Exercise(
     summary="Check ``attention_backward(Q, K, V, d_output, mask=None) -> (dQ, dK, dV)`` (scaled).",
     signature="attention_backward(Q, K, V, d_output, mask=None) -> (dQ (..., m, d_k), dK (..., n, d_k), "
               "dV (..., n, d_v))",
-    reference=_reference,
-    outputs=("dQ", "dK", "dV"),
-    cases=_cases,
+    reference=_reference, outputs=("dQ", "dK", "dV"), cases=_cases,
     properties=(
         Property("attention_backward.property-finite-differences", "the gradients agree with finite differences",
                  "Each gradient must predict how the loss changes when its input moves a little; "
@@ -172,3 +122,89 @@ ATTENTION_BACKWARD = Exercise(
                  "rows must be exactly 0.", _masked_keys),
     ),
 )
+
+
+# -- misconceptions -------------------------------------------------------------------------------
+
+def _dk_transposed(Q, K, V, d_output, mask=None):
+    dQ, dK, dV = backward(Q, K, V, d_output, mask)
+    return dQ, transposed(dK), dV
+
+
+def _dv_transposed(Q, K, V, d_output, mask=None):
+    dQ, dK, _ = backward(Q, K, V, d_output, mask)
+    return dQ, dK, transposed(d_output) @ attend(Q, K, V, mask)[1]
+
+
+register_mistakes("attention_backward", (
+    ("diagonal-jacobian", "small", partial(backward, jacobian="diagonal"),
+     "You kept only the diagonal of the softmax Jacobian, dS = W ⊙ dW: subtract each row's weighted mean, "
+     "dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("no-softmax-backward", "small", partial(backward, jacobian="none"),
+     "You passed dW straight through to the scores: the softmax has a Jacobian too, "
+     "dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("jacobian-sign", "small", partial(backward, jacobian="sign"),
+     "The softmax backward subtracts the weighted mean: dS = W ⊙ (dW − rowsum(dW ⊙ W)), with a minus sign."),
+    ("jacobian-wrong-axis", "small", partial(backward, jacobian="queries"),
+     "The softmax ran over the keys, so its backward sums over the keys too: rowsum(dW ⊙ W) is "
+     "np.sum(..., axis=-1, keepdims=True)."),
+    ("dq-unscaled", "small", partial(backward, scale_dq=False),
+     "The scores are Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k as well; yours leaves it out of dQ."),
+    ("dk-unscaled", "small", partial(backward, scale_dk=False),
+     "The scores are Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k as well; yours leaves it out of dK."),
+    ("scale-by-d_k", "small",
+     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
+     "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
+    ("forward-unscaled", "small", partial(backward, forward_scale=1.0),
+     "Recompute the weights exactly as the forward pass does, softmax(Q Kᵀ / √d_k): yours leave out the scale."),
+    ("dk-transposed", "returns", _dk_transposed,
+     "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
+    ("dv-transposed", "returns", _dv_transposed,
+     "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
+    ("ignores-mask", "masks", partial(backward, use_mask=False),
+     "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
+     "entries get weight 0 and therefore zero gradient."),
+    ("masked-row-nan", "masks", partial(backward, guard=False),
+     "A fully masked query gives -inf - (-inf) = NaN in the recomputed softmax: guard it so that its weights, "
+     "and so its gradients, are zeros."),
+    ("p-one-minus-p", "small", partial(backward, jacobian="p(1-p)"),
+     "p(1 − p) is only the diagonal of the softmax Jacobian; every weight of a row also depends on the "
+     "others' scores: dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("rowsum-unweighted", "small", partial(backward, jacobian="unweighted"),
+     "The term subtracted from dW is the weighted mean of its row, rowsum(dW ⊙ W), not the plain "
+     "rowsum(dW): multiply by the weights before summing."),
+    ("finite-fill", "masks", partial(backward, fill=-1e9),
+     "Masked scores get a large negative number rather than -inf, so a fully masked query spreads its "
+     "weight over every key and gradient reaches masked keys: fill with -inf and give such a row zero weights."),
+    ("inverted-mask", "masks", partial(backward, inverted=True),
+     "True means 'may attend': keep the scores where the mask is True and fill -inf where it is False, "
+     "np.where(mask, scores, -np.inf)."),
+    ("inverted-mask-finite-fill", "masks", partial(backward, inverted=True, fill=-1e9),
+     "Your mask is inverted (True should mean may attend), and masked scores get a large negative number "
+     "rather than -inf: np.where(mask, scores, -np.inf)."),
+))
+variant("attention_backward.finite-fill")(
+    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, fill=-1e9, additive=True))
+variant("attention_backward.inverted-mask-finite-fill")(
+    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, inverted=True, fill=-1e9, additive=True))
+
+_WHERE = {
+    ("dV",): "the error is after dW: in dS = W ⊙ (dW − rowsum(dW ⊙ W)) or in the 1/√d_k of dQ and dK",
+    ("dK", "dV"): "the error is in dQ = dS K / √d_k alone",
+    ("dQ", "dV"): "the error is in dK = dSᵀ Q / √d_k alone",
+    ("dQ", "dK"): "the error is in dV = Wᵀ d_output alone",
+}
+
+
+@reads("attention_backward", "attention_backward.chain")
+def _chain(case, mine, expected):
+    """Which gradients are right, and where the chain of intermediates goes wrong."""
+    if len(mine) != 3 or not all(isinstance(a, np.ndarray) and a.shape == e.shape for a, e in zip(mine, expected)):
+        return None
+    right = [close(a, e, case.float_dtypes) for a, e in zip(mine, expected)]
+    good = tuple(n for n, r in zip(("dQ", "dK", "dV"), right) if r)
+    bad = [n for n, r in zip(("dQ", "dK", "dV"), right) if not r]
+    if good not in _WHERE:
+        return None
+    phrases = partly(list(good), bad)
+    return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}."

@@ -1,16 +1,20 @@
-"""Checkers for the backward derivation one intermediate at a time (exercise notebook 06).
+"""Checkers for the backward derivation one intermediate at a time (exercise notebook 06), with their mistakes.
 
 Before the whole ``attention_backward`` the student derives, each with its own stub and check:
 the softmax Jacobian ``softmax_jacobian(w)`` (∂wᵢ/∂sⱼ = wᵢ(δᵢⱼ − wⱼ)), then, for
 S = Q Kᵀ / √d_k, W = softmax(S), O = W V and the gradient d_output arriving at O:
 ``backward_dv(W, d_output)`` = Wᵀ d_output, ``backward_dw(V, d_output)`` = d_output Vᵀ,
 ``backward_ds(W, dW)`` = W ⊙ (dW − rowsum(dW ⊙ W)), ``backward_dq(dS, K)`` = dS K / √d_k and
-``backward_dk(dS, Q)`` = dSᵀ Q / √d_k. A check that fails says which intermediate is wrong and
-how; its mistakes live in :mod:`.backward_step_mistakes`.
+``backward_dk(dS, Q)`` = dSᵀ Q / √d_k (the Jacobian is the "Gradient Flow Analysis" of "Attention
+Mechanisms: Fundamentals", section "Scaled Dot-Product Attention"; the rest is the chain rule through
+the forward pass of "The matrix formulation of scaled dot-product attention"). A check that fails
+says which intermediate is wrong and how.
 
 >>> from attention_edu.checkers import CHECKERS
->>> CHECKERS["backward_ds"](lambda W, dW: W * (dW - np.sum(dW * W, axis=-1, keepdims=True))).passed
+>>> CHECKERS["backward_ds"](grad_s).passed
 True
+>>> CHECKERS["softmax_jacobian"](lambda w: -jacobian(w)).hint_id
+'softmax_jacobian.sign'
 """
 
 from __future__ import annotations
@@ -20,15 +24,16 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
+from . import normal_arrays, register_mistakes, scaled_scores
 from ..records import Case, Exercise
+from .attention import qkv
 
 __all__ = ["SOFTMAX_JACOBIAN", "BACKWARD_DV", "BACKWARD_DW", "BACKWARD_DS", "BACKWARD_DQ", "BACKWARD_DK",
-           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k"]
-
-_NOTEBOOK = "06_attention_backward"
+           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS", "transposed"]
 
 
-def _t(x):
+def transposed(x):
+    """x with its last two axes swapped: (..., a, b) -> (..., b, a)."""
     return np.swapaxes(x, -1, -2)
 
 
@@ -37,75 +42,19 @@ def jacobian(w):
     return w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :])
 
 
-def grad_s(W, dW):
-    """dS = W ⊙ (dW − rowsum(dW ⊙ W)), the softmax backward row by row."""
-    return W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
-
-
-def _normal(seed: int, *shapes: tuple[int, ...]) -> tuple:
-    rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal(shape) for shape in shapes)
-
-
-def _bundles() -> list[tuple[str, str, dict, bool]]:
-    """(probe, title, the forward's and backward's arrays, literal) for every step's cases."""
-    specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None, True)]
-    specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None, False)
-              for s, (m, n, k, v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4)))]
-    specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), "float32", False),
-              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None, False),
-              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None, False),
-              ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4), False),
-              ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
-               (3, 5, 4, 2), "padding", False)]
-    bundles = []
-    for probe, title, seed, lead, (m, n, d_k, d_v), extra, literal in specs:
-        Q, K, V, dO = _normal(seed, lead + (m, d_k), lead + (n, d_k), lead + (n, d_v), lead + (m, d_v))
-        mask = extra if not isinstance(extra, str) else None
-        if isinstance(extra, str) and extra == "padding":
-            mask = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
-            mask[0, 1] = False
-        S = Q @ _t(K) / math.sqrt(d_k)
-        W = softmax(S if mask is None else np.where(mask, S, -np.inf))
-        dW = dO @ _t(V)
-        arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
-        if isinstance(extra, str) and extra == "float32":
-            arrays = {k: a.astype(np.float32) for k, a in arrays.items()}
-        bundles.append((probe, title, arrays, literal))
-    return bundles
-
-
-def _step_cases(names: tuple[str, ...]) -> list[Case]:
-    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=literal)
-            for probe, title, arrays, literal in _bundles()]
-
-
-def _jacobian_cases() -> list[Case]:
-    w = softmax(np.array([0.665, 0.185, -0.12]))
-    cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (w,), ("w",), literal=True)]
-    for seed, shape in ((1, (4,)), (2, (5,)), (3, (2,))):
-        cases.append(Case("random", f"seed {seed}, w {shape}", (softmax(_normal(seed, shape)[0]),), ("w",)))
-    for seed, shape in ((5, (3, 4)), (6, (2, 3, 5))):
-        cases.append(Case("batched", f"{len(shape)}-D w {shape}", (softmax(_normal(seed, shape)[0]),), ("w",)))
-    cases.append(Case("masks", "a row with a zero weight", (np.array([0.5, 0.0, 0.5]),), ("w",), literal=True))
-    return cases
-
-
-def _exercise(name: str, number: int, signature: str, reference, outputs: tuple[str, ...], cases) -> Exercise:
-    return Exercise(name=name, notebook=_NOTEBOOK, number=number, summary=f"Check ``{signature}``.",
-                    signature=signature, reference=reference, outputs=outputs, cases=cases)
-
-
-SOFTMAX_JACOBIAN = _exercise("softmax_jacobian", 1, "softmax_jacobian(w) -> J (..., n, n)", jacobian, ("J",),
-                             _jacobian_cases)
 def grad_v(W, d_output):
     """dV = Wᵀ d_output."""
-    return _t(W) @ d_output
+    return transposed(W) @ d_output
 
 
 def grad_w(V, d_output):
     """dW = d_output Vᵀ."""
-    return d_output @ _t(V)
+    return d_output @ transposed(V)
+
+
+def grad_s(W, dW):
+    """dS = W ⊙ (dW − rowsum(dW ⊙ W)), the softmax backward row by row."""
+    return W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
 
 
 def grad_q(dS, K):
@@ -115,9 +64,70 @@ def grad_q(dS, K):
 
 def grad_k(dS, Q):
     """dK = dSᵀ Q / √d_k."""
-    return _t(dS) @ Q / math.sqrt(Q.shape[-1])
+    return transposed(dS) @ Q / math.sqrt(Q.shape[-1])
 
 
+#: dS from W and dW: the softmax backward ("full") and the ways it goes wrong.
+SOFTMAX_BACKWARDS = {
+    "full": grad_s,
+    "diagonal": lambda W, dW: W * dW,                                            # the Jacobian's diagonal
+    "p(1-p)": lambda W, dW: W * (1 - W) * dW,
+    "sign": lambda W, dW: W * (dW + np.sum(dW * W, axis=-1, keepdims=True)),
+    "unweighted": lambda W, dW: W * (dW - np.sum(dW, axis=-1, keepdims=True)),
+    "queries": lambda W, dW: W * (dW - np.sum(dW * W, axis=-2, keepdims=True)),  # rowsum over the queries
+    "none": lambda W, dW: dW,
+}
+
+
+def _bundles() -> list[tuple[str, str, dict]]:
+    """(probe, title, the forward's and backward's arrays) for every step's cases."""
+    padding = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
+    padding[0, 1] = False                                                    # query 1 of entry 0 fully masked
+    specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None)]
+    specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None)
+              for s, (m, n, k, v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4)))]
+    specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), None),
+              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None),
+              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None),
+              ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4)),
+              ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
+               (3, 5, 4, 2), padding)]
+    bundles = []
+    for probe, title, seed, lead, sizes, mask in specs:
+        Q, K, V, dO = qkv(seed, lead, *sizes, d_output=True)
+        S = scaled_scores(Q, K)                                                  # (..., m, n)
+        W = softmax(S if mask is None else np.where(mask, S, -np.inf))
+        dW = grad_w(V, dO)
+        arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
+        if title.startswith("float32"):
+            arrays = {name: a.astype(np.float32) for name, a in arrays.items()}
+        bundles.append((probe, title, arrays))
+    return bundles
+
+
+def _step_cases(names: tuple[str, ...]) -> list[Case]:
+    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=probe == "small")
+            for probe, title, arrays in _bundles()]
+
+
+def _jacobian_cases() -> list[Case]:
+    chapter = softmax(np.array([0.665, 0.185, -0.12]))
+    cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (chapter,), ("w",), literal=True)]
+    for probe, seed, shape in (("random", 1, (4,)), ("random", 2, (5,)), ("random", 3, (2,)),
+                               ("batched", 5, (3, 4)), ("batched", 6, (2, 3, 5))):
+        title = f"seed {seed}, w {shape}" if probe == "random" else f"{len(shape)}-D w {shape}"
+        cases.append(Case(probe, title, (softmax(normal_arrays(seed, shape)[0]),), ("w",)))
+    cases.append(Case("masks", "a row with a zero weight", (np.array([0.5, 0.0, 0.5]),), ("w",), literal=True))
+    return cases
+
+
+def _exercise(name: str, number: int, signature: str, reference, outputs: tuple[str, ...], cases) -> Exercise:
+    return Exercise(name=name, notebook="06_attention_backward", number=number, summary=f"Check ``{signature}``.",
+                    signature=signature, reference=reference, outputs=outputs, cases=cases)
+
+
+SOFTMAX_JACOBIAN = _exercise("softmax_jacobian", 1, "softmax_jacobian(w) -> J (..., n, n)", jacobian, ("J",),
+                             _jacobian_cases)
 BACKWARD_DV = _exercise("backward_dv", 2, "backward_dv(W, d_output) -> dV (..., n, d_v)", grad_v, ("dV",),
                         lambda: _step_cases(("W", "d_output")))
 BACKWARD_DW = _exercise("backward_dw", 3, "backward_dw(V, d_output) -> dW (..., m, n)", grad_w, ("dW",),
@@ -128,3 +138,66 @@ BACKWARD_DQ = _exercise("backward_dq", 5, "backward_dq(dS, K) -> dQ (..., m, d_k
                         lambda: _step_cases(("dS", "K")))
 BACKWARD_DK = _exercise("backward_dk", 6, "backward_dk(dS, Q) -> dK (..., n, d_k)", grad_k, ("dK",),
                         lambda: _step_cases(("dS", "Q")))
+
+
+# -- misconceptions, each naming its step ---------------------------------------------------------
+
+register_mistakes("softmax_jacobian", (
+    ("sign", "small", lambda w: -jacobian(w),
+     "Your Jacobian has the opposite sign: raising sᵢ raises wᵢ, so the diagonal wᵢ(1 − wᵢ) is positive "
+     "and J = diag(w) − w wᵀ."),
+    ("diagonal-only", "small", lambda w: (w * (1 - w))[..., :, None] * np.eye(w.shape[-1]),
+     "Every weight depends on every score (they share the denominator): keep the off-diagonal entries "
+     "−wᵢwⱼ, J = diag(w) − w wᵀ."),
+    ("no-diagonal", "small", lambda w: -w[..., :, None] * w[..., None, :],
+     "You left out diag(w): the derivative of wᵢ = exp(sᵢ)/Σ by its own score has an extra wᵢ, so "
+     "J = diag(w) − w wᵀ."),
+))
+register_mistakes("backward_dv", (
+    ("transposed", "returns", lambda W, d_output: transposed(d_output) @ W,
+     "dV has one row per value, (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
+    ("no-transpose", "runs", lambda W, d_output: W @ d_output,
+     "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output; W @ d_output "
+     "pairs the wrong axes."),
+    ("batched-transpose", "runs", lambda W, d_output: W.T @ d_output,
+     "On batched input .T reverses every axis: transpose only the last two, np.swapaxes(W, -1, -2) @ d_output."),
+))
+register_mistakes("backward_dw", (
+    ("transposed", "returns", lambda V, d_output: V @ transposed(d_output),
+     "dW has the shape of W, (..., m, n): it is d_output Vᵀ, not V d_outputᵀ."),
+    ("no-transpose", "runs", lambda V, d_output: d_output @ V,
+     "O = W V sends d_output back to W through Vᵀ: dW = d_output @ np.swapaxes(V, -1, -2)."),
+))
+register_mistakes("backward_ds", (
+    ("diagonal", "small", SOFTMAX_BACKWARDS["diagonal"],
+     "Your dS = W ⊙ dW keeps only part of the softmax Jacobian: subtract each row's weighted mean, "
+     "dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("p-one-minus-p", "small", SOFTMAX_BACKWARDS["p(1-p)"],
+     "p(1 − p) is only the Jacobian's diagonal; each weight also depends on the other scores: "
+     "dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("sign", "small", SOFTMAX_BACKWARDS["sign"],
+     "Your dS has the rowsum term with the wrong sign: dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("rowsum-unweighted", "small", SOFTMAX_BACKWARDS["unweighted"],
+     "The term subtracted is the weighted mean rowsum(dW ⊙ W), not rowsum(dW): multiply by W before summing."),
+    ("wrong-axis", "small", SOFTMAX_BACKWARDS["queries"],
+     "The softmax ran over the keys, so the sum in its backward runs over the keys too: "
+     "np.sum(dW * W, axis=-1, keepdims=True)."),
+    ("no-softmax", "small", lambda W, dW: dW + 0.0,
+     "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+))
+register_mistakes("backward_dq", (
+    ("unscaled", "small", lambda dS, K: dS @ K,
+     "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),
+    ("scale-by-d_k", "small", lambda dS, K: dS @ K / K.shape[-1],
+     "The factor is 1/√d_k, not 1/d_k: divide by math.sqrt(K.shape[-1])."),
+    ("transposed-ds", "runs", lambda dS, K: transposed(dS) @ K / math.sqrt(K.shape[-1]),
+     "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
+))
+register_mistakes("backward_dk", (
+    ("unscaled", "small", lambda dS, Q: transposed(dS) @ Q,
+     "S = Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k too: divide by math.sqrt(Q.shape[-1])."),
+    ("transposed", "returns", lambda dS, Q: transposed(Q) @ dS / math.sqrt(Q.shape[-1]),
+     "dK has one row per key, (..., n, d_k): it is dSᵀ Q / √d_k, not its transpose Qᵀ dS."),
+    ("no-transpose", "runs", lambda dS, Q: dS @ Q / math.sqrt(Q.shape[-1]),
+     "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k."),
+))

@@ -1,15 +1,15 @@
-"""Checker for the attention-entropy exercise, with its misconceptions.
+"""Checker for the entropy of attention weights (exercise notebook 05), with its misconceptions.
 
-"Section 5.2: Dot-Product Attention", Exercise 5, asks for the entropy of
-attention weights. Here: attention_entropy(weights) returns, for each query
-row, H = −Σ_j p_j log p_j with the natural log and 0 · log 0 = 0, shape
-(..., m). A uniform row over n keys has the maximum, log n; a one-hot row 0.
+"Section 5.2: Dot-Product Attention", Exercise 5, asks for the entropy of attention weights.
+Here: attention_entropy(weights) returns, for each query row, H = −Σ_j p_j log p_j with the
+natural log and 0 · log 0 = 0, shape (..., m). A uniform row over n keys has the maximum, log n;
+a one-hot row 0. An epsilon inside the log is recognised from its evidence (:func:`_log_epsilon`).
 
-Examples
---------
 >>> from attention_edu.checkers import check_attention_entropy
 >>> check_attention_entropy(attention_entropy).passed
 True
+>>> check_attention_entropy(lambda p: -np.sum(p * np.log(p + 1e-6), axis=-1)).hint_id
+'attention_entropy.log-epsilon'
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask
 from ...softmax import softmax
+from . import normal_arrays, register_mistakes
 from ..diagnosis.evidence import reads
-from ..diagnosis.mutants import mistake
 from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_ENTROPY", "attention_entropy"]
@@ -48,23 +48,24 @@ def attention_entropy(weights):
     return 0.0 - np.sum(weights * np.log(safe), axis=-1)        # 0.0 - x avoids printing -0.
 
 
-def _weights(seed: int, shape: tuple[int, ...], scale: float = 1.5) -> np.ndarray:
-    return softmax(scale * np.random.default_rng(seed).standard_normal(shape))
+def _weights(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    return softmax(normal_arrays(seed, shape, scale=1.5)[0])
 
 
 def _cases() -> list[Case]:
+    names = ("weights",)
     small = np.array([[0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1]])
-    cases = [Case("small", "weights (2, 4)", (small,), ("weights",), literal=True,
+    cases = [Case("small", "weights (2, 4)", (small,), names, literal=True,
                   note="Row 0 is uniform over 4 keys, so its entropy is log 4 = 1.3863.")]
     for seed, shape in ((1, (3, 5)), (2, (4, 7)), (3, (6, 2))):
-        cases.append(Case("random", f"seed {seed}, weights {shape}", (_weights(seed, shape),), ("weights",)))
-    cases.append(Case("random", "float32, weights (5, 3)", (_weights(4, (5, 3)).astype(np.float32),), ("weights",)))
+        cases.append(Case("random", f"seed {seed}, weights {shape}", (_weights(seed, shape),), names))
+    cases.append(Case("random", "float32, weights (5, 3)", (_weights(4, (5, 3)).astype(np.float32),), names))
     for seed, shape in ((5, (4,)), (6, (2, 3, 4)), (7, (2, 3, 4, 5))):
-        cases.append(Case("batched", f"{len(shape)}-D weights {shape}", (_weights(seed, shape),), ("weights",)))
-    scores = np.where(causal_mask(4), np.random.default_rng(8).standard_normal((4, 4)), -np.inf)
-    cases.append(Case("masks", "causal weights (4, 4) with exact zeros", (softmax(scores),), ("weights",)))
+        cases.append(Case("batched", f"{len(shape)}-D weights {shape}", (_weights(seed, shape),), names))
+    scores = np.where(causal_mask(4), normal_arrays(8, (4, 4))[0], -np.inf)
+    cases.append(Case("masks", "causal weights (4, 4) with exact zeros", (softmax(scores),), names))
     full = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.5], [0.2, 0.3, 0.5]])
-    cases.append(Case("masks", "row 0 fully masked (all zeros)", (full,), ("weights",), literal=True,
+    cases.append(Case("masks", "row 0 fully masked (all zeros)", (full,), names, literal=True,
                       note="0 · log 0 counts as 0, so an all-zero row has entropy 0."))
     return cases
 
@@ -88,9 +89,7 @@ ATTENTION_ENTROPY = Exercise(
     name="attention_entropy", notebook="05_entropy_and_pen_and_paper", number=1,
     summary='Check ``attention_entropy(weights) -> entropy (..., m)`` (natural log, 0 · log 0 = 0).',
     signature="attention_entropy(weights) -> entropy (..., m)",
-    reference=attention_entropy,
-    outputs=("entropy",),
-    cases=_cases,
+    reference=attention_entropy, outputs=("entropy",), cases=_cases,
     properties=(
         Property("attention_entropy.property-extremes", "uniform rows give log n, one-hot rows 0",
                  "A row spread evenly over n keys has the largest entropy, log n, and a row on a "
@@ -102,53 +101,29 @@ ATTENTION_ENTROPY = Exercise(
 )
 
 
-# -- misconceptions ---------------------------------------------------------------------------
-
-def _e(id: str, probe: str, hint: str):
-    return mistake("attention_entropy", "attention_entropy." + id, probe, hint)
-
+# -- misconceptions -------------------------------------------------------------------------------
 
 def _plogp(w, log=np.log):
     return w * log(np.where(w > 0, w, 1.0))
 
 
-@_e("log2", "small", "Use the natural logarithm, np.log (entropy in nats); np.log2 gives bits.")
-def _log2(weights):
-    return -np.sum(_plogp(weights, np.log2), axis=-1)
-
-
-@_e("missing-minus", "small", "Entropy is minus the sum of p log p; without the minus sign every "
-    "value comes out negative.")
-def _no_minus(weights):
-    return np.sum(_plogp(weights), axis=-1)
-
-
-@_e("normalised", "small", "Return the entropy itself, not divided by its maximum log n.")
-def _normalised(weights):
-    return -np.sum(_plogp(weights), axis=-1) / math.log(weights.shape[-1])
-
-
-@_e("zero-gives-nan", "masks", "0 · log 0 must count as 0, but np.log(0) is -inf and 0 · -inf is NaN: "
-    "take the log only where p > 0, for example np.log(np.where(p > 0, p, 1)).")
-def _nan(weights):
-    return -np.sum(weights * np.log(weights), axis=-1)
-
-
-@_e("wrong-axis", "returns", "Sum over the last axis (the keys): one entropy per query row, "
-    "shape (..., m).")
-def _axis(weights):
-    return -np.sum(_plogp(weights), axis=-2)
-
-
-@_e("single-number", "returns", "Return one entropy per query row, shape (..., m), not one number "
-    "for the whole array.")
-def _total(weights):
-    return -np.sum(_plogp(weights))
-
-
-@_e("keepdims", "returns", "Drop the summed axis: the result has shape (..., m), not (..., m, 1).")
-def _keepdims(weights):
-    return -np.sum(_plogp(weights), axis=-1, keepdims=True)
+register_mistakes("attention_entropy", (
+    ("log2", "small", lambda weights: -np.sum(_plogp(weights, np.log2), axis=-1),
+     "Use the natural logarithm, np.log (entropy in nats); np.log2 gives bits."),
+    ("missing-minus", "small", lambda weights: np.sum(_plogp(weights), axis=-1),
+     "Entropy is minus the sum of p log p; without the minus sign every value comes out negative."),
+    ("normalised", "small", lambda weights: -np.sum(_plogp(weights), axis=-1) / math.log(weights.shape[-1]),
+     "Return the entropy itself, not divided by its maximum log n."),
+    ("zero-gives-nan", "masks", lambda weights: -np.sum(weights * np.log(weights), axis=-1),
+     "0 · log 0 must count as 0, but np.log(0) is -inf and 0 · -inf is NaN: take the log only where "
+     "p > 0, for example np.log(np.where(p > 0, p, 1))."),
+    ("wrong-axis", "returns", lambda weights: -np.sum(_plogp(weights), axis=-2),
+     "Sum over the last axis (the keys): one entropy per query row, shape (..., m)."),
+    ("single-number", "returns", lambda weights: -np.sum(_plogp(weights)),
+     "Return one entropy per query row, shape (..., m), not one number for the whole array."),
+    ("keepdims", "returns", lambda weights: -np.sum(_plogp(weights), axis=-1, keepdims=True),
+     "Drop the summed axis: the result has shape (..., m), not (..., m, 1)."),
+))
 
 
 @reads("attention_entropy", "attention_entropy.log-epsilon")

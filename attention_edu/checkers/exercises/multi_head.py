@@ -1,29 +1,31 @@
-"""Checker for the multi-head attention exercise, with its misconceptions.
+"""Checker for multi-head attention (exercise notebook 04, exercise 3), with its misconceptions.
 
-multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)
-returns (output (..., m, d_model), weights (..., H, m, n)): head h uses the
-columns h*d_k:(h+1)*d_k of W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled
-dot-product attention per head with d_k the per-head size, then
-concat(heads) @ W_O. The mask (True = may attend) is shared by all heads.
+multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) returns
+(output (..., m, d_model), weights (..., H, m, n)): head h uses the columns h*d_k:(h+1)*d_k of
+W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled dot-product attention per head with d_k the
+per-head size, then concat(heads) @ W_O. The mask (True = may attend) is shared by all heads
+("Neural attention mechanism vectorization", section 3).
 
-Examples
---------
 >>> from attention_edu.checkers import check_multi_head_attention
 >>> import attention_edu as ae
 >>> check_multi_head_attention(ae.multi_head_attention).passed
 True
+>>> check_multi_head_attention(partial(_mha, project=False)).hint_id
+'multi_head_attention.no-output-projection'
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
-from .host_attention import attend
-from ..diagnosis.mutants import mistake
+from . import attend, register_mistakes
 from ..records import Case, Exercise, Property
+from .attention import unnormalised_rows
+from .heads import merge_unswapped, split_strided
 
 __all__ = ["MULTI_HEAD_ATTENTION"]
 
@@ -41,7 +43,7 @@ def _inputs(seed: int, lead: tuple, m: int, n: int, d_model: int, H: int, d_k: i
     return X_q, X_kv, W_Q, W_K, W_V, W_O, H
 
 
-def _cases() -> list[Case]:
+def _mha_cases() -> list[Case]:
     rng = np.random.default_rng(0)
     small = tuple(rng.integers(-2, 3, size=s) / 2.0 for s in ((2, 4), (3, 4), (4, 6), (4, 6), (4, 4), (4, 4)))
     cases = [Case("small", "m=2 n=3 d_model=4, 2 heads, d_k=3 d_v=2", small + (2,), _NAMES[:7], literal=True)]
@@ -49,9 +51,8 @@ def _cases() -> list[Case]:
     for seed, (m, n, d_model, H, d_k, d_v) in sizes:
         cases.append(Case("random", f"seed {seed}, m={m} n={n} d_model={d_model} H={H} d_k={d_k} d_v={d_v}",
                           _inputs(seed, (), m, n, d_model, H, d_k, d_v), _NAMES[:7]))
-    f32 = _inputs(4, (), 2, 5, 3, 4, 1, 2)
-    cases.append(Case("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2",
-                      tuple(a.astype(np.float32) for a in f32[:6]) + (4,), _NAMES[:7]))
+    f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
+    cases.append(Case("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32, _NAMES[:7]))
     cases.append(Case("batched", "3-D, B=2 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1",
                       _inputs(5, (2,), 3, 4, 5, 3, 2, 1), _NAMES[:7]))
     cases.append(Case("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3",
@@ -68,11 +69,7 @@ def _cases() -> list[Case]:
 
 
 def _rows_sum_to_one(student) -> str | None:
-    _, weights = student(*_inputs(51, (), 3, 5, 4, 2, 3, 2))
-    sums = np.sum(weights, axis=-1)
-    if np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5):
-        return None
-    return f"row sums of the weights: {np.array2string(sums, precision=4)}"
+    return unnormalised_rows(student(*_inputs(51, (), 3, 5, 4, 2, 3, 2))[1])
 
 
 def _future_tokens(student) -> str | None:
@@ -94,8 +91,7 @@ def _head_order(student) -> str | None:
         return np.concatenate([blocks[h] for h in order], axis=axis)
 
     (out, w) = student(X_q, X_kv, W_Q, W_K, W_V, W_O, H)
-    (out2, w2) = student(X_q, X_kv, permute(W_Q, 1), permute(W_K, 1), permute(W_V, 1),
-                         permute(W_O, 0), H)
+    (out2, w2) = student(X_q, X_kv, permute(W_Q, 1), permute(W_K, 1), permute(W_V, 1), permute(W_O, 0), H)
     if np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6):
         return None
     return "reordering the heads (their column blocks and W_O's row blocks) changed the output"
@@ -106,9 +102,7 @@ MULTI_HEAD_ATTENTION = Exercise(
     summary='Check ``multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None)``.',
     signature="multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) "
               "-> (output (..., m, d_model), weights (..., H, m, n))",
-    reference=reference_mha,
-    outputs=("output", "weights"),
-    cases=_cases,
+    reference=reference_mha, outputs=("output", "weights"), row_sums=("weights",), cases=_mha_cases,
     properties=(
         Property("multi_head_attention.property-rows", "every head's weights sum to 1 per query",
                  "In every head each query's weights must be non-negative and add up to 1.",
@@ -120,92 +114,49 @@ MULTI_HEAD_ATTENTION = Exercise(
                  "Heads are independent and W_O mixes them, so reordering the heads consistently "
                  "must not change the output.", _head_order),
     ),
-    row_sums=("weights",),
 )
 
 
-# -- misconceptions ----------------------------------------------------------------------------
+# -- misconceptions -------------------------------------------------------------------------------
 
-def _heads(X_q, X_kv, W_Q, W_K, W_V, H, split=split_heads):
-    return split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
-
-
-def _head_mask(mask):
-    return None if mask is None else np.expand_dims(mask, -3)               # (..., 1, m, n)
-
-
-def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, scale=None, merge=merge_heads,
-         split=split_heads, project=True):
-    Q, K, V = _heads(X_q, X_kv, W_Q, W_K, W_V, H, split)
-    heads, weights = attend(Q, K, V, _head_mask(mask), scale=scale)
-    concat = merge(heads)
+def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
+         project=True, head_axis=True):
+    """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
+    scale = None if width is None else math.sqrt(width(X_q, W_Q))
+    Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
+    if mask is not None and head_axis:
+        mask = np.expand_dims(mask, -3)                                          # (..., 1, m, n)
+    heads, weights = attend(Q, K, V, mask, scale=scale)
+    concat = merge(heads)                                                        # (..., m, H*d_v)
     return (concat @ W_O if project else concat), weights
 
 
-def _x(id: str, probe: str, hint: str):
-    return mistake("multi_head_attention", "multi_head_attention." + id, probe, hint)
-
-
-@_x("scale-by-width", "small", "Scale each head by the square root of its own size, d_k = "
-    "W_Q.shape[1] // num_heads, not of the full width H*d_k.")
-def _wide_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(W_Q.shape[1]))
-
-
-@_x("scale-by-d_model", "small", "Scale each head by the square root of its own size, d_k = "
-    "W_Q.shape[1] // num_heads, not of the model width d_model = X_q.shape[-1].")
-def _model_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=math.sqrt(X_q.shape[-1]))
-
-
-@_x("unscaled", "small", "Each head's scores must be divided by √d_k (the per-head size) before "
-    "the softmax.")
-def _no_scale(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, scale=1.0)
-
-
-@_x("no-output-projection", "small", "Finish with the output projection: concatenate the heads, "
-    "then multiply by W_O.")
-def _no_w_o(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, project=False)
-
-
-def _strided_split(X, H):
-    return np.moveaxis(np.reshape(X, X.shape[:-1] + (X.shape[-1] // H, H)), -1, -3)
-
-
-@_x("strided-heads", "small", "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; "
-    "yours takes every H-th column.")
-def _strided(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, split=_strided_split)
-
-
-def _merge_no_swap(X):
-    return np.reshape(X, X.shape[:-3] + (X.shape[-2], X.shape[-3] * X.shape[-1]))
-
-
-@_x("merge-without-swap", "small", "Before reshaping the heads to (..., m, H*d_v), move the head "
-    "axis next to the feature axis, (..., m, H, d_v); reshaping directly mixes tokens.")
-def _bad_merge(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, merge=_merge_no_swap)
-
-
-@_x("keys-from-queries", "returns", "Keys and values come from X_kv; only the queries come from X_q "
-    "(they differ in cross-attention).")
-def _self_only(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    return _mha(X_q, X_q, W_Q, W_K, W_V, W_O, H, mask)
-
-
-@_x("averaged-weights", "returns", "Return every head's weights, shape (..., H, m, n), not their "
-    "average over the heads.")
-def _mean_weights(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    out, weights = _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask)
+def _averaged_weights(*inputs):
+    out, weights = _mha(*inputs)
     return out, np.mean(weights, axis=-3)
 
 
-@_x("mask-without-head-axis", "runs", "The mask has no head axis: insert one, mask[..., None, :, :], "
-    "so that it broadcasts over the heads and not against the batch.")
-def _flat_mask(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    Q, K, V = _heads(X_q, X_kv, W_Q, W_K, W_V, H)
-    heads, weights = attend(Q, K, V, mask)
-    return merge_heads(heads) @ W_O, weights
+register_mistakes("multi_head_attention", (
+    ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q: W_Q.shape[1]),
+     "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
+     "full width H*d_k."),
+    ("scale-by-d_model", "small", partial(_mha, width=lambda X_q, W_Q: X_q.shape[-1]),
+     "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
+     "model width d_model = X_q.shape[-1]."),
+    ("unscaled", "small", partial(_mha, width=lambda X_q, W_Q: 1),
+     "Each head's scores must be divided by √d_k (the per-head size) before the softmax."),
+    ("no-output-projection", "small", partial(_mha, project=False),
+     "Finish with the output projection: concatenate the heads, then multiply by W_O."),
+    ("strided-heads", "small", partial(_mha, split=split_strided),
+     "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
+    ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
+     "Before reshaping the heads to (..., m, H*d_v), move the head axis next to the feature axis, "
+     "(..., m, H, d_v); reshaping directly mixes tokens."),
+    ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
+     "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
+    ("averaged-weights", "returns", _averaged_weights,
+     "Return every head's weights, shape (..., H, m, n), not their average over the heads."),
+    ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
+     "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "
+     "heads and not against the batch."),
+))

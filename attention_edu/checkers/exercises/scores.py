@@ -1,0 +1,169 @@
+"""Checkers for the additive (Bahdanau) and general (Luong) scores (exercise notebook 03), with their mistakes.
+
+Additive: e_{t,i} = vᵀ tanh(W1 s_t + W2 h_i) with the chapter's column-vector weights W1 (d_a, d_s),
+W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive Attention
+(Bahdanau)", Step 1). General: e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) (table "Attention Score
+Computation Methods", row "General (Luong)"). Decoder states S (m, d_s) and encoder states
+H (n, d_h) are stacked as rows; the scores are (m, n), before the softmax.
+
+>>> from attention_edu.checkers import check_bahdanau_scores, check_luong_general_scores
+>>> check_bahdanau_scores(lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v).passed
+True
+>>> check_luong_general_scores(lambda S, H, W: S @ H.T).hint_id
+'luong_general_scores.ignores-W'
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...additive import bahdanau_attention_steps
+from ...backend import host_numpy as np
+from ...luong import luong_attention_steps
+from . import normal_arrays, register_mistakes, stable_softmax
+from ..records import Case, Exercise, Property
+
+__all__ = ["BAHDANAU_SCORES", "LUONG_GENERAL_SCORES"]
+
+_B = ("S", "H", "W1", "W2", "v")
+_L = ("S", "H", "W")
+
+
+def _bahdanau_cases() -> list[Case]:
+    W1 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]])
+    W2 = np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
+    v = np.array([1.0, 0.8])
+    H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    S = np.array([[0.5, 0.5, 0.5]])
+    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), _B, literal=True,
+                 note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")
+    random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}",
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), _B)
+              for seed, (m, n, d_s, d_h, d_a) in ((1, (2, 3, 4, 5, 6)), (2, (3, 5, 2, 4, 7)), (3, (4, 2, 5, 3, 6)))]
+    float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 4), (5, 2), (6, 4), (6, 2), (6,)))
+    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, _B)]
+
+
+def _encoder_order(student) -> str | None:
+    S, H, W1, W2, v = normal_arrays(31, (2, 3), (6, 5), (4, 3), (4, 5), (4,))
+    order = np.array([2, 4, 0, 5, 1, 3])
+    (a,), (b,) = student(S, H, W1, W2, v), student(S, H[order], W1, W2, v)
+    if np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6):
+        return None
+    return "reordering the encoder states did not simply reorder the score columns"
+
+
+def _row_independence(student) -> str | None:
+    S, H, W1, W2, v = normal_arrays(32, (4, 2), (3, 3), (5, 2), (5, 3), (5,))
+    S2 = S.copy()
+    S2[0] += 1.0                                            # change decoder state 0 only
+    (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)
+    if np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0]):
+        return None
+    return "changing decoder state 0 should change score row 0 and no other row"
+
+
+BAHDANAU_SCORES = Exercise(
+    name="bahdanau_scores", notebook="03_bahdanau_and_luong_scores", number=1,
+    summary='Check ``bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)``, e = vᵀ tanh(W1 s_t + W2 h_i).',
+    signature="bahdanau_scores(S, H, W1, W2, v) -> scores (m, n)",
+    reference=lambda S, H, W1, W2, v: bahdanau_attention_steps(S, H, W1, W2, v).scores, outputs=("scores",),
+    cases=_bahdanau_cases,
+    properties=(
+        Property("bahdanau_scores.property-key-order", "reordering encoder states reorders the columns",
+                 "Score (t, i) depends on s_t and h_i only, so permuting the rows of H must permute "
+                 "the columns of the scores the same way.", _encoder_order),
+        Property("bahdanau_scores.property-rows", "row t depends on decoder state t only",
+                 "Row t of the scores uses decoder state s_t alone; changing another state must "
+                 "leave it unchanged.", _row_independence),
+    ),
+)
+
+
+def _luong_cases() -> list[Case]:
+    S = np.array([[1.0, 0.0], [0.5, -1.0]])
+    H = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 0.5]])
+    W = np.array([[1.0, 2.0], [0.0, -1.0]])
+    random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), _L)
+              for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3)))]
+    float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 2), (4, 5), (2, 5)))
+    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), _L, literal=True), *random,
+            Case("random", "float32, m=3 n=4 d_s=2 d_h=5", float32, _L)]
+
+
+def _linear_in_w(student) -> str | None:
+    S, H, A, B = normal_arrays(33, (3, 4), (5, 2), (4, 2), (4, 2))
+    (a,), (b,), (both,) = student(S, H, A), student(S, H, B), student(S, H, A + B)
+    if np.allclose(a + b, both, rtol=1e-4, atol=1e-6):
+        return None
+    return "scores(W = A + B) differ from scores(A) + scores(B)"
+
+
+def _identity_is_dot(student) -> str | None:
+    S, H = normal_arrays(34, (3, 4), (5, 4))
+    (a,) = student(S, H, np.eye(4))
+    if np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6):
+        return None
+    return "with W = I the general score should equal the dot score S Hᵀ"
+
+
+LUONG_GENERAL_SCORES = Exercise(
+    name="luong_general_scores", notebook="03_bahdanau_and_luong_scores", number=2,
+    summary='Check ``luong_general_scores(S, H, W) -> scores (m, n)``, e = s_tᵀ W h_i.',
+    signature="luong_general_scores(S, H, W) -> scores (m, n)",
+    reference=lambda S, H, W: luong_attention_steps(S, H, "general", W=W).scores, outputs=("scores",),
+    cases=_luong_cases,
+    properties=(
+        Property("luong_general_scores.property-linear", "the scores are linear in W",
+                 "sᵀ W h is linear in W: the scores for W = A + B must be the sum of the scores "
+                 "for A and for B.", _linear_in_w),
+        Property("luong_general_scores.property-identity", "W = I gives the dot score",
+                 "With W the identity the general score sᵀ W h is the plain dot product s · h.",
+                 _identity_is_dot),
+    ),
+)
+
+
+# -- misconceptions -------------------------------------------------------------------------------
+
+def _features(S_proj, H_proj):
+    return S_proj[:, None, :] + H_proj[None, :, :]          # (m, 1, d_a) + (1, n, d_a) -> (m, n, d_a)
+
+
+register_mistakes("bahdanau_scores", (
+    ("swapped-projections", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W2.T, H @ W1.T)) @ v,
+     "W1 acts on the decoder state and W2 on the encoder states: e = vᵀ tanh(W1 s_t + W2 h_i) with "
+     "W1 (d_a, d_s) and W2 (d_a, d_h)."),
+    ("row-vector-weights", "runs", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1, H @ W2)) @ v,
+     "In the chapter's column-vector form W1 is (d_a, d_s) and computes W1 s_t, so for states stacked "
+     "as rows use S @ W1.T (and H @ W2.T)."),
+    ("no-tanh", "small", lambda S, H, W1, W2, v: _features(S @ W1.T, H @ W2.T) @ v,
+     "The score applies tanh to W1 s_t + W2 h_i before the product with v; yours leaves it out."),
+    ("tanh-after-v", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1.T, H @ W2.T) @ v),
+     "Apply tanh to the d_a-dimensional sum W1 s_t + W2 h_i, then take the dot product with v; you "
+     "applied tanh to the final score."),
+    ("tanh-each-term", "small", lambda S, H, W1, W2, v: _features(np.tanh(S @ W1.T), np.tanh(H @ W2.T)) @ v,
+     "Add W1 s_t and W2 h_i first and take tanh of the sum; tanh(a) + tanh(b) is not tanh(a + b)."),
+    ("sum-instead-of-v", "small",
+     lambda S, H, W1, W2, v: np.sum(np.tanh(_features(S @ W1.T, H @ W2.T)), axis=-1),
+     "Weight the tanh features with v (a dot product, features @ v) instead of adding them up."),
+    ("softmaxed", "small",
+     lambda S, H, W1, W2, v: stable_softmax(np.tanh(_features(S @ W1.T, H @ W2.T)) @ v, guard=False),
+     "This exercise asks for the raw scores e_{t,i}; the softmax that turns them into weights is the next step."),
+    ("transposed", "returns", lambda S, H, W1, W2, v: (np.tanh(_features(S @ W1.T, H @ W2.T)) @ v).T,
+     "Rows of the scores are decoder steps t and columns encoder positions i, shape (m, n); yours is (n, m)."),
+))
+
+register_mistakes("luong_general_scores", (
+    ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,
+     "With W (d_s, d_h) the score s_tᵀ W h_i is (S @ W) @ Hᵀ for stacked states; you used W transposed."),
+    ("ignores-W", "small", lambda S, H, W: S @ H.T,
+     "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score."),
+    ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
+     "Luong's general score is not scaled: leave out the division by a square root."),
+    ("softmaxed", "small", lambda S, H, W: stable_softmax(S @ W @ H.T, guard=False),
+     "This exercise asks for the raw scores; the softmax over the encoder positions comes afterwards."),
+    ("transposed", "returns", lambda S, H, W: H @ W.T @ S.T,
+     "Rows are decoder steps and columns encoder positions: the scores are (m, n), S @ W @ Hᵀ."),
+))
