@@ -3,8 +3,9 @@
 :class:`Child` is the judge's end of either kind of child (:mod:`.worker` answers in both): it
 sends a call frame, waits at most the call's time limit for the reply (then kills the child),
 and turns the reply, or how the child ended without one, into an :class:`Outcome`. :func:`call`
-forks one child per call (a notebook's ``check_<exercise>(fn)``: the kernel survives an exit, a
-segfault, a loop, a memory bomb); :class:`.submission.Remote` runs a submission in the sandbox.
+forks one child per call (a notebook's ``check_<exercise>(fn)``: an exit, a segfault, a loop, a
+memory bomb or NumPy's settings changed all end with it, never with the kernel);
+:class:`.submission.Remote` runs a submission in the sandbox.
 Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not fork-safe),
 :func:`call` runs the function in this process, unprotected, and the result says so;
 ``ATTENTION_EDU_START_METHOD=fork|inline`` overrides the choice.
@@ -151,7 +152,7 @@ def _kill(pid: int) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
-def _limit(memory_mb):
+def _limit(memory_mb: float | None) -> None:
     """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file."""
     import resource      # POSIX only, as fork is
 

@@ -69,6 +69,7 @@ def restrict(read, write):
     """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP
     (ABI 4+), no signals or abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``.
 
+    It binds this thread and those started later: the judge's environment keeps BLAS to this one.
     Returns the ABI applied; raises ImportError or OSError where Landlock is missing.
     """
     from landlockpy import AccessFS, Ruleset, Scope
