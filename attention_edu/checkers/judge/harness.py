@@ -109,8 +109,11 @@ class Child:
 
     def printed(self) -> tuple[str, int]:
         """What the child printed since the last look, cut at :data:`OUTPUT_LIMIT` bytes."""
-        grown = max(os.fstat(self.printed_fd).st_size - self.seen, 0)
-        text = os.pread(self.printed_fd, min(grown, OUTPUT_LIMIT), self.seen).decode("utf-8", "replace")
+        try:
+            grown = max(os.fstat(self.printed_fd).st_size - self.seen, 0)
+            text = os.pread(self.printed_fd, min(grown, OUTPUT_LIMIT), self.seen).decode("utf-8", "replace")
+        except OSError:              # closed meanwhile: grading was interrupted
+            return "", 0
         self.seen += grown
         cut = f"\n[... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
         return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)

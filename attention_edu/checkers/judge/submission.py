@@ -105,19 +105,19 @@ class Remote:
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None
-        self.box = self.private = self.printed = None
+        self.box = self.private = self.printed_fd = None
         self.layers: list[str] = []
         self.violations: list[str] = []
 
     def start(self) -> dict | Outcome:
         """Start the interpreter and run the submission: its load report, or how that failed."""
         self.close()
-        if _STOPPED.is_set():
-            return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
         with _LOCK:
+            if _STOPPED.is_set():
+                return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
             _LIVE.add(self)
             self.private = tempfile.mkdtemp(prefix="attention-edu-student-")
-            self.printed = os.open(os.path.join(self.private, "printed.txt"), os.O_RDONLY | os.O_CREAT, 0o600)
+            self.printed_fd = os.open(os.path.join(self.private, "printed.txt"), os.O_RDONLY | os.O_CREAT, 0o600)
         env = {"PATH": "/usr/bin:/bin", "HOME": self.private, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
                "MPLCONFIGDIR": self.private, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
@@ -125,7 +125,7 @@ class Remote:
         limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
         self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits)
         pipes = self.box.process
-        self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed, self._end, self.deadline,
+        self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
                            self.helpers)
         ready = self.child.ask(self.config, max(10.0, self.timeout))     # answered before student code runs
         if isinstance(ready, Outcome) or type(ready.get("layers")) is not list:
@@ -147,21 +147,23 @@ class Remote:
             return over
         if (self.child is None or not self.child.alive) and isinstance(self.start(), Outcome):
             return Outcome(ended="could not be started again after the previous call failed", ended_id="harness.crash")
-        reply = self.child.ask({"args": list(args), "names": list(names)}, self.timeout)
+        child = self.child                   # close() (Ctrl-C, another thread) may drop it meanwhile
+        reply = child.ask({"args": list(args), "names": list(names)}, self.timeout)
         if isinstance(reply, Outcome) and reply.timed_out and time.monotonic() >= self.deadline:
             return over
         self.violations += [v for v in _list(reply, "violations")[:20] if v not in self.violations]
-        return self.child.outcome(reply, names, self.memory_mb)
+        return child.outcome(reply, names, self.memory_mb)
 
     def close(self) -> None:
         """Kill the sandbox (every process it started) and remove the private directory."""
         with _LOCK:
-            child, private, printed, self.child, self.private, self.printed = self.child, self.private, self.printed, None, None, None
+            child, private, printed_fd = self.child, self.private, self.printed_fd
+            self.child = self.private = self.printed_fd = None
             _LIVE.discard(self)
         if child is not None:
             child.end()
-        if printed is not None:
-            os.close(printed)
+        if printed_fd is not None:
+            os.close(printed_fd)
         if private is not None:
             shutil.rmtree(private, ignore_errors=True)
 
