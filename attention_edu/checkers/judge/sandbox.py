@@ -101,12 +101,9 @@ def _probed() -> tuple[tuple[str, str], ...]:
 
 
 def available_layers() -> dict[str, str]:
-    """Each layer -> ``"active ..."`` or ``"unavailable: <reason>"``, probed once per process.
-
-    Layers: ``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``,
-    ``net-namespace``, ``seccomp``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
-    not applied here: this says what the machine offers.
-    """
+    """``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``, ``net-namespace``,
+    ``seccomp``, ``rlimits`` -> ``"active ..."`` or ``"unavailable: <reason>"``: what this machine
+    offers (``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` not applied), probed once per process."""
     return dict(_probed())
 
 

@@ -29,7 +29,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess", "pty", "_ctypes",
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
 
-
 if __package__:          # imported by the judge: a notebook check's forked child
     from . import protocol
 else:                    # run by path in the sandbox, without the package
