@@ -200,6 +200,7 @@ def answer_once(function, args, names, out, printed_fd):
 
 
 def main():
+    """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
     inp, out = os.dup(0), os.dup(1)
     private = os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
