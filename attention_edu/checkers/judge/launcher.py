@@ -132,7 +132,7 @@ def _children() -> list[int]:
             return [int(pid) for pid in file.read().split()]
     except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
         return [int(entry) for entry in filter(str.isdigit, os.listdir("/proc"))
-                if stat_fields(entry)[1:2] == [str(os.getpid())]]
+                if stat_fields(entry)[1:2] == [str(os.getpid())]]       # field 1: the parent's pid
 
 
 def stat_fields(pid: str) -> list[str]:

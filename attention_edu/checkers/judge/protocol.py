@@ -1,11 +1,12 @@
 """Plain data between the judge and a child: JSON and NumPy's ``.npy`` format, one frame a message.
 
 A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype +
-shape + raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``, ``float``,
-``str``, ``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars cross; anything
-else a student returns is sent as :class:`Unsupported` (what came back, described). Frames are
-length-capped, anything malformed is a :class:`ProtocolError`, and nothing here can import or
-unpickle. Standard library and NumPy only: the worker loads this file by path.
+shape + raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``,
+``float``, ``str``, ``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars
+cross; anything else a student returns is sent as :class:`Unsupported` (what came back,
+described). Frames are length-capped, anything malformed is a :class:`ProtocolError`, and
+nothing here can import or unpickle. Standard library and NumPy only: the worker loads this
+file by path.
 
 Examples
 --------
