@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import Outcome, Row, escape, sandbox
+from . import ErrorInfo, Outcome, Row, escape, sandbox
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child
 
 __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
@@ -215,10 +215,9 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             row.sandbox = list(remote.layers)
             if isinstance(load, Outcome):
                 row.error = f"{what} {load.ended or f'did not finish within {max(10.0, timeout):g} s'}"
-            elif type(load.get("error")) is dict:
-                error = load["error"]
-                line = f" ({error.get('line')})" if error.get("line") else ""
-                row.error = f"{what} raised {error.get('type')}: {error.get('message')}{line}"
+            elif (error := ErrorInfo.read(load.get("error"))) is not None:
+                where = f" ({error.line})" if error.line else ""
+                row.error = f"{what} raised {error.type_name}: {error.message}{where}"
             row.error = row.error or next(iter(remote.violations), None)
             functions, cell_errors = (_list(load, key) for key in ("functions", "cell_errors"))
             if row.error is None and name not in functions:
