@@ -1,7 +1,7 @@
 """The ``attention-edu`` command line.
 
 Each subcommand lives with the code it drives; its module has a
-``register(subparsers)`` function that adds its parser and sets
+``register(subparsers)`` function that adds its parser (or parsers) and sets
 ``run=function(args) -> exit code``. This module only dispatches, and turns
 Ctrl-C into one line on stderr and exit status 130 (128 + SIGINT), the shell's
 convention; commands write their files through
@@ -21,8 +21,8 @@ __all__ = ["main", "build_parser"]
 # subcommand -> module providing register(subparsers)
 COMMANDS = {
     "examples": "attention_edu.worked_examples.command",
-    "check": "attention_edu.checkers.judge.command",
-    "grade": "attention_edu.checkers.judge.grade",
+    "check": "attention_edu.checkers.judge.command",     # registers check and grade
+    "grade": "attention_edu.checkers.judge.command",
     "bench": "attention_edu.bench.command",
     "train": "attention_edu.seq2seq.train_command",
     "translate": "attention_edu.seq2seq.translate_command",
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in COMMANDS.values():
+    for module_name in dict.fromkeys(COMMANDS.values()):
         importlib.import_module(module_name).register(subparsers)
     return parser
 

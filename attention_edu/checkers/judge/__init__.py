@@ -1,6 +1,114 @@
-"""The judge: running a student's submission in isolation, grading it, reporting the rows.
+"""The judge: running a student's code in a child process, grading it, reporting the rows.
 
-:mod:`.isolation` and :mod:`.harness` run one call in a child process with limits;
-:mod:`.submission` loads a ``.py`` file or an exercise notebook; :mod:`.command` is
-``attention-edu check`` and :mod:`.grade` is ``attention-edu grade``.
+:mod:`.worker` is the student's side and :mod:`.harness` the judge's end of a child (a notebook
+check's fork, or the sandboxed interpreter of :mod:`.submission`); :mod:`.protocol` is the plain
+data between them; :mod:`.sandbox` and :mod:`.launcher` start the sandbox; :mod:`.command` is
+``attention-edu check`` and ``attention-edu grade``. Here are the records they pass around: what
+one call of the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded
+submission (:class:`Row`).
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape"]
+
+#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
+FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
+          "mistakes", "seed", "sandbox", "seconds", "error")
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An exception raised in the child, described in plain data (it crossed a process boundary).
+
+    Examples
+    --------
+    >>> info = ErrorInfo.of(ValueError("bad"))
+    >>> info.type_name, info.message, info.is_a("Exception"), info.is_a("TypeError")
+    ('ValueError', 'bad', True, False)
+    """
+
+    type_name: str
+    message: str
+    bases: tuple[str, ...] = ()
+    line: str = ""
+
+    @classmethod
+    def of(cls, error: BaseException) -> ErrorInfo:
+        from .worker import describe
+
+        return cls.read(describe(error))
+
+    @classmethod
+    def read(cls, info: Any) -> ErrorInfo | None:
+        """From a child's reply, which may hold anything: wrong types become text."""
+        if type(info) is not dict:
+            return None
+        bases = info.get("bases") if type(info.get("bases")) is list else ["Exception"]
+        return cls(str(info.get("type", "Exception"))[:100], str(info.get("message", ""))[:4000],
+                   tuple(str(b)[:100] for b in bases[:64]), str(info.get("line", ""))[:400])
+
+    def is_a(self, name: str) -> bool:
+        """True when the exception's class, or one of its bases, is called ``name``."""
+        return name in self.bases
+
+
+@dataclass
+class Outcome:
+    """What happened when the function was called once."""
+
+    value: Any = None
+    error: ErrorInfo | None = None
+    timed_out: bool = False
+    ended: str = ""                  # how the child ended abnormally, in a student's words
+    ended_id: str | None = None      # the hint id for that ending
+    printed: str = ""
+    printed_bytes: int = 0           # bytes of what it printed that were kept
+    warnings: list[str] = field(default_factory=list)
+    mutated: list[str] = field(default_factory=list)   # names of arguments changed in place
+    seconds: float = 0.0
+    isolated: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.timed_out and not self.ended
+
+
+@dataclass
+class Row:
+    """One graded submission."""
+
+    file: str
+    passed: bool = False
+    attempted: bool = False
+    status: str = "not graded"
+    hint_id: str | None = None
+    probe: str | None = None
+    probes_passed: int | None = None
+    probes_total: int | None = None
+    mistakes: list = field(default_factory=list)
+    seed: int | None = None
+    sandbox: list = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    usage: bool = False          # the error is the caller's (no such file/function), not the student's
+    message: str = ""            # the full check message
+
+    def record(self) -> dict[str, Any]:
+        """The row as ``--json`` prints it: the :data:`FIELDS`, in order."""
+        return {key: getattr(self, key) for key in FIELDS}
+
+
+def escape(text: Any) -> Any:
+    r"""``text`` with every control character but the newline written as an escape (``\x1b``, ``\r``).
+
+    >>> escape("ok\x1b[2K\rpassed\n")
+    'ok\\x1b[2K\\rpassed\n'
+    """
+    if not isinstance(text, str):
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)

@@ -1,66 +1,84 @@
-"""``attention-edu check EXERCISE FILE``: run one checker on a function defined in a file.
+"""``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME``.
 
-FILE is a ``.py`` file or an exercise notebook. The file is never imported into this process:
-it runs once in a sandboxed interpreter of its own (see :mod:`.remote`), which answers the
-probes' calls, so an exit, a crash or a hang is a failed check with its reason. Each run adds
-hidden cases from a fresh seed (``--seed S`` repeats one). ``--verbose`` says which sandbox
-layers were active. Exit codes: 0 only when every probe ran and passed; 1 when the check
-failed, was not attempted (a stub), or the file could not be run; 2 for usage errors (unknown
-exercise, missing file, no such function). ``attention-edu check --list`` lists the exercises.
+Each submission runs once in a sandboxed interpreter of its own (:func:`.submission.grade_one`),
+with hidden probes from a fresh seed (``--seed S`` repeats a run). ``check`` exits 0 only when
+every probe ran and passed, 1 otherwise, 2 on a usage error; ``grade`` writes the gradebook once,
+atomically, after every process of every submission is gone (Ctrl-C: the rows done, exit 130).
+Details: docs/teachers.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import os
+import signal
 import sys
-from typing import Any
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Callable
 
-from ...arguments import positive_seconds
-from ..records import fresh_seed
+from ...arguments import output_path, positive_seconds, written_atomically
+from ..records import PROBES, Exercise, fresh_seed, hidden_cases, student_seed
+from . import FIELDS, Row
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .submission import grade_one
+from .sandbox import landlock_abi
+from .submission import grade_one, stop_all
 
-__all__ = ["register", "run", "filesystem_layer"]
+__all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``check`` subcommand to the ``attention-edu`` parser."""
-    parser = subparsers.add_parser(
+    """Add the ``check`` and ``grade`` subcommands to the ``attention-edu`` parser."""
+    check = subparsers.add_parser(
         "check", help="check an exercise solution defined in a Python file or notebook",
         description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), "
                     "in a sandboxed interpreter of its own. Exit status: 0 pass, 1 fail or not "
                     "attempted, 2 usage error.")
-    parser.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
-    parser.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
-    add_submission_options(parser, "name of the function in FILE (default: the exercise's own name)")
-    parser.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
-    parser.add_argument("--list", action="store_true", help="list the exercises and exit")
-    parser.set_defaults(run=run)
-
-
-def add_submission_options(parser: argparse.ArgumentParser, function_help: str) -> None:
-    """``--function``, ``--timeout``, ``--memory`` and ``--seed``: how ``check`` and ``grade`` run a submission."""
-    parser.add_argument("--function", metavar="NAME", help=function_help)
-    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
-                        help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
-    parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
+    check.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
+    check.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
+    check.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
+    check.add_argument("--list", action="store_true", help="list the exercises and exit")
+    grade = subparsers.add_parser(
+        "grade", help="grade many submissions (.py files, exercise notebooks, folders of them)",
+        description="Run one exercise's checker on every submission, each in a sandboxed interpreter "
+                    "of its own; one row per submission. Exit status: 0 when grading completed, 2 on a "
+                    "usage error, 130 on Ctrl-C (after writing the rows done).")
+    grade.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of submissions")
+    grade.add_argument("--exercise", required=True, metavar="NAME", help="exercise name (see check --list)")
+    output = grade.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print a JSON list, one object per submission")
+    output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
+    grade.add_argument("--gradescope", metavar="FILE", type=output_path,
+                       help="write Gradescope's results.json for the (single) submission to FILE")
+    grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
+    grade.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
+    grade.add_argument("--require-sandbox", action="store_true",
+                       help="refuse to grade without the filesystem sandbox (Landlock)")
+    grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    for parser, run in ((check, run_check), (grade, run_grade)):
+        parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
+        parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                            help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
+        parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
+                            help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
+        parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
+        parser.set_defaults(run=run)
 
 
 def filesystem_layer() -> str | None:
     """None when Landlock can restrict the student's interpreter here, else why not."""
-    from .landlock import abi_version
-
-    return None if abi_version() else "the kernel offers no Landlock"
+    return None if landlock_abi() else "the kernel offers no Landlock"
 
 
-def _usage(message: str) -> int:
-    print(f"attention-edu check: {message}", file=sys.stderr)
+def _usage(command: str, message: str) -> int:
+    print(f"attention-edu {command}: {message}", file=sys.stderr)
     return 2
 
 
-def run(args: argparse.Namespace) -> int:
+def run_check(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
 
@@ -70,18 +88,159 @@ def run(args: argparse.Namespace) -> int:
         return 0
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
-        return _usage(f"give an exercise and a file, e.g. attention-edu check softmax my_softmax.py; "
-                      f"exercises: {valid}")
+        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax my_softmax.py; "
+                               f"exercises: {valid}")
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
-        return _usage(f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
+        return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed=seed)
     if row.usage:
         hint = "" if row.error.startswith("no such file") else (
             f"; name it {EXERCISES[name].function} or pass --function NAME")
-        return _usage(row.error + hint)
+        return _usage("check", row.error + hint)
     print(row.message)
     if args.verbose:
         print(f"(hidden cases drawn with seed {seed}; sandbox layers: {', '.join(row.sandbox) or 'none'})")
     return 0 if row.passed and row.error is None else 1
+
+
+def _submissions(paths: list[str]) -> list[str]:
+    """The files given, and the .py and .ipynb files in the folders given, each once."""
+    found: list[str] = []
+    for text in paths:
+        if Path(text).is_dir():
+            found += sorted(str(p) for p in Path(text).rglob("*") if p.suffix in (".py", ".ipynb")
+                            and p.is_file() and ".ipynb_checkpoints" not in p.parts)
+        else:
+            found.append(text)
+    return list(dict.fromkeys(found))
+
+
+def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
+    """A progress bar on stderr: tqdm's when it is installed, else a counter line; nothing if quiet."""
+    if quiet or not sys.stderr.isatty():
+        return lambda: None
+    try:
+        from tqdm import tqdm
+    except ImportError:                           # tqdm is optional: a plain counter instead
+        done = [0]
+
+        def count() -> None:
+            done[0] += 1
+            print(f"\rgrading {name}: {done[0]}/{total}", end="\n" if done[0] == total else "",
+                  file=sys.stderr, flush=True)
+        return count
+    tqdm.monitor_interval = 0                     # no monitor thread
+    bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
+    return lambda: (bar.update(1), bar.n == total and bar.close())
+
+
+def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[str], int],
+               tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
+    """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
+    rows: dict[str, Row] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files))))
+    futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
+                           seed_of(f)): f for f in files}
+    pending = set(futures)
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                rows[futures[future]] = future.result()
+                tick()
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)      # one Ctrl-C is enough: now clean up
+        stop_all()
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+        return rows, True
+    pool.shutdown(wait=True)
+    return rows, False
+
+
+def results(exercise: Exercise, row: Row) -> dict[str, Any]:
+    """Gradescope's ``results.json`` for one row: a test per group of probes, hidden ones shown late.
+
+    Examples
+    --------
+    >>> from attention_edu.checkers import EXERCISES
+    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=3, probes_total=10,
+    ...           mistakes=[{"hint_id": "softmax.wrong-axis", "probe": "random", "hint": "Use axis=-1."}], seed=1)
+    >>> out = results(EXERCISES["softmax"], row)
+    >>> out["score"], out["max_score"], [t["status"] for t in out["tests"] if t["name"].startswith("random")]
+    (3, 10, ['failed'])
+    """
+    groups = Counter(case.probe for case in exercise.cases() + hidden_cases(exercise, row.seed))
+    groups.update({"properties": len(exercise.properties)} if exercise.properties else {}, determinism=1)
+    found: dict[str, list[str]] = {}
+    for mistake in row.mistakes:
+        found.setdefault(mistake.get("probe") or "runs", []).append(
+            f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
+    if row.probe and row.probe not in found and not row.passed:
+        found[row.probe] = [row.hint_id or row.status]
+    tests = []
+    for probe in list(groups) + [p for p in found if p not in groups]:
+        failed = row.error is not None or probe in found
+        tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": 0 if failed else groups.get(probe, 0),
+                      "max_score": groups.get(probe, 0), "status": "failed" if failed else "passed",
+                      "output": row.error if row.error else "\n".join(found.get(probe, []))})
+        if probe == "hidden":
+            tests[-1]["visibility"] = "after_published"
+    return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
+            "visibility": "visible", "output": row.error or row.message, "tests": tests}
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    """Run the ``grade`` subcommand; returns the exit code."""
+    from .. import EXERCISES, exercise_name
+
+    name = exercise_name(args.exercise)
+    if name not in EXERCISES:
+        return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")
+    args.exercise = name
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        return _usage("grade", f"no such file or folder: {', '.join(missing)}")
+    files = _submissions(args.paths)
+    if not files:
+        return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
+    if args.jobs < 1:
+        return _usage("grade", "--jobs must be at least 1")
+    layer = filesystem_layer()
+    if args.require_sandbox and layer is not None:
+        return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
+    seed = fresh_seed() if args.seed is None else args.seed
+    seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)
+    rows, interrupted = _grade_all(files, args, seed_of, _progress(len(files), name, args.no_progress))
+    done = [rows[f] for f in files if f in rows]
+    for row in done if args.require_sandbox else ():
+        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one
+            row.passed, row.status, row.error = False, "failed", "graded without the filesystem sandbox"
+    records = [row.record() for row in done]
+    layers = ", ".join(done[0].sandbox) if done and done[0].sandbox else "none"
+    print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
+          f" sandbox layers: {layers}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(records, indent=2))
+    if args.csv:
+        with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=FIELDS)
+            writer.writeheader()
+            writer.writerows({k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in records)
+        print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
+    if args.gradescope and done:
+        with written_atomically(args.gradescope) as partial:
+            partial.write_text(json.dumps(results(EXERCISES[name], done[0]), indent=2), encoding="utf-8")
+        print(f"wrote Gradescope results for {done[0].file} to {args.gradescope}")
+    if not args.json:
+        for row in done:
+            grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
+            print(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
+        print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
+    if interrupted:
+        print(f"attention-edu grade: interrupted; wrote the {len(done)} rows done of {len(files)}", file=sys.stderr)
+        return 130
+    return 0

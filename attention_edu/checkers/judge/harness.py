@@ -1,44 +1,43 @@
-"""Calling a student's function safely: in a child process, on copies of its inputs.
+"""Calling a student's function in a child process, with only plain data coming back.
 
-Every call of a student's function runs in a child process of its own (see
-:mod:`.isolation` for the limits and the fork/spawn difference). The inputs go
-in (inherited on fork, pickled on spawn); the result comes back as plain data:
-the returned value with arrays of any backend converted to NumPy, or the
-exception as an :class:`ErrorInfo`, plus NumPy's warnings, the names of the
-arguments the function changed in place, and what it printed. Whatever the
-function does -- ``os._exit``, ``sys.exit``, a segfault, an endless loop in C,
-a memory bomb, changes to NumPy's error or print options, monkeypatched modules
--- ends with that child: the caller (the command line or a notebook kernel)
-survives, gets an :class:`Outcome`, and the next call starts from the caller's
-untouched state.
+:class:`Child` is the judge's end of either kind of child (:mod:`.worker` answers in both): it
+sends a call frame, waits at most the call's time limit for the reply (then kills the child),
+and turns the reply, or how the child ended without one, into an :class:`Outcome`. :func:`call`
+forks one child per call (a notebook's ``check_<exercise>(fn)``: an exit, a segfault, a loop, a
+memory bomb or NumPy's settings changed all end with it, never with the kernel);
+:class:`.submission.Remote` runs a submission in the sandbox.
+Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not fork-safe),
+:func:`call` runs the function in this process, unprotected, and the result says so;
+``ATTENTION_EDU_START_METHOD=fork|inline`` overrides the choice.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
-import dataclasses
-import pickle
-import time
-import traceback
-import warnings
+import math
+import os
 import signal
-from dataclasses import dataclass, field
+import sys
+import tempfile
+import time
+import warnings
 from typing import Any, Callable
 
-from ...backend import host_numpy as np
-from ...backend import to_numpy
-from .protocol import plain
-from .isolation import OUTPUT_LIMIT, START_METHOD_ENV, run_isolated, start_method, unlimit_memory
+from . import ErrorInfo, Outcome, protocol, worker
 
-__all__ = ["Outcome", "ErrorInfo", "call", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB", "OUTPUT_LIMIT",
-           "START_METHOD_ENV", "start_method", "student_line"]
+__all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
+           "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
 #: Seconds one call of the student's function may take.
 DEFAULT_TIMEOUT = 3.0
 #: Megabytes of address space a call may add to what its process inherited.
 DEFAULT_MEMORY_MB = 1024
-#: How a child ended by a signal is told to the student (signal names, as some are POSIX only).
+#: Bytes of a call's printed output that are kept.
+OUTPUT_LIMIT = 64_000
+#: Environment variable choosing how :func:`call` runs the function: fork or inline.
+START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
+_REPLY_CAP = 16 << 20
+_exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
             "SIGFPE": "crashed with a floating-point exception (SIGFPE)",
@@ -46,95 +45,8 @@ _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it 
                        "for using too much memory)"}
 
 
-@dataclass(frozen=True)
-class ErrorInfo:
-    """An exception raised in the child, described in plain data (it crossed a process boundary).
-
-    Examples
-    --------
-    >>> info = ErrorInfo.of(ValueError("bad"))
-    >>> info.type_name, info.message, info.is_a("Exception"), info.is_a("TypeError")
-    ('ValueError', 'bad', True, False)
-    """
-
-    type_name: str
-    message: str
-    bases: tuple[str, ...] = ()
-    line: str = ""
-
-    @classmethod
-    def of(cls, error: BaseException) -> ErrorInfo:
-        try:
-            message = str(error)
-        except Exception:  # a student's exception whose __str__ fails
-            message = f"<{type(error).__name__}>"
-        bases = tuple(k.__name__ for k in type(error).__mro__)
-        return cls(type(error).__name__, message[:4000], bases, student_line(error))
-
-    def is_a(self, name: str) -> bool:
-        """True when the exception's class, or one of its bases, is called ``name``."""
-        return name in self.bases
-
-
-@dataclass
-class Outcome:
-    """What happened when the function was called once."""
-
-    value: Any = None
-    error: ErrorInfo | None = None
-    timed_out: bool = False
-    ended: str = ""                  # how the child ended abnormally, in a student's words
-    ended_id: str | None = None      # the hint id for that ending
-    printed: str = ""
-    printed_bytes: int = 0
-    warnings: list[str] = field(default_factory=list)
-    mutated: list[str] = field(default_factory=list)   # names of arguments changed in place
-    seconds: float = 0.0
-    isolated: bool = True
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and not self.timed_out and not self.ended
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Exact equality of an input before and after the call (NaN equals NaN)."""
-    if isinstance(a, np.ndarray):
-        same_kind = isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype
-        return same_kind and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    try:
-        return bool(a == b)
-    except Exception:  # objects without a truthful ==
-        return True
-
-
-def _run(fn: Callable, args: tuple, names: tuple[str, ...]) -> dict:
-    """Call ``fn`` on copies of ``args``; everything the caller needs, as plain data."""
-    copies = copy.deepcopy(args)
-    report: dict[str, Any] = {}
-    with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        start = time.perf_counter()
-        try:
-            report["value"] = fn(*copies)
-        except BaseException as err:  # student code may even call sys.exit()
-            if isinstance(err, MemoryError):
-                unlimit_memory()
-            report["error"] = ErrorInfo.of(err)
-            err.__traceback__ = None
-        report["seconds"] = time.perf_counter() - start
-        report["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
-    report["mutated"] = [name for name, a, c in zip(names, args, copies) if not _same(a, c)]
-    unlimit_memory()
-    report["value"] = plain(report.get("value"))       # a subclass or an object: described, not sent
-    if "error" in report:
-        report["error"] = dataclasses.asdict(report["error"])
-    return report
-
-
 def ending(exitcode: int | None) -> tuple[str, str]:
-    """(words, hint id) for a child that ended without reporting."""
+    """(words, hint id) for a child that ended without replying."""
     if exitcode is not None and exitcode >= 0:
         return (f"ended the process with os._exit({exitcode}) (or another hard exit) instead of "
                 f"returning", "harness.exit")
@@ -145,18 +57,126 @@ def ending(exitcode: int | None) -> tuple[str, str]:
     return _SIGNALS.get(name, f"was ended by signal {name}"), "harness.crash"
 
 
-def _inline(fn: Callable, args: tuple, names: tuple[str, ...]) -> Outcome:
-    """Last resort (spawn platforms, unpicklable function): call in this process, no protection."""
-    report = _run(fn, args, names)
-    if "error" in report:
-        report["error"] = ErrorInfo(**{**report["error"], "bases": tuple(report["error"]["bases"])})
-    return Outcome(value=report.get("value"), error=report.get("error"), warnings=report["warnings"],
-                   mutated=report["mutated"], seconds=report["seconds"], isolated=False)
+def _texts(value: Any, keep: Callable[[str], bool] = bool) -> list[str]:
+    return [str(v)[:300] for v in value[:20] if keep(str(v))] if type(value) is list else []
+
+
+class Child:
+    """The judge's end of a child that answers call frames; ``end()`` kills it, returns its status.
+
+    ``printed_fd`` is the file the child's fds 1 and 2 write to: the judge reads it itself, so what
+    a child printed before it crashed or hung is kept too.
+    """
+
+    def __init__(self, send_fd: int | None, receive_fd: int, printed_fd: int, end: Callable[[], int | None],
+                 deadline: float = math.inf, helpers: dict | None = None):
+        self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
+        self.deadline, self.helpers, self.seen = deadline, helpers or {}, 0
+        self.alive, self.status = True, None
+
+    def ask(self, message: Any, seconds: float) -> dict | Outcome:
+        """Send ``message`` (unless None) and read the reply; a failure is an Outcome, the child gone."""
+        deadline = min(time.monotonic() + seconds, self.deadline)
+        try:
+            if message is not None:
+                protocol.send(self.send_fd, message)
+            reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
+            while self.helpers and type(reply) is dict and "helper" in reply:     # ae.softmax(...) in a notebook
+                protocol.send(self.send_fd, self._helper(reply))
+                reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
+            if type(reply) is not dict:
+                raise protocol.ProtocolError("a reply that is not a message")
+            return reply
+        except TimeoutError:
+            self.end()
+            return Outcome(timed_out=True)
+        except protocol.ProtocolError as err:
+            self.end()
+            return Outcome(ended=f"sent back something that is not a plain answer ({err})", ended_id="harness.crash")
+        except (EOFError, OSError):       # it ended (or Ctrl-C ended it)
+            words, hint_id = ending(self.end())
+            return Outcome(ended=words, ended_id=hint_id)
+
+    def _helper(self, request: dict) -> dict:
+        """Compute a library function the exercise lets the submission call, on plain data, here."""
+        function, args = self.helpers.get(request.get("helper")), request.get("args")
+        if function is None or type(args) is not list:
+            return {"error": f"ae.{str(request.get('helper'))[:40]} is not available in this exercise"}
+        try:
+            return {"value": protocol.plain(function(*args))}
+        except Exception as err:  # a wrong argument of the student's: the student's error
+            return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+
+    def printed(self) -> tuple[str, int]:
+        """What the child printed since the last look, cut at :data:`OUTPUT_LIMIT` bytes."""
+        try:
+            grown = max(os.fstat(self.printed_fd).st_size - self.seen, 0)
+            text = os.pread(self.printed_fd, min(grown, OUTPUT_LIMIT), self.seen).decode("utf-8", "replace")
+        except OSError:              # closed meanwhile: grading was interrupted
+            return "", 0
+        self.seen += grown
+        cut = f"\n[... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
+        return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)
+
+    def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:
+        """The :class:`Outcome` of one call, with what the child printed."""
+        return read_reply(reply, names, memory_mb, *self.printed())
+
+    def end(self) -> int | None:
+        """Kill the child (once) and return its exit status (-N: ended by signal N)."""
+        if self.alive:
+            self.alive, self.status = False, self._end()
+        return self.status
+
+
+def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None, printed: str = "",
+               printed_bytes: int = 0) -> Outcome:
+    """The :class:`Outcome` of one call from its reply: plain data, but of any shape."""
+    if isinstance(reply, Outcome):
+        reply.printed, reply.printed_bytes = printed, printed_bytes
+        return reply
+    error = ErrorInfo.read(reply.get("error"))
+    seconds = reply.get("seconds") if type(reply.get("seconds")) in (int, float) else 0.0
+    if error is not None and error.is_a("MemoryError"):
+        limit = f"more than the {memory_mb:g} MB a call may use" if memory_mb else "more than the machine has"
+        return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",
+                       ended_id="harness.memory", printed=printed, printed_bytes=printed_bytes, seconds=seconds)
+    return Outcome(value=reply.get("value"), error=error, printed=printed, printed_bytes=printed_bytes,
+                   warnings=_texts(reply.get("warnings")), seconds=seconds,
+                   mutated=_texts(reply.get("mutated"), lambda name: name in names))
+
+
+def _kill(pid: int) -> int:
+    """Kill a forked child (a zombie keeps the status it exited with) and reap it."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def _limit(memory_mb: float | None) -> None:
+    """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file."""
+    import resource      # POSIX only, as fork is
+
+    caps = {resource.RLIMIT_FSIZE: 2**20}
+    if memory_mb and os.path.exists("/proc/self/statm"):      # only where the current size can be read
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[0])
+        caps[resource.RLIMIT_AS] = pages * os.sysconf("SC_PAGE_SIZE") + int(memory_mb * 2**20)
+    for which, cap in caps.items():
+        hard = resource.getrlimit(which)[1]
+        resource.setrlimit(which, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
+
+
+def _forks() -> bool:
+    chosen = os.environ.get(START_METHOD_ENV, "").strip().lower()
+    return chosen == "fork" or (chosen != "inline" and hasattr(os, "fork") and sys.platform != "darwin")
 
 
 def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
          memory_mb: float | None = DEFAULT_MEMORY_MB) -> Outcome:
-    """Call ``fn(*copies of args)`` in a child process with a hard time and memory limit.
+    """Call ``fn(*copies of args)`` in a forked child with a hard time and memory limit.
 
     Parameters
     ----------
@@ -182,40 +202,31 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
     >>> call(lambda: os._exit(0), (), ()).ended_id
     'harness.exit'
     """
-    method = start_method()
-    if method == "inline":
-        return _inline(fn, args, names)
-    if method == "spawn":
+    if not _forks():
+        outcome = read_reply(worker.answer(fn, args, names), names, memory_mb)
+        outcome.isolated = False
+        return outcome
+    with tempfile.TemporaryFile() as printed:
+        read_end, write_end = os.pipe()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that fork() in a multi-threaded process (a notebook kernel) may deadlock
+            # the child; it only runs the student's code, and a deadlock would end as a timeout.
+            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:                                   # the child: never returns
+            status = 70
+            try:
+                os.close(read_end)
+                _limit(memory_mb)
+                worker.answer_once(fn, args, names, write_end, printed.fileno())
+                status = 0
+            finally:
+                _exit(status)
+        os.close(write_end)
+        child = Child(None, read_end, printed.fileno(), functools.partial(_kill, pid))
         try:
-            pickle.dumps((fn, args))
-        except Exception:
-            return _inline(fn, args, names)
-    ended = run_isolated(functools.partial(_run, fn, args, names), timeout, memory_mb, method)
-    printed, size = ended.printed, ended.printed_bytes
-    if ended.timed_out or ended.report is None:
-        words, hint_id = ("", None) if ended.timed_out else ending(ended.exitcode)
-        return Outcome(timed_out=ended.timed_out, ended=words, ended_id=hint_id,
-                       printed=printed, printed_bytes=size, seconds=ended.seconds)
-    report = ended.report
-    error = report.get("error") and ErrorInfo(**{**report["error"], "bases": tuple(report["error"]["bases"])})
-    if error is not None and error.is_a("MemoryError"):
-        limit = f"more than the {memory_mb:g} MB a call may use" if memory_mb else "more than the machine has"
-        return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",
-                       ended_id="harness.memory", printed=printed, printed_bytes=size,
-                       seconds=report["seconds"])
-    return Outcome(value=report.get("value"), error=error, printed=printed, printed_bytes=size,
-                   warnings=report["warnings"], mutated=report["mutated"], seconds=report["seconds"])
-
-
-def student_line(error: BaseException) -> str:
-    """The last line of the traceback that lies outside NumPy and this package, or ""."""
-    frames = traceback.extract_tb(error.__traceback__)
-    mine = [f for f in frames
-            if "numpy" not in f.filename.replace("\\", "/").split("/")
-            and "attention_edu" not in f.filename.replace("\\", "/").split("/")
-            and "multiprocessing" not in f.filename.replace("\\", "/").split("/")]
-    if not mine:
-        return ""
-    frame = mine[-1]
-    code = f": {frame.line.strip()}" if frame.line else ""
-    return f"line {frame.lineno} in {frame.name}{code}"
+            reply = child.ask(None, timeout)
+        finally:
+            child.end()
+            os.close(read_end)
+        return child.outcome(reply, names, memory_mb)

@@ -132,15 +132,17 @@ def _children() -> list[int]:
             return [int(pid) for pid in file.read().split()]
     except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
         return [int(entry) for entry in filter(str.isdigit, os.listdir("/proc"))
-                if _parent_of(entry) == os.getpid()]
+                if stat_fields(entry)[1:2] == [str(os.getpid())]]       # field 1: the parent's pid
 
 
-def _parent_of(pid: str) -> int:
+def stat_fields(pid: str) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp, session,
+    ...); empty when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as file:
-            return int(file.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return -1
+            return file.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
 
 
 def _kill_descendants() -> None:

@@ -1,16 +1,12 @@
-"""Plain data between the judge and the student's interpreter: JSON and NumPy's ``.npy`` format.
+"""Plain data between the judge and a child: JSON and NumPy's ``.npy`` format, one frame a message.
 
-A message is one frame: an 8-byte length, then a JSON document and the arrays it refers to,
-each as dtype + shape + raw bytes (``numpy.lib.format`` with ``allow_pickle=False``; object
-dtypes are refused). Only these kinds cross: ``None``, ``bool``, ``int``, ``float``, ``str``,
-``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars. Anything else a
-student's function returns is sent as :class:`Unsupported` (a description of what came back),
-never as the object itself; every frame is length-capped, and anything malformed is a
-:class:`ProtocolError`. Nothing here can import or unpickle: the judge decodes what an
-untrusted process sent with it.
-
-This module imports only the standard library and NumPy: the student's interpreter loads it by
-file path (it never imports ``attention_edu``).
+A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype +
+shape + raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``,
+``float``, ``str``, ``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars
+cross; anything else a student returns is sent as :class:`Unsupported` (what came back,
+described). Frames are length-capped, anything malformed is a :class:`ProtocolError`, and
+nothing here can import or unpickle. Standard library and NumPy only: the worker loads this
+file by path.
 
 Examples
 --------
@@ -139,9 +135,7 @@ def _array(blob: bytes) -> np.ndarray:
 def _untree(node: Any, blobs: list[bytes], depth: int = 0) -> Any:
     if depth > _MAX_DEPTH + 2:
         raise ProtocolError("a message nested too deeply")
-    if node is None or type(node) in (bool, int, str):
-        return node
-    if type(node) is float:
+    if node is None or type(node) in (bool, int, float, str):
         return node
     if type(node) is list:
         return [_untree(v, blobs, depth + 1) for v in node]

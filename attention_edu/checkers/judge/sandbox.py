@@ -1,59 +1,29 @@
 """Start the student's interpreter inside the layers the kernel gives an unprivileged user.
 
-:func:`spawn` runs the worker's command line through :mod:`.launcher` (a stdlib-only file run
-by path) and returns a :class:`Sandboxed` whose pipes the judge talks over. What each layer
-protects, and what it does not:
-
-* **user + PID + network namespaces** (where an unprivileged user may create them): the worker
-  is PID 1 of a fresh PID namespace; it sees and signals only its own descendants, never the
-  judge, and when it dies the kernel kills everything left in the namespace, ``setsid``'ed and
-  double-forked grandchildren included. The network namespace has only a loopback that is
-  down: no TCP or UDP leaves it. ``RLIMIT_NPROC`` counts only the namespace's processes. They
-  do not hide files (``/proc`` still lists the host's processes): that is Landlock's work.
-* **rlimits**: memory (``RLIMIT_DATA`` bounds private writable memory to ``memory_mb``;
-  ``RLIMIT_AS`` bounds every mapping, shared anonymous ones included, to ``memory_mb`` + 1 GiB,
-  room for what glibc's arenas and BLAS reserve but never touch), CPU seconds, file size, open
-  files, processes, no core files; ``no_new_privs``, and a root judge's worker holds no
-  capabilities. Wall-clock time is the judge's to bound.
-* **fallback** without namespaces (another kernel, or ``namespaces=False``): the launcher is a
-  child subreaper, so every orphan (``setsid``, double forks) becomes its child and is killed
-  when the worker ends or :meth:`Sandboxed.kill` is called; :meth:`Sandboxed.kill` then also
-  sweeps the launcher's session. It cannot catch a ``setsid``'ed descendant once the launcher
-  itself is dead, which a worker can cause only where Landlock's signal scope (ABI >= 6) is
-  missing. ``RLIMIT_NPROC`` then counts every process of the user (the limit is set to those
-  already running plus ``processes``).
-* **uid 0**: the kernel exempts the root user from ``RLIMIT_NPROC`` whatever its capabilities,
-  so a grader run as root bounds a fork bomb only through its PID namespace's ``pid_max``
-  (301, Linux >= 6.14) and, without namespaces, not at all (``kill()`` still ends it all).
-  Run the grader as an ordinary user.
-* **seccomp** (x86_64 and aarch64 Linux): ``socket(2)`` fails whatever the family, so the
-  worker reaches no unix socket by its path (a desktop's D-Bus, ``docker.sock``: Landlock up to
-  ABI 7 does not guard them) and sends no UDP even without a network namespace; ``chmod``,
-  ``chown``, ``utime`` and xattr calls fail too (Landlock lets them through by any path, so a
-  worker could ``chmod 000`` a classmate's submission), even in its private directory; system
-  calls of another ABI (i386, x32) kill it. Pipes and ``socketpair`` still work.
-
-**Landlock** (files, TCP, signals, see :mod:`.landlock`) is applied by the worker itself, so
-that it can first load its interpreter; the worker reports it. Setting
-``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment (never read in the
-worker) forces the fallback, for tests.
+:func:`spawn` runs a command line through :mod:`.launcher` (a stdlib-only file run by path):
+user, PID and network namespaces where allowed, rlimits, ``no_new_privs``, the seccomp filter;
+the worker applies Landlock itself. What each layer stops, and what it does not: docs/teachers.md.
+``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment forces the fallback without
+namespaces, for tests.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import functools
+import importlib.machinery
 import json
 import os
+import re
 import select
 import signal
 import subprocess
 import sys
 import time
+from importlib import metadata
 from typing import Mapping, Sequence
 
-from .landlock import abi_version
-from .launcher import NAMESPACE_LAYERS
+from .launcher import NAMESPACE_LAYERS, stat_fields
 
 NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
 _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
@@ -80,9 +50,45 @@ def _launcher_command(*args: str) -> list[str]:
     return [sys.executable, "-I", "-S", "-B", _LAUNCHER, *args]
 
 
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 without Landlock (or without ``landlockpy``: not Linux)."""
+    try:
+        import landlockpy
+        return landlockpy.abi_version()
+    except (ImportError, OSError):  # OSError: a container's seccomp profile refuses the probe
+        return 0
+
+
+@functools.lru_cache(maxsize=None)
+def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(directories, top-level module names) of the installed packages ``names`` and of those they
+    require: what the worker may read beyond the interpreter. From the distributions' metadata,
+    once per process; nothing is imported."""
+    owners, dirs, found, todo = metadata.packages_distributions(), set(), set(), list(names)
+    while todo:
+        name = todo.pop()
+        spec = None if name in found else importlib.machinery.PathFinder.find_spec(name)
+        if spec is None:
+            continue
+        found.add(name)
+        places = [p for p in spec.submodule_search_locations or [] if p not in sys.path]
+        dirs.update(places or [spec.origin], [p + ".libs" for p in places])          # origin: a one-file module
+        for dist in owners.get(name, []):
+            if spec.origin:                              # e.g. site-packages/numpy.libs
+                dirs.add(os.path.join(os.path.dirname(os.path.dirname(spec.origin)), dist + ".libs"))
+            wanted = {_canonical(dist)} | {_canonical(re.match(r"[\w.-]*", r).group()) for r in
+                                           metadata.requires(dist) or [] if "extra ==" not in r}
+            todo += [top for top, dists in owners.items() if wanted & {_canonical(d) for d in dists}]
+    return sorted(d for d in dirs if d and os.path.exists(d)), sorted(found | set(names))
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
 @functools.lru_cache(maxsize=None)
 def _probed() -> tuple[tuple[str, str], ...]:
-    abi = abi_version()
+    abi = landlock_abi()
     found = {"landlock": f"active (ABI {abi})" if abi else "unavailable: the kernel has no Landlock"}
     done = subprocess.run(_launcher_command("--probe"), capture_output=True, text=True,
                           env={}, timeout=60, check=False)
@@ -95,12 +101,9 @@ def _probed() -> tuple[tuple[str, str], ...]:
 
 
 def available_layers() -> dict[str, str]:
-    """Each layer -> ``"active ..."`` or ``"unavailable: <reason>"``, probed once per process.
-
-    Layers: ``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``,
-    ``net-namespace``, ``seccomp``, ``rlimits``. The ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` switch is
-    not applied here: this says what the machine offers.
-    """
+    """``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``, ``net-namespace``,
+    ``seccomp``, ``rlimits`` -> ``"active ..."`` or ``"unavailable: <reason>"``: what this machine
+    offers (``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` not applied), probed once per process."""
     return dict(_probed())
 
 
@@ -111,14 +114,9 @@ class SandboxError(RuntimeError):
 class Sandboxed:
     """A worker started by :func:`spawn`; ``with`` it, or call :meth:`kill` when done.
 
-    Attributes
-    ----------
-    process : subprocess.Popen
-        The launcher; its binary ``stdin``/``stdout``/``stderr`` pipes are the worker's.
-        ``returncode`` is the worker's (negative: killed by that signal).
-    layers : list of str
-        The layers active for this worker, e.g. ``["user-namespace", "pid-namespace",
-        "net-namespace", "rlimits"]`` (Landlock is applied and reported by the worker).
+    ``process`` is the launcher: its pipes are the worker's, its ``returncode`` the worker's
+    (negative: ended by that signal). ``layers``: those active, e.g. ``["user-namespace",
+    "pid-namespace", "net-namespace", "seccomp", "rlimits"]`` (the worker adds Landlock).
     """
 
     def __init__(self, process: subprocess.Popen, layers: list[str], lifeline: int):
@@ -178,43 +176,18 @@ def _kill_session(sid: int, wait: float = 2.0) -> None:
 
 def _processes() -> list[tuple[int, str, int]]:
     """(pid, state, session id) of every process /proc shows."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as file:
-                fields = file.read().rsplit(")", 1)[1].split()
-            found.append((int(entry), fields[0], int(fields[3])))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+    stats = ((int(entry), stat_fields(entry)) for entry in filter(str.isdigit, os.listdir("/proc")))
+    return [(pid, fields[0], int(fields[3])) for pid, fields in stats if len(fields) > 3]
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
           namespaces: bool = True, seccomp: bool = True,
           start_timeout: float = 30.0) -> Sandboxed:
-    """Run ``argv`` in ``cwd`` with exactly ``env``, the rlimits and (where allowed) namespaces.
+    """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where
+    allowed) namespaces; the judge talks over the returned worker's ``.process`` pipes.
 
-    Parameters
-    ----------
-    argv : sequence of str
-        The worker's command line (``argv[0]`` looked up in ``env["PATH"]`` if not a path).
-    cwd : str
-        The worker's private directory (must exist).
-    env : mapping of str to str
-        The worker's whole environment.
-    limits : Limits
-        Resource limits.
-    namespaces : bool
-        False (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment) uses
-        the fallback without namespaces.
-    seccomp : bool
-        False leaves out the seccomp filter (sockets, metadata changes), for tests of the
-        other layers alone.
-
-    Returns
-    -------
-    Sandboxed
-        The running worker; the judge talks over ``.process.stdin`` / ``.process.stdout``.
+    ``namespaces=False`` (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1``) uses the fallback without
+    namespaces; ``seccomp=False`` leaves the filter out, for tests of the other layers alone.
     """
     if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(a, str) for a in argv):
         raise TypeError(f"spawn: argv must be a non-empty list of str, got {argv!r}")

@@ -1,53 +1,38 @@
 """A student's submission on disk -- a ``.py`` file or an exercise notebook -- graded into one row.
 
 The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a
-sandboxed interpreter of its own (:class:`.remote.Remote`), runs the exercise's probes through
-it, and builds the row from what the judge alone knows (the file it was given, the probes, the
+sandboxed interpreter of its own (:class:`Remote`), runs the exercise's probes through it, and
+builds the row from what the judge alone knows (the file it was given, the probes, the
 reference). Every string that came from the student's code is escaped (:func:`escape`).
-
-A notebook runs as it ran in class: every code cell in order, except the cells that call a
-checker or only display (bare expressions), with IPython magics commented out and the
-checker's own imports (``import attention_edu``) left out; plots go to matplotlib's Agg backend.
-Its ``ae`` then offers only the earlier exercises' functions (``ae.softmax`` in the attention
-exercise), computed by the judge on plain data; the exercise's own answer is not among them.
+A notebook runs as it ran in class (see docs/teachers.md, "Collect").
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .remote import DEFAULT_BUDGET, Remote
+from . import ErrorInfo, Outcome, Row, escape, sandbox
+from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child
 
-__all__ = ["notebook_cells", "Row", "grade_one", "FIELDS", "escape"]
+__all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 
-#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
-FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
-          "mistakes", "seed", "sandbox", "seconds", "error")
-
-
-def escape(text: Any) -> Any:
-    r"""``text`` with every control character but the newline written as an escape (``\x1b``, ``\r``).
-
-    >>> escape("ok\x1b[2K\rpassed\n")
-    'ok\\x1b[2K\\rpassed\n'
-    """
-    if not isinstance(text, str):
-        return text
-    return "".join(c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
-
-
-def _checker_plumbing(node: ast.stmt) -> bool:
-    """An ``import attention_edu`` (the notebook's checkers), never part of a submission."""
-    if isinstance(node, ast.Import):
-        return all(alias.name.partition(".")[0] == "attention_edu" for alias in node.names)
-    return isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] == "attention_edu"
+#: Seconds a submission may use in all (starting, importing and every call).
+DEFAULT_BUDGET = 60.0
+#: What a student reads when an import is refused ({name} is the module).
+NOT_ALLOWED = "this exercise asks for your own NumPy code; `import {name}` is not allowed here"
+_WORKER = str(Path(__file__).with_name("worker.py"))
+_LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
+_LOCK = threading.Lock()
+_STOPPED = threading.Event()
 
 
 def _cell_code(source: str) -> str | None:
@@ -61,8 +46,10 @@ def _cell_code(source: str) -> str | None:
     names = {getattr(f, "id", None) or getattr(f, "attr", None) for f in calls}
     if any(str(name).startswith("check_") for name in names) or all(isinstance(n, ast.Expr) for n in tree.body):
         return None
-    for node in tree.body:
-        if _checker_plumbing(node):
+    for node in tree.body:                   # the notebook's own `import attention_edu`: left out
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+            node.module or "."] if isinstance(node, ast.ImportFrom) else []
+        if modules and all(m.partition(".")[0] == "attention_edu" for m in modules):
             lines[node.lineno - 1:node.end_lineno] = ["pass"] + [""] * (node.end_lineno - node.lineno)
     return "\n".join(lines)
 
@@ -92,41 +79,104 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     return cells
 
 
-@dataclass
-class Row:
-    """One graded submission."""
-
-    file: str
-    passed: bool = False
-    attempted: bool = False
-    status: str = "not graded"
-    hint_id: str | None = None
-    probe: str | None = None
-    probes_passed: int | None = None
-    probes_total: int | None = None
-    mistakes: list = field(default_factory=list)
-    seed: int | None = None
-    sandbox: list = field(default_factory=list)
-    seconds: float = 0.0
-    error: str | None = None
-    usage: bool = False          # the error is the caller's (no such file/function), not the student's
-    message: str = ""            # the full check message
-
-    def record(self) -> dict[str, Any]:
-        row = asdict(self)
-        return {key: row[key] for key in FIELDS}
+def stop_all() -> None:
+    """End every live sandbox now and refuse to start new ones (Ctrl-C during ``grade``)."""
+    _STOPPED.set()
+    with _LOCK:
+        live = list(_LIVE)
+    for remote in live:
+        remote.close()
 
 
-def _load_error(load: dict, what: str, timeout: float) -> str | None:
-    kind = load.get("error")
-    if kind in ("timeout", "budget"):
-        return f"{what} did not finish within {max(10.0, timeout):g} s"
-    if kind in ("ended", "garbled"):
-        return f"{what} {load['ended'][0]}"
-    if isinstance(kind, dict):
-        line = f" ({kind.get('line')})" if kind.get("line") else ""
-        return f"{what} raised {kind.get('type')}: {kind.get('message')}{line}"
-    return None
+class Remote:
+    """One submission in its own sandboxed :mod:`.worker`; ``remote(args, names) -> Outcome``.
+
+    A call that fails ends the worker; the next call starts a fresh one while the ``budget``
+    (seconds for starting, importing and every call) lasts. :meth:`close` kills the whole sandbox.
+    """
+
+    def __init__(self, cells: list[tuple[str, str]], file: str, function: str, allowed: tuple[str, ...],
+                 notebook: bool = False, timeout: float = DEFAULT_TIMEOUT, memory_mb: float | None = DEFAULT_MEMORY_MB,
+                 budget: float = DEFAULT_BUDGET, helpers: dict | None = None):
+        packages, modules = sandbox.package_dirs(tuple(allowed))
+        self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function,
+                       "allowed": modules, "packages": packages, "message": NOT_ALLOWED, "notebook": notebook,
+                       "helpers": sorted(helpers or {}), "landlock": True}
+        self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
+        self.deadline = time.monotonic() + budget
+        self.child: Child | None = None
+        self.box = self.private = self.printed_fd = None
+        self.layers: list[str] = []
+        self.violations: list[str] = []
+
+    def start(self) -> dict | Outcome:
+        """Start the interpreter and run the submission: its load report, or how that failed."""
+        self.close()
+        with _LOCK:
+            if _STOPPED.is_set():
+                return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
+            _LIVE.add(self)
+            self.private = tempfile.mkdtemp(prefix="attention-edu-student-")
+            self.printed_fd = os.open(os.path.join(self.private, "printed.txt"), os.O_RDONLY | os.O_CREAT, 0o600)
+        env = {"PATH": "/usr/bin:/bin", "HOME": self.private, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
+               "MPLCONFIGDIR": self.private, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
+        memory = 4096 if self.memory_mb is None else int(self.memory_mb) + 512   # NumPy itself, then calls
+        limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
+        self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits)
+        pipes = self.box.process
+        self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
+                           self.helpers)
+        ready = self.child.ask(self.config, max(10.0, self.timeout))     # answered before student code runs
+        if isinstance(ready, Outcome) or type(ready.get("layers")) is not list:
+            self.child.end()
+            return ready if isinstance(ready, Outcome) else Outcome(ended="did not start", ended_id="harness.crash")
+        self.layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
+        load = self.child.ask(None, max(10.0, self.timeout))
+        self.child.printed()                                 # what the submission printed while loading
+        self.violations = _list(load, "violations")[:20]
+        return load
+
+    def _end(self) -> int | None:
+        self.box.__exit__(None, None, None)           # kills every process of it, closes the pipes
+        return self.box.process.returncode
+
+    def __call__(self, args: tuple, names: tuple[str, ...]) -> Outcome:
+        over = Outcome(ended=f"used up the {self.budget:g} s the whole submission may take", ended_id="harness.timeout")
+        if time.monotonic() >= self.deadline:
+            return over
+        if (self.child is None or not self.child.alive) and isinstance(self.start(), Outcome):
+            return Outcome(ended="could not be started again after the previous call failed", ended_id="harness.crash")
+        child = self.child                   # close() (Ctrl-C, another thread) may drop it meanwhile
+        reply = child.ask({"args": list(args), "names": list(names)}, self.timeout)
+        if isinstance(reply, Outcome) and reply.timed_out and time.monotonic() >= self.deadline:
+            return over
+        self.violations += [v for v in _list(reply, "violations")[:20] if v not in self.violations]
+        return child.outcome(reply, names, self.memory_mb)
+
+    def close(self) -> None:
+        """Kill the sandbox (every process it started) and remove the private directory."""
+        with _LOCK:
+            child, private, printed_fd = self.child, self.private, self.printed_fd
+            self.child = self.private = self.printed_fd = None
+            _LIVE.discard(self)
+        if child is not None:
+            child.end()
+        if printed_fd is not None:
+            os.close(printed_fd)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+    def __enter__(self) -> Remote:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _list(reply: dict | Outcome, key: str) -> list[str]:
+    value = reply.get(key) if isinstance(reply, dict) else None
+    return [str(v)[:500] for v in value[:100]] if type(value) is list else []
 
 
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
@@ -143,28 +193,33 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     from ..runner import run_checker
 
     start = time.perf_counter()
-    row, spec = Row(str(path), seed=seed), EXERCISES[exercise]
-    name = function or spec.function
-    notebook = str(path).endswith(".ipynb")
+    row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
+    name, notebook = function or spec.function, path.suffix == ".ipynb"
     what = "running the notebook" if notebook else "importing the file"
-    if not Path(path).is_file():
+    cells = []
+    if not path.is_file():
         row.error, row.usage = f"no such file: {path}", True
-    elif Path(path).suffix not in (".py", ".ipynb"):
+    elif path.suffix not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            cells = notebook_cells(path) if notebook else [(Path(path).name, Path(path).read_text("utf-8"))]
+            cells = notebook_cells(path) if notebook else [(path.name, path.read_text("utf-8"))]
         except (UnicodeDecodeError, ValueError, AttributeError) as err:
-            cells, row.error = [], f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
-        allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
+            row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
+    if row.error is None:
         earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
         helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
-        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget,
-                    helpers=helpers) as remote:
-            load = remote.start() if row.error is None else {}
+        allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
+        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
+            load = remote.start()
             row.sandbox = list(remote.layers)
-            row.error = row.error or _load_error(load, what, timeout) or next(iter(remote.violations), None)
-            functions, cell_errors = load.get("functions", []), load.get("cell_errors", [])
+            if isinstance(load, Outcome):
+                row.error = f"{what} {load.ended or f'did not finish within {max(10.0, timeout):g} s'}"
+            elif (error := ErrorInfo.read(load.get("error"))) is not None:
+                where = f" ({error.line})" if error.line else ""
+                row.error = f"{what} raised {error.type_name}: {error.message}{where}"
+            row.error = row.error or next(iter(remote.violations), None)
+            functions, cell_errors = (_list(load, key) for key in ("functions", "cell_errors"))
             if row.error is None and name not in functions:
                 row.usage = not cell_errors
                 row.error = (f"{path} defines no function {name!r} (functions found: "
@@ -183,13 +238,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.status = "failed" if row.attempted else "not graded"
         row.message = f"check {exercise}: {row.status}. {row.error}"
     row.seconds = round(time.perf_counter() - start, 3)
-    return _escaped(row)
-
-
-def _escaped(row: Row) -> Row:
-    """The row with every string escaped (the file name too: it may be a student's choice)."""
-    for key, value in vars(row).items():
+    for key, value in vars(row).items():     # every string escaped: the file name may be the student's too
         setattr(row, key, escape(value))
     row.mistakes = [{k: escape(v) for k, v in m.items()} for m in row.mistakes]
-    row.sandbox = [escape(str(layer)) for layer in row.sandbox]     # reported by the worker: the student's reach
+    row.sandbox = [escape(str(layer)) for layer in row.sandbox]
     return row

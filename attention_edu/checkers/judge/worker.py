@@ -1,15 +1,13 @@
-"""The student's interpreter: runs one submission and answers the judge's calls, one frame each.
+"""The student's side of the judge: run a submission and answer calls with plain data.
 
-Started by the judge as ``python -I worker.py`` in a private empty directory (never as a fork
-of the judge, never with ``attention_edu`` importable). It imports only the standard library
-and NumPy, loads ``protocol.py`` and ``landlock.py`` beside it by file path, and then, before
-any line of the student's code runs: restricts itself with Landlock (read the Python
-installation and the allowed packages, write only its own directory), installs an import hook
-that refuses modules the exercise does not allow, and sends its printed output to a file. Then
-it runs the submission once and, for each call frame, calls the function on copies of the
-arguments and sends back plain data (see ``protocol.py``).
+:func:`answer` makes each call, in either kind of child: the sandboxed ``python -I worker.py``
+(:func:`main`: Landlock, the import rule, the submission run once, then one call frame after
+another; see docs/teachers.md) or a notebook check's fork, which holds the function
+(:func:`answer_once`). Imports: the standard library, NumPy, ``landlockpy`` and, by path,
+``protocol.py``; never ``attention_edu``.
 """
 
+import builtins
 import copy
 import importlib.util
 import os
@@ -19,26 +17,29 @@ import time
 import traceback
 import warnings
 
+import numpy as np
+
+try:
+    import resource
+except ImportError:  # Windows: no limits (and no forked children)
+    resource = None
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 #: Standard-library modules a submission may not import (processes, raw memory, sockets).
 DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess", "pty", "_ctypes",
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
 
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+if __package__:          # imported by the judge: a notebook check's forked child
+    from . import protocol
+else:                    # run by path in the sandbox, without the package
+    _spec = importlib.util.spec_from_file_location("protocol", os.path.join(HERE, "protocol.py"))
+    protocol = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(protocol)
 
 
 class Refuse:
-    """A meta-path finder that refuses every module outside the exercise's list.
-
-    The standard library's process and socket modules (:data:`DENIED`) are refused to the
-    student's code but not to the standard library's or the allowed packages' own code (matplotlib
-    imports them): a courtesy that says why; the sandbox, not this list, is what enforces.
-    """
+    """A meta-path finder that refuses every module outside the exercise's list, and :data:`DENIED`
+    to the student's own code (matplotlib may import them): it says why; the sandbox enforces."""
 
     def __init__(self, allowed, template, library_dirs):
         self.allowed, self.template, self.violations = set(allowed), template, []
@@ -63,39 +64,47 @@ class Refuse:
         raise ImportError(message)
 
 
-def _sandbox_filesystem(config, private, packages):
-    """Landlock: read the Python installation and the allowed packages, write the private dir."""
-    paths = sysconfig.get_paths()
-    arch = sysconfig.get_config_var("MULTIARCH") or ""
-    read = {paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__), private, "/dev/null",
-            "/dev/urandom", "/proc/self", "/etc/ld.so.cache", "/lib64"}     # + the C libraries' own folders
+def restrict(read, write):
+    """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP
+    (ABI 4+), no signals or abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``.
+
+    It binds this thread and those started later: the judge's environment keeps BLAS to this one.
+    Returns the ABI applied; raises ImportError or OSError where Landlock is missing.
+    """
+    from landlockpy import AccessFS, Ruleset, Scope
+
+    reading = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
+    writing = ~(AccessFS.MAKE_CHAR | AccessFS.MAKE_BLOCK | AccessFS.IOCTL_DEV)    # devices stay out
+    file_only = AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE
+    with Ruleset(scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET) as ruleset:   # no port rule: TCP denied
+        for paths, rights in ((read, reading), (write, writing)):
+            for path in filter(os.path.exists, paths):
+                ruleset.allow_path(path, rights if os.path.isdir(path) else rights & file_only)
+        ruleset.restrict()
+        return ruleset.abi_version
+
+
+def readable(private, packages):
+    """What the worker may read: the Python installation, its C libraries, the allowed packages."""
+    paths, arch = sysconfig.get_paths(), sysconfig.get_config_var("MULTIARCH") or ""
+    read = {paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__), os.path.dirname(np.__file__),
+            os.path.dirname(os.path.realpath(sys.executable)), private, "/dev/null", "/dev/urandom",
+            "/proc/self", "/etc/ld.so.cache", "/lib64", *packages}
     read |= {f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch}
-    read |= {os.path.dirname(m.__file__) for m in list(sys.modules.values())
-             if getattr(m, "__file__", None) and m.__name__.split(".")[0] in ("numpy",)}
-    read |= set(packages)
-    read |= {os.path.dirname(os.path.realpath(sys.executable))}
-    try:
-        landlock = _load("landlock")
-    except (OSError, ImportError) as err:  # the module is missing: no filesystem layer
-        return [], f"Landlock unavailable ({err})"
-    try:
-        landlock.restrict(sorted(p for p in read if p and os.path.exists(p)), [private])
-    except landlock.LandlockUnavailable as err:
-        return [], f"Landlock unavailable ({err})"
-    return ["landlock"], ""
+    return sorted(path for path in read if path and os.path.exists(path))
 
 
 class Helpers:
     """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge."""
 
-    def __init__(self, protocol, inp, out, names):
-        self._call, self._names = (protocol, inp, out), tuple(names)
+    def __init__(self, inp, out, names):
+        self._fds, self._names = (inp, out), tuple(names)
 
     def __getattr__(self, name):
         if name.startswith("_") or name not in self._names:
             raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy "
                                  f"code (you may use {', '.join('ae.' + n for n in self._names)})")
-        protocol, inp, out = self._call
+        inp, out = self._fds
 
         def helper(*args):
             protocol.send(out, {"helper": name, "args": protocol.plain(list(args))})
@@ -106,78 +115,111 @@ class Helpers:
         return helper
 
 
-def _error(err, worker_file):
+def describe(error):
+    """An exception as plain data: its type, bases, message and the student's line."""
     try:
-        message = str(err)
-    except Exception:
-        message = f"<{type(err).__name__}>"
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if f.filename != worker_file and "numpy" not in f.filename.split(os.sep)]
+        message = str(error)
+    except Exception:  # a student's exception whose __str__ fails
+        message = f"<{type(error).__name__}>"
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
     line = ""
     if frames:
-        frame = frames[-1]
-        line = f"line {frame.lineno} in {frame.name}" + (f": {frame.line.strip()}" if frame.line else "")
-    return {"type": type(err).__name__, "bases": [k.__name__ for k in type(err).__mro__],
+        line = f"line {frames[-1].lineno} in {frames[-1].name}" + (
+            f": {frames[-1].line.strip()}" if frames[-1].line else "")
+    return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
             "message": message[:4000], "line": line[:400]}
 
 
-class Printed:
-    """What the student's code printed since the last look (fds 1 and 2 go to a file)."""
-
-    def __init__(self, private):
-        self.path, self.seen = os.path.join(private, "printed.txt"), 0
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-
-    def take(self, limit=4000):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        try:
-            size = os.path.getsize(self.path)
-            with open(self.path, "rb") as handle:
-                handle.seek(self.seen)
-                text = handle.read(limit).decode("utf-8", "replace")
-        except OSError:
-            return "", 0
-        grown, self.seen = size - self.seen, size
-        return text, max(grown, 0)
+def _no_input(prompt=""):
+    raise EOFError("input() is not available while your function is checked: take values as arguments")
 
 
-def _same(np, a, b):
+def _same(a, b):
+    """Exact equality of an input before and after the call (NaN equals NaN)."""
     if isinstance(a, np.ndarray):
         return isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and bool(
             np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     try:
         return bool(a == b)
-    except Exception:
+    except Exception:  # objects without a truthful ==
         return True
 
 
-def main():
-    protocol = _load("protocol")
-    inp, out = os.dup(0), os.dup(1)
+def answer(function, args, names):
+    """Call ``function`` on deep copies of ``args``: the reply, in plain data."""
+    copies = copy.deepcopy(args)
+    reply = {"value": None}
+    with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        try:
+            reply["value"] = protocol.plain(function(*copies))
+        except BaseException as err:  # even SystemExit: it is the student's call that ended
+            if isinstance(err, MemoryError) and resource is not None:   # reporting it needs memory
+                resource.setrlimit(resource.RLIMIT_AS, (resource.getrlimit(resource.RLIMIT_AS)[1],) * 2)
+            reply["error"] = describe(err)
+        reply["seconds"] = time.perf_counter() - start
+    reply["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}"[:300] for w in caught))[:20]
+    reply["mutated"] = [name for name, a, c in zip(names, args, copies) if not _same(a, c)]
+    _flush()
+    return reply
+
+
+def _flush():
+    """Flush what was printed: the judge reads it once the reply is in."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # the student replaced or closed sys.stdout
+        pass
+
+
+def _send(out, reply):
+    try:
+        protocol.send(out, reply)
+    except Exception as err:  # the value would not encode: say what came back instead
+        reply["value"] = protocol.Unsupported(f"a value that could not be sent ({type(err).__name__})")
+        protocol.send(out, reply)
+
+
+def _quiet(printed_fd):
+    """No input (``input()`` fails at once); fds 1 and 2 go to the file the judge reads."""
     null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
+    for fd, target in ((null, 0), (printed_fd, 1), (printed_fd, 2)):
+        os.dup2(fd, target)
     os.close(null)
+    builtins.input = _no_input
+    sys.stdout = sys.stderr = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+
+
+def answer_once(function, args, names, out, printed_fd):
+    """A notebook check's forked child (its limits set): captured output, one call, one reply."""
+    _quiet(printed_fd)
+    _send(out, answer(function, args, names))
+
+
+def main():
+    """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
+    inp, out = os.dup(0), os.dup(1)
     private = os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
-    import numpy as np
-    packages, allowed = config["packages"], config["allowed"]
-    layers, reason = _sandbox_filesystem(config, private, packages) if config["landlock"] else ([], "not asked")
+    layers, reason = [], "not asked"
+    if config["landlock"]:
+        try:
+            restrict(readable(private, config["packages"]), [private])
+            layers, reason = ["landlock"], ""
+        except (ImportError, OSError) as err:  # no landlockpy, an old kernel, another OS
+            reason = f"Landlock unavailable ({err})"
     stdlib = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]]
-    refuse = Refuse(allowed, config["message"], [p for p in packages + stdlib if os.path.isdir(p)])
+    refuse = Refuse(config["allowed"], config["message"], [p for p in config["packages"] + stdlib if os.path.isdir(p)])
     sys.meta_path.insert(0, refuse)
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
-    printed = Printed(private)
+    _quiet(os.open("printed.txt", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
     module = type(sys)("submission")
     module.__file__ = config["file"]
     if config["helpers"]:
-        module.ae = Helpers(protocol, inp, out, config["helpers"])
+        module.ae = Helpers(inp, out, config["helpers"])
     sys.modules["submission"] = module
     reply = {"cell_errors": [], "error": None}
     for label, code in config["cells"]:
@@ -185,12 +227,13 @@ def main():
             exec(compile(code, label, "exec"), module.__dict__)
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
             if not config["notebook"]:
-                reply["error"] = _error(err, __file__)
+                reply["error"] = describe(err)
                 break
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
+    _flush()
     reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_")
                                 and getattr(v, "__module__", None) == "submission")
-    reply["violations"], (reply["printed"], _) = list(refuse.violations), printed.take()
+    reply["violations"] = list(refuse.violations)
     protocol.send(out, reply)
     function = module.__dict__.get(config["function"])
     while True:
@@ -198,28 +241,8 @@ def main():
             request = protocol.receive(inp, time.monotonic() + 3600)
         except (EOFError, TimeoutError):
             return 0
-        args, names = tuple(request["args"]), request["names"]
-        copies = copy.deepcopy(args)
-        report = {}
-        with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
-                warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            start = time.perf_counter()
-            try:
-                value = protocol.plain(function(*copies))
-            except BaseException as err:  # even SystemExit: it is the student's call that ended
-                value, report["error"] = None, _error(err, __file__)
-            report["seconds"] = time.perf_counter() - start
-        report["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}"[:300] for w in caught))[:20]
-        report["mutated"] = [n for n, a, c in zip(names, args, copies) if not _same(np, a, c)]
-        report["printed"], report["printed_bytes"] = printed.take()
-        report["violations"] = list(refuse.violations)
-        report["value"] = value
-        try:
-            protocol.send(out, report)
-        except Exception as err:  # the value would not encode: say what came back instead
-            report["value"] = protocol.Unsupported(f"a value that could not be sent ({type(err).__name__})")
-            protocol.send(out, report)
+        reply = answer(function, tuple(request["args"]), request["names"])
+        _send(out, {**reply, "violations": list(refuse.violations)})
 
 
 if __name__ == "__main__":

@@ -18,8 +18,7 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CheckFailed, check_softmax
 from attention_edu.checkers.records import hidden_cases, student_seed
-from attention_edu.checkers.judge.remote import Remote
-from attention_edu.checkers.judge.submission import grade_one, notebook_cells
+from attention_edu.checkers.judge.submission import Remote, grade_one, notebook_cells
 from attention_edu.checkers import EXERCISES
 
 WRONG = "import numpy as np\n\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
@@ -170,10 +169,10 @@ def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp
 
 def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypatch, capsys, softmax_source):
     from attention_edu import cli
-    from attention_edu.checkers.judge import grade
+    from attention_edu.checkers.judge import command
 
     (tmp_path / "ana.py").write_text(softmax_source)
-    monkeypatch.setattr(grade, "filesystem_layer", lambda: "the kernel offers no Landlock")
+    monkeypatch.setattr(command, "filesystem_layer", lambda: "the kernel offers no Landlock")
     assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--require-sandbox"]) == 2
     assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
 

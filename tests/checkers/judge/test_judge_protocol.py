@@ -89,3 +89,22 @@ def test_a_frame_over_the_cap_is_refused_before_it_is_read():
     with pytest.raises(protocol.ProtocolError, match="limit"):
         protocol.receive(read, deadline=__import__("time").monotonic() + 5)
     os.close(read), os.close(write)
+
+
+@pytest.mark.parametrize("reply, memory", [
+    ({"warnings": 5, "mutated": "x", "seconds": "slow", "error": "boom"}, False),
+    ({"warnings": [{"a": 1}] * 50, "mutated": ["x", "not an argument", 7], "seconds": None}, False),
+    ({"error": {"type": ["list"], "bases": 3, "message": None, "line": {"k": 1}}, "value": (1, 2)}, False),
+    ({"error": {"type": "MemoryError", "bases": ["MemoryError", "Exception"]}}, True),
+])
+def test_a_reply_of_any_shape_becomes_a_sane_outcome(reply, memory):
+    """A decoded frame is plain data but may be forged by the student's code: wrong types must
+    become text or nothing, never an exception in the judge."""
+    from attention_edu.checkers.judge.harness import read_reply
+
+    outcome = read_reply(reply, ("x",), 256)
+    assert isinstance(outcome.seconds, (int, float)) and all(type(w) is str for w in outcome.warnings)
+    assert len(outcome.warnings) <= 20 and set(outcome.mutated) <= {"x"}
+    assert outcome.error is None or (type(outcome.error.type_name) is str and type(outcome.error.line) is str
+                                     and all(type(b) is str for b in outcome.error.bases))
+    assert (outcome.ended_id == "harness.memory") == memory, outcome

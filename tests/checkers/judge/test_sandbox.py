@@ -1,8 +1,8 @@
 """The operating-system sandbox, attacked end to end: every test runs a hostile worker for real.
 
 Each attack runs as a child interpreter through ``sandbox.spawn`` (with and without namespaces)
-and, where the attack is one Landlock stops, after ``landlock.restrict`` loaded by path, as the
-student's interpreter will. Each attack has a control beside it (the same move on a place it
+and, where the attack is one Landlock stops, after ``worker.restrict`` loaded by path, as the
+student's interpreter does. Each attack has a control beside it (the same move on a place it
 may reach succeeds), so a test fails when a layer is missing, not only when the attack works.
 A test skips only where this kernel lacks the layer, and says so.
 """
@@ -21,16 +21,18 @@ import time
 import uuid
 from pathlib import Path
 
+import numpy
 import pytest
 
-from attention_edu.checkers.judge import landlock, sandbox
-from attention_edu.checkers.judge.sandbox import Limits, spawn
+from attention_edu.checkers.judge import sandbox, worker
+from attention_edu.checkers.judge.sandbox import Limits, landlock_abi, spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 JUDGE = ROOT / "attention_edu" / "checkers" / "judge"
+SITE = str(Path(numpy.__file__).parents[1])         # NumPy and landlockpy, which worker.py imports
 LAYERS = sandbox.available_layers()
 needs_landlock = pytest.mark.skipif(
-    landlock.abi_version() < 1, reason=f"landlock: {LAYERS['landlock']}")
+    landlock_abi() < 1, reason=f"landlock: {LAYERS['landlock']}")
 needs_namespaces = pytest.mark.skipif(
     not LAYERS["pid-namespace"].startswith("active"), reason=f"namespaces: {LAYERS['pid-namespace']}")
 needs_seccomp = pytest.mark.skipif(
@@ -39,16 +41,19 @@ both_modes = pytest.mark.parametrize("namespaces", [
     pytest.param(True, marks=needs_namespaces, id="namespaces"),
     pytest.param(False, id="fallback")])
 
-# The hostile worker's first lines: load landlock.py by path, restrict, then report each attempt
-# as one JSON line [name, "done" | "<errno name>"].
+# The hostile worker's first lines: load worker.py by path and restrict (where asked), then
+# report each attempt as one JSON line [name, "done" | "<errno name>"].
 PRELUDE = f"""
 import errno, importlib.util, json, os, sys
 ARGS = json.loads(sys.argv[1])
-spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
-landlock = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(landlock)
+def load_worker():
+    sys.path.append({SITE!r})
+    spec = importlib.util.spec_from_file_location("worker", {str(JUDGE / "worker.py")!r})
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    return worker
 if ARGS["landlock"]:
-    landlock.restrict(ARGS["read"], [os.getcwd()])
+    load_worker().restrict(ARGS["read"], [os.getcwd()])
 def attempt(name, action):
     try:
         action()
@@ -215,8 +220,8 @@ attempt("connect", connect)
 ])
 def test_a_student_cannot_reach_a_server_on_loopback(tmp_path, server, namespaces,
                                                      use_landlock, seccomp, refusal):
-    if use_landlock and landlock.abi_version() < 4:
-        pytest.skip(f"Landlock ABI {landlock.abi_version()} < 4 has no TCP rules")
+    if use_landlock and landlock_abi() < 4:
+        pytest.skip(f"Landlock ABI {landlock_abi()} < 4 has no TCP rules")
     outcomes, _ = run_attack(CONNECT, tmp_path / "private", namespaces=namespaces,
                              use_landlock=use_landlock, seccomp=seccomp,
                              port=server.getsockname()[1])
@@ -313,8 +318,8 @@ def judge_unharmed(judge: subprocess.Popen) -> bool:
 @both_modes
 def test_a_restricted_student_cannot_signal_or_write_into_the_judge(tmp_path, namespaces,
                                                                   judge_stand_in):
-    if landlock.abi_version() < 6 and not namespaces:
-        pytest.skip(f"Landlock ABI {landlock.abi_version()} < 6 does not scope signals")
+    if landlock_abi() < 6 and not namespaces:
+        pytest.skip(f"Landlock ABI {landlock_abi()} < 6 does not scope signals")
     outcomes, _ = run_attack(SIGNAL_THE_JUDGE, tmp_path / "private", namespaces=namespaces,
                              judge=judge_stand_in.pid)
     assert outcomes["signal itself"] == "done"
@@ -607,33 +612,36 @@ def test_the_worker_exit_status_comes_through(tmp_path):
             assert sandboxed.process.wait(timeout=30) == expected
 
 
-# ------------------------------------------------------------------ landlock.py on its own
+# ------------------------------------------------------------------ files run by path
 
 STANDARD_LIBRARY = set(sys.stdlib_module_names)
 
 
-@pytest.mark.parametrize("name", ["landlock.py", "launcher.py"])
-def test_files_run_by_path_import_only_the_standard_library(name):
+@pytest.mark.parametrize("name, allowed", [("launcher.py", set()), ("protocol.py", {"numpy"}),
+                                           ("worker.py", {"numpy", "landlockpy"})])
+def test_files_run_by_path_import_only_the_standard_library(name, allowed):
+    """...and NumPy and landlockpy for the worker; its one relative import has a by-path twin."""
     tree = ast.parse((JUDGE / name).read_text())
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            assert (name, [a.name for a in node.names]) == ("worker.py", ["protocol"]), name
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"{name} has a relative import"
             imported.add(node.module.split(".")[0])
-    assert imported and imported <= STANDARD_LIBRARY | {"__future__"}, imported - STANDARD_LIBRARY
+    assert imported and imported <= STANDARD_LIBRARY | {"__future__"} | allowed, imported - STANDARD_LIBRARY
 
 
 @needs_landlock
-def test_landlock_loads_by_path_without_the_package(tmp_path):
+def test_the_worker_loads_by_path_without_the_package_and_restricts(tmp_path):
     code = textwrap.dedent(f"""
         import importlib.util, os, sys
-        spec = importlib.util.spec_from_file_location("landlock", {str(JUDGE / "landlock.py")!r})
-        landlock = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(landlock)
-        abi = landlock.restrict([sys.base_prefix, sys.prefix], [os.getcwd()])
-        assert not [m for m in sys.modules if m.startswith(("attention_edu", "numpy"))]
+        spec = importlib.util.spec_from_file_location("worker", {str(JUDGE / "worker.py")!r})
+        worker = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(worker)
+        abi = worker.restrict([sys.base_prefix, sys.prefix], [os.getcwd()])
+        assert not [m for m in sys.modules if m.startswith("attention_edu")]
         try:
             open({str(ROOT / "README.md")!r})
         except PermissionError:
@@ -641,38 +649,49 @@ def test_landlock_loads_by_path_without_the_package(tmp_path):
     """)
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
-    assert done.stdout == f"restricted at ABI {landlock.abi_version()}\n", done.stderr
+    assert done.stdout == f"restricted at ABI {landlock_abi()}\n", done.stderr
 
 
-def test_landlock_handles_what_each_abi_knows():
-    """The bits of the kernel's include/uapi/linux/landlock.h, per ABI."""
-    abi1 = (1 << 13) - 1                              # EXECUTE .. MAKE_SYM
-    assert landlock.handled_rights(1) == (abi1, 0, 0)
-    assert landlock.handled_rights(2) == (abi1 | 1 << 13, 0, 0)                   # REFER
-    assert landlock.handled_rights(3) == (abi1 | 3 << 13, 0, 0)                   # TRUNCATE
-    assert landlock.handled_rights(4) == (abi1 | 3 << 13, 0b11, 0)                # TCP
-    assert landlock.handled_rights(5) == (abi1 | 7 << 13, 0b11, 0)                # IOCTL_DEV
-    assert landlock.handled_rights(6) == landlock.handled_rights(7) == ((1 << 16) - 1, 0b11, 0b11)
+@needs_landlock
+def test_the_ruleset_handles_what_this_kernel_knows(tmp_path):
+    """Rights from later ABIs are handled too (truncate: ABI 3), and devices stay out of even the
+    private directory; the same moves without the restriction succeed."""
+    (tmp_path / "read").mkdir()
+    (tmp_path / "read" / "answer.txt").write_text("42")
+    body = """
+    import stat
+    attempt("truncate a readable file", lambda: os.truncate(ARGS["file"], 0))
+    attempt("char device in private", lambda: os.mknod("tty", stat.S_IFCHR | 0o600, os.makedev(5, 0)))
+    attempt("fifo in private", lambda: os.mkfifo("pipe"))
+    """
+    arguments = dict(read=[sys.base_prefix, sys.prefix, str(tmp_path / "read")], file=str(tmp_path / "read" / "answer.txt"))
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=False, seccomp=False, **arguments)
+    assert outcomes["fifo in private"] == "done" and outcomes["char device in private"] == "EACCES", outcomes
+    assert outcomes["truncate a readable file"] == ("EACCES" if landlock_abi() >= 3 else "done"), outcomes
+    assert (tmp_path / "read" / "answer.txt").read_text() == ("42" if landlock_abi() >= 3 else "")
+    control, _ = run_attack(body, tmp_path / "control", namespaces=False, seccomp=False, use_landlock=False,
+                            **arguments)
+    assert control["truncate a readable file"] == "done", control
 
 
-def test_landlock_says_why_it_is_unavailable(monkeypatch):
-    monkeypatch.setattr(landlock, "_numbers", lambda: None)
-    assert landlock.abi_version() == 0
-    with pytest.raises(landlock.LandlockUnavailable, match="not available") as caught:
-        landlock.restrict([], [])
-    assert isinstance(caught.value, OSError)
-    with pytest.raises(TypeError, match="sequences of paths"):
-        landlock.restrict("/usr", [])
+def test_without_landlockpy_the_layer_is_missing_and_says_so(monkeypatch):
+    from attention_edu.checkers.judge import command
+
+    monkeypatch.setitem(sys.modules, "landlockpy", None)       # as on a system without it
+    assert landlock_abi() == 0
+    assert command.filesystem_layer() == "the kernel offers no Landlock"
+    with pytest.raises(ImportError):
+        worker.restrict([sys.prefix], [])
 
 
 @needs_landlock
 @both_modes
-def test_numpy_runs_under_landlock_with_the_interpreter_paths(tmp_path, namespaces):
-    """What the judge's worker does: restrict to interpreter_paths(), then import NumPy."""
+def test_numpy_runs_under_landlock_with_the_workers_own_paths(tmp_path, namespaces):
+    """What the judge's worker does: restrict to readable(), then use NumPy, lazy parts too."""
     body = """
-    read = landlock.interpreter_paths()
-    landlock.restrict(read, [os.getcwd()])
-    import numpy
+    worker = load_worker()
+    worker.restrict(worker.readable(os.getcwd(), []), [os.getcwd()])
+    import numpy, numpy.polynomial
     print(json.dumps(["sum", float((numpy.ones((50, 50)) @ numpy.ones((50, 50))).sum())]))
     attempt("package source", lambda: open(ARGS["package"]).read())
     """
