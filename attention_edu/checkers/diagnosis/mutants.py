@@ -225,8 +225,8 @@ def print_notes(log: list[Outcome]) -> tuple[str, ...]:
     """A note when the student's function printed anything during the run."""
     notes = ()
     if any(not o.isolated for o in log):
-        notes = ("your function could not be sent to a separate process (it cannot be pickled), so it "
-                 "ran in this one, without the time and memory limits.",)
+        notes = ("your function could not be sent to a separate process (this system does not fork one: "
+                 "Windows, macOS), so it ran in this one, without the time and memory limits.",)
     printed = "".join(o.printed for o in log)
     if not printed:
         return notes
