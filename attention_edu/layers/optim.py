@@ -96,8 +96,8 @@ class Adam:
             m = b1 * self.m[name] + (1.0 - b1) * g if name in self.m else (1.0 - b1) * g
             v = b2 * self.v[name] + (1.0 - b2) * g * g if name in self.v else (1.0 - b2) * g * g
             self.m[name], self.v[name] = m, v
-            step = (m / correction1) / (xp.sqrt(v / correction2) + self.eps)
+            update = lr * (m / correction1) / (xp.sqrt(v / correction2) + self.eps)
             if self.weight_decay and theta.ndim >= 2:
-                step = step + self.weight_decay * theta  # decoupled: not part of m or v
-            new[name] = theta - lr * step
+                update = update + lr * self.weight_decay * theta  # decoupled: not part of m or v
+            new[name] = theta - update
         return new
