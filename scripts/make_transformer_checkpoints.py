@@ -6,7 +6,7 @@
 Writes ``attention_edu/transformer/checkpoints/``: ``sort.npz`` and
 ``induction.npz`` (``attention-edu train``'s defaults, seed 0),
 ``induction-unmasked.npz`` (the same, trained without the causal mask) and
-``histories.json``: per model the loss and accuracy curves, the training
+``histories.json``: per model the weight decay, the loss and accuracy curves, the training
 seconds, the held-out exact match and answer accuracy, and the head scores
 (held-out seed 1). Each file is well under 1 MB (float32).
 """
@@ -22,8 +22,8 @@ from attention_edu import transformer
 
 OUT = Path(__file__).resolve().parents[1] / "attention_edu" / "transformer" / "checkpoints"
 MODELS = {"sort": ("sort", True), "induction": ("induction", True), "induction-unmasked": ("induction", False)}
-KEPT = ("task", "seed", "steps", "batch_size", "config", "train_seconds", "exact_match", "answer_accuracy",
-        "loss", "accuracy")
+KEPT = ("task", "seed", "steps", "batch_size", "config", "weight_decay", "train_seconds", "exact_match",
+        "answer_accuracy", "loss", "accuracy")
 
 
 def main() -> None:

@@ -1,7 +1,9 @@
 """Adam with a warm-up and cosine-decay learning rate, and gradient-norm clipping.
 
 Adam keeps running means of each gradient (m) and of its square (v),
-corrects their start-up bias, and steps θ ← θ − lr · m̂ / (√v̂ + ε). The
+corrects their start-up bias, and steps θ ← θ − lr · m̂ / (√v̂ + ε); with
+decoupled weight decay λ (AdamW, Loshchilov & Hutter) the step also takes
+lr · λ · θ off every matrix and embedding table. The
 learning rate rises linearly over the first steps (Adam's early estimates
 are noisy) and then decays along half a cosine to a floor. Clipping rescales
 all gradients together when their joint norm exceeds a limit, so one
@@ -52,7 +54,12 @@ def clip_by_global_norm(grads: dict[str, Any], max_norm: float) -> tuple[dict[st
 
 
 class Adam:
-    """Adam (Kingma & Ba) over a dict of named parameters.
+    """Adam (Kingma & Ba) over a dict of named parameters, with optional decoupled weight decay.
+
+    ``weight_decay`` λ ≥ 0 shrinks every parameter of two or more dimensions (weight
+    matrices, embedding tables) by lr · λ · θ at each step, apart from the gradient's
+    step; vectors (biases, layer-norm gains and shifts) are never decayed. λ = 0 is
+    plain Adam.
 
     Examples
     --------
@@ -66,8 +73,13 @@ class Adam:
     True
     """
 
-    def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+    def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
+                 weight_decay: float = 0.0):
+        if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) \
+                or not weight_decay >= 0 or not math.isfinite(weight_decay):
+            raise ValueError(f"Adam: weight_decay must be a finite number >= 0, got {weight_decay!r}")
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
+        self.weight_decay = float(weight_decay)
         self.count = 0
         self.m: dict[str, Any] = {}
         self.v: dict[str, Any] = {}
@@ -84,5 +96,8 @@ class Adam:
             m = b1 * self.m[name] + (1.0 - b1) * g if name in self.m else (1.0 - b1) * g
             v = b2 * self.v[name] + (1.0 - b2) * g * g if name in self.v else (1.0 - b2) * g * g
             self.m[name], self.v[name] = m, v
-            new[name] = theta - lr * (m / correction1) / (xp.sqrt(v / correction2) + self.eps)
+            update = lr * (m / correction1) / (xp.sqrt(v / correction2) + self.eps)
+            if self.weight_decay and theta.ndim >= 2:
+                update = update + lr * self.weight_decay * theta  # decoupled: not part of m or v
+            new[name] = theta - update
         return new

@@ -58,8 +58,8 @@ def run_train(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"saved {args.out}")
     if args.json:
-        metrics = {key: history[key] for key in ("task", "seed", "steps", "batch_size", "config", "seconds",
-                                                 "train_seconds", "exact_match", "answer_accuracy")}
+        metrics = {key: history[key] for key in ("task", "seed", "steps", "batch_size", "config", "weight_decay",
+                                                 "seconds", "train_seconds", "exact_match", "answer_accuracy")}
         metrics.update(final_loss=history["loss"][-1], head_scores=scores,
                        out=None if args.out is None else str(args.out))
         print(json.dumps(metrics))

@@ -2,7 +2,8 @@
 
 Each step draws a batch of training pairs, runs the whole sequence
 ``|source|target`` forward at once, backpropagates the cross-entropy of the
-answer positions by hand, clips the gradient norm and takes an Adam step.
+answer positions by hand, clips the gradient norm and takes an Adam step
+(for ``induction`` with decoupled weight decay, see :data:`DEFAULT_WEIGHT_DECAYS`).
 Batches group sources of one length (no padding). After training, greedy
 generation on held-out sources measures the exact match, and a
 teacher-forced pass measures the share of answer tokens right.
@@ -23,11 +24,16 @@ from .config import DEFAULT_CONFIGS
 from .model import Transformer, answer_accuracy
 from .tasks import LENGTHS, TASKS, make_dataset
 
-__all__ = ["train", "evaluate", "held_out_pairs", "DEFAULT_STEPS", "DEFAULT_LEARNING_RATES"]
+__all__ = ["train", "evaluate", "held_out_pairs", "DEFAULT_STEPS", "DEFAULT_LEARNING_RATES",
+           "DEFAULT_WEIGHT_DECAYS"]
 
 #: Training steps and peak learning rates of the command line's defaults, per task.
 DEFAULT_STEPS = {"sort": 2000, "induction": 2500}
 DEFAULT_LEARNING_RATES = {"sort": 3e-3, "induction": 3e-3}
+#: Adam's decoupled weight decay λ per task. On ``induction`` it prunes the heads that copy
+#: one another and favours the previous-token → induction circuit over routes by position
+#: (measured in docs/benchmarks.md); ``sort`` trains without it.
+DEFAULT_WEIGHT_DECAYS = {"sort": 0.0, "induction": 1.0}
 
 
 def held_out_pairs(task: str, seed: int, size: int = 1000,
@@ -70,7 +76,8 @@ def _batches(task: str, steps: int, batch_size: int, seed: int, lengths: tuple[i
 def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_size: int = 64,
           layers: int | None = None, heads: int | None = None, d_model: int | None = None,
           mlp: bool | None = None, shift: int | None = None, causal: bool = True, peak_learning_rate: float | None = None,
-          clip: float = 1.0, eval_size: int = 1000, lengths: tuple[int, int] | None = None,
+          weight_decay: float | None = None, clip: float = 1.0, eval_size: int = 1000,
+          lengths: tuple[int, int] | None = None,
           dtype: str = "float32", backend: Backend | None = None,
           progress: bool = False) -> tuple[Transformer, dict[str, Any]]:
     """Train a transformer on ``task`` from ``seed``; the defaults are the command line's.
@@ -79,7 +86,8 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     right, teacher-forced) and ``learning_rate``; ``train_seconds``,
     ``seconds``; held-out ``exact_match`` and ``answer_accuracy``
     (``eval_size=0`` skips them). Unset model sizes come from
-    :data:`~attention_edu.transformer.config.DEFAULT_CONFIGS`.
+    :data:`~attention_edu.transformer.config.DEFAULT_CONFIGS`, an unset
+    ``weight_decay`` from :data:`DEFAULT_WEIGHT_DECAYS`.
 
     Examples
     --------
@@ -94,6 +102,9 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    decay = DEFAULT_WEIGHT_DECAYS[task] if weight_decay is None else weight_decay
+    if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < float("inf"):
+        raise ValueError(f"train: weight_decay must be a finite number >= 0, got {weight_decay!r}")
     sizes = {k: v for k, v in dict(layers=layers, heads=heads, d_model=d_model, mlp=mlp,
                                                 shift=shift).items() if v is not None}
     config = replace(DEFAULT_CONFIGS[task], causal=causal, **sizes)
@@ -102,12 +113,12 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     batches = _batches(task, steps, batch_size, seed, lengths, config.shift)
     rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
     history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps, "batch_size": batch_size,
-                               "config": config.to_dict(), "peak_learning_rate": rate,
+                               "config": config.to_dict(), "peak_learning_rate": rate, "weight_decay": decay,
                                "loss": [], "accuracy": [], "learning_rate": []}
     start = time.perf_counter()
     with one_blas_thread():
         fit(model, (dict(model.batch(pairs), offset=offset) for pairs, offset in batches), len(batches),
-            history, rate, clip, f"{task}/transformer", progress)
+            history, rate, clip, f"{task}/transformer", progress, weight_decay=decay)
     history["train_seconds"] = time.perf_counter() - start
     if eval_size:
         history.update(evaluate(model, held_out_pairs(task, seed, eval_size, lengths)))

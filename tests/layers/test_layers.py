@@ -68,6 +68,25 @@ def test_adam_first_step_moves_each_parameter_by_the_learning_rate():
     assert params["a"][0] == 1.0, "inputs are never modified"
 
 
+def test_adam_weight_decay_shrinks_matrices_by_lr_times_decay_and_leaves_vectors_alone():
+    """Decoupled decay (AdamW): with a zero gradient Adam's own step is 0, so a matrix becomes
+    (1 − lr·λ)·θ and a vector stays; with a gradient the decay is added to Adam's step, not fed
+    through its moments."""
+    params = {"W": np.array([[2.0, -4.0]]), "b": np.array([3.0])}
+    zero = {k: np.zeros_like(v) for k, v in params.items()}
+    new = Adam(weight_decay=0.5).step(params, zero, lr=0.1)
+    np.testing.assert_allclose(new["W"], [[1.9, -3.8]], rtol=1e-12)
+    np.testing.assert_array_equal(new["b"], [3.0])
+    grads = {"W": np.array([[1.0, -1.0]]), "b": np.array([2.0])}
+    plain, decayed = Adam().step(params, grads, lr=0.1), Adam(weight_decay=0.5).step(params, grads, lr=0.1)
+    np.testing.assert_allclose(decayed["W"] - plain["W"], -0.1 * 0.5 * params["W"], rtol=1e-12)
+    np.testing.assert_array_equal(decayed["b"], plain["b"])
+    assert params["W"][0, 0] == 2.0, "inputs are never modified"
+    for bad in (-0.1, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="weight_decay must be a finite number >= 0"):
+            Adam(weight_decay=bad)
+
+
 def test_learning_rate_warms_up_then_decays_to_its_floor():
     rates = [learning_rate(s, 1000, 0.01, warmup=100) for s in range(1000)]
     assert rates[0] < rates[50] < rates[99] == pytest.approx(0.01)

@@ -14,6 +14,7 @@ from attention_edu.layers.loss import cross_entropy, cross_entropy_backward
 from attention_edu.transformer import (CheckpointError, Transformer, TransformerConfig, load,
                                        make_dataset, train)
 from attention_edu.transformer.tasks import is_held_out
+from attention_edu.transformer.training import DEFAULT_WEIGHT_DECAYS
 
 PAIRS = [("301", "013"), ("221", "122")]
 
@@ -126,6 +127,20 @@ def test_one_seed_gives_identical_parameters_twice_and_another_seed_does_not():
     for name in first.params:
         np.testing.assert_array_equal(first.params[name], second.params[name])
     assert any(not np.array_equal(first.params[k], other.params[k]) for k in first.params)
+
+
+def test_weight_decay_has_a_default_per_task_and_shrinks_the_matrices():
+    kwargs = dict(steps=20, batch_size=4, layers=1, heads=2, d_model=8, eval_size=0, lengths=(6, 7))
+    plain, no_decay = train("induction", seed=3, weight_decay=0.0, **kwargs)
+    decayed, strong = train("induction", seed=3, weight_decay=20.0, **kwargs)
+    _, default = train("induction", seed=3, **kwargs)
+    assert (no_decay["weight_decay"], strong["weight_decay"]) == (0.0, 20.0)
+    assert default["weight_decay"] == DEFAULT_WEIGHT_DECAYS["induction"] > DEFAULT_WEIGHT_DECAYS["sort"] == 0
+    for name in ("blocks.0.W_Q", "blocks.0.W_O", "token_embedding", "position_embedding"):
+        assert np.linalg.norm(decayed.params[name]) < 0.8 * np.linalg.norm(plain.params[name]), name
+    for bad in (-1.0, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="weight_decay must be a finite number >= 0"):
+            train("induction", weight_decay=bad, **kwargs)
 
 
 def test_a_tiny_configuration_learns_a_tiny_sort_in_seconds():
