@@ -375,17 +375,20 @@ def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
     private = tmp_path / "private"
     private.mkdir()
     late = private / "late.txt"
-    wait = "time.sleep(60)" if how == "killed" else ""
+    # "exits": the worker ends on its own once the test has counted its processes (a line on stdin)
+    wait = "time.sleep(60)" if how == "killed" else "sys.stdin.readline()"
     code = PRELUDE + textwrap.dedent(DETACH) + wait
-    args = json.dumps({"landlock": False, "late": str(late), "delay": 1.5, "marker": marker})
+    args = json.dumps({"landlock": False, "late": str(late), "delay": 3, "marker": marker})
     with spawn([sys.executable, "-I", "-S", "-c", code, args], cwd=str(private), env={},
                namespaces=namespaces) as sandboxed:
         assert json.loads(sandboxed.process.stdout.readline()) == ["detach", "done"]
         assert len(processes_with(marker)) >= 3       # launcher, worker, grandchild
         if how == "exits":
+            sandboxed.process.stdin.write(b"go\n")
+            sandboxed.process.stdin.flush()
             sandboxed.process.wait(timeout=30)
     assert processes_with(marker) == []
-    time.sleep(2.5)
+    time.sleep(3.5)
     assert not late.exists()
 
 
