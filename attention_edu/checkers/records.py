@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
 
-__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "hidden_cases", "student_seed",
-           "fresh_seed"]
+__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "probe_counts", "hidden_cases",
+           "student_seed", "fresh_seed"]
 
 #: Probe ids in the order they run, with the titles used in messages.
 PROBES: dict[str, str] = {
@@ -142,6 +143,15 @@ class Failure:
     error: Any = None          # an ErrorInfo (see .harness) when the function raised
     fields: dict = field(default_factory=dict)
     evidence: str = ""
+
+
+def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:
+    """Probes of a run by kind, in run order: the ``cases`` by probe, the properties, determinism."""
+    counts = Counter(case.probe for case in cases)
+    if exercise.properties:
+        counts["properties"] = len(exercise.properties)
+    counts["determinism"] = 1
+    return dict(counts)
 
 
 #: Hidden cases added per run.

@@ -25,7 +25,7 @@ from .diagnosis.compare import as_host, close
 from .diagnosis.evidence import rank_hint
 from .diagnosis.mutants import failed, fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
-from .records import PROBES, Case, Exercise, Failure, hidden_cases
+from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
 from .result import CheckResult, finish
 
 __all__ = ["run_checker", "report", "rank_of"]
@@ -137,15 +137,12 @@ def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case,
     return None
 
 
-def _covered(exercise: Exercise, cases: list[Case]) -> str:
-    counts: dict[str, int] = {}
-    for case in cases:
-        counts[case.probe] = counts.get(case.probe, 0) + 1
-    parts = [f"{PROBES[p]} ({n} case{'s' if n > 1 else ''})" for p, n in counts.items()]
+def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
+    parts = [f"{PROBES[p]} ({n} case{'s' if n > 1 else ''})" for p, n in counts.items()
+             if p not in ("properties", "determinism")]
     if exercise.properties:
         parts.append("properties: " + ", ".join(p.title for p in exercise.properties))
-    parts.append("determinism")
-    return "; ".join(parts)
+    return "; ".join(parts + ["determinism"])
 
 
 def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
@@ -176,7 +173,8 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
          seed: int | None = None) -> CheckResult:
     """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
     cases = exercise.cases() + hidden_cases(exercise, seed)
-    total = len(cases) + len(exercise.properties) + 1           # the cases, the properties, determinism
+    counts = probe_counts(exercise, cases)
+    total = sum(counts.values())
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     runs_by_rank: dict[int, list[bool]] = {}
     for index, case in enumerate(cases):
@@ -208,7 +206,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     if failure is not None:
         failures.append((failure, log[-1], (), None))
     if not failures:
-        return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, cases),
+        return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
     return report(exercise, failures, runs_by_rank, log, total)
 

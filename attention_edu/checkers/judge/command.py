@@ -15,13 +15,12 @@ import json
 import os
 import signal
 import sys
-from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
 from ...arguments import output_path, positive_seconds, written_atomically
-from ..records import PROBES, Exercise, fresh_seed, hidden_cases, student_seed
+from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
@@ -173,8 +172,7 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
     >>> out["score"], out["max_score"], [t["status"] for t in out["tests"] if t["name"].startswith("random")]
     (3, 10, ['failed'])
     """
-    groups = Counter(case.probe for case in exercise.cases() + hidden_cases(exercise, row.seed))
-    groups.update({"properties": len(exercise.properties)} if exercise.properties else {}, determinism=1)
+    groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
     found: dict[str, list[str]] = {}
     for mistake in row.mistakes:
         found.setdefault(mistake.get("probe") or "runs", []).append(

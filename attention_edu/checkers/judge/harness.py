@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from . import ErrorInfo, Outcome, protocol, worker
 
-__all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
+__all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
            "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
 #: Seconds one call of the student's function may take.
@@ -57,8 +57,11 @@ def ending(exitcode: int | None) -> tuple[str, str]:
     return _SIGNALS.get(name, f"was ended by signal {name}"), "harness.crash"
 
 
-def _texts(value: Any, keep: Callable[[str], bool] = bool) -> list[str]:
-    return [str(v)[:300] for v in value[:20] if keep(str(v))] if type(value) is list else []
+def texts(reply: Any, key: str, count: int = 20, size: int = 300, keep: Callable[[str], bool] = bool) -> list[str]:
+    """The list ``reply[key]`` a child sent, as at most ``count`` strings of ``size`` characters ([] for
+    anything else)."""
+    value = reply.get(key) if isinstance(reply, dict) else None
+    return [str(v)[:size] for v in value[:count] if keep(str(v))] if type(value) is list else []
 
 
 class Child:
@@ -142,8 +145,8 @@ def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float |
         return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",
                        ended_id="harness.memory", printed=printed, printed_bytes=printed_bytes, seconds=seconds)
     return Outcome(value=reply.get("value"), error=error, printed=printed, printed_bytes=printed_bytes,
-                   warnings=_texts(reply.get("warnings")), seconds=seconds,
-                   mutated=_texts(reply.get("mutated"), lambda name: name in names))
+                   warnings=texts(reply, "warnings"), seconds=seconds,
+                   mutated=texts(reply, "mutated", keep=lambda name: name in names))
 
 
 def _kill(pid: int) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
-from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child
+from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 
 __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 
@@ -134,7 +134,7 @@ class Remote:
         self.layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
         load = self.child.ask(None, max(10.0, self.timeout))
         self.child.printed()                                 # what the submission printed while loading
-        self.violations = _list(load, "violations")[:20]
+        self.violations = texts(load, "violations", size=500)
         return load
 
     def _end(self) -> int | None:
@@ -151,7 +151,7 @@ class Remote:
         reply = child.ask({"args": list(args), "names": list(names)}, self.timeout)
         if isinstance(reply, Outcome) and reply.timed_out and time.monotonic() >= self.deadline:
             return over
-        self.violations += [v for v in _list(reply, "violations")[:20] if v not in self.violations]
+        self.violations += [v for v in texts(reply, "violations", size=500) if v not in self.violations]
         return child.outcome(reply, names, self.memory_mb)
 
     def close(self) -> None:
@@ -172,11 +172,6 @@ class Remote:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _list(reply: dict | Outcome, key: str) -> list[str]:
-    value = reply.get(key) if isinstance(reply, dict) else None
-    return [str(v)[:500] for v in value[:100]] if type(value) is list else []
 
 
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
@@ -219,7 +214,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 where = f" ({error.line})" if error.line else ""
                 row.error = f"{what} raised {error.type_name}: {error.message}{where}"
             row.error = row.error or next(iter(remote.violations), None)
-            functions, cell_errors = (_list(load, key) for key in ("functions", "cell_errors"))
+            functions, cell_errors = (texts(load, key, 100, 500) for key in ("functions", "cell_errors"))
             if row.error is None and name not in functions:
                 row.usage = not cell_errors
                 row.error = (f"{path} defines no function {name!r} (functions found: "
