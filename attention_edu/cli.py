@@ -14,7 +14,9 @@ import argparse
 import gc
 import importlib
 import os
+import signal
 import sys
+import threading
 
 __all__ = ["main", "build_parser"]
 
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     SystemExit: 0
     """
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -69,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     print(f"attention-edu {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
     return 130
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt       # SIGTERM (kill, timeout) ends a command as Ctrl-C does: cleaned up
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ SUBMISSIONS = {
     "exits.py": "import os\n\ndef softmax(x):\n    os._exit(0)\n",
     "exits_on_import.py": "import os\nos._exit(1)\n{right}",
     "loops.py": "def softmax(x):\n    while True:\n        pass\n",
-    "segfault.py": "import ctypes\n\ndef softmax(x):\n    return ctypes.string_at(0)\n",
+    "segfault.py": "import faulthandler\n\ndef softmax(x):\n    faulthandler._read_null()\n",
     "syntax_error.py": "def softmax(x)\n    return x\n",
     "other_name.py": "def soft_max(x):\n    return x\n",
 }

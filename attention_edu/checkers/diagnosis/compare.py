@@ -1,9 +1,9 @@
 """Comparing returned arrays with expected ones, describing the difference, and the hints that
 come from no mutant.
 
-Arrays are compared as numbers in float64, never through their printed form. The tolerance
-follows the coarser of the student's dtype and the inputs' dtype, so a float32 or einsum
-solution passes, while every known misconception misses by far more than the tolerance.
+Arrays are compared as numbers in float64, never through their printed form. The tolerance follows
+the coarser of the student's dtype (float32 at the coarsest: float16 is no licence to be 1 % off)
+and the inputs', so a float32 or einsum solution passes; every known misconception misses by far more.
 :data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
 wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
 can act on (a broadcasting error usually means a missing ``keepdims=True``; a matmul
@@ -67,7 +67,7 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
         return False
     if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
         return bool(np.array_equal(actual, expected))
-    rtol, atol = tolerance(actual.dtype, expected.dtype, *dtypes)
+    rtol, atol = tolerance(np.float32 if actual.dtype == np.float16 else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         finite = e[np.isfinite(e)]

@@ -10,10 +10,11 @@ submission (:class:`Row`).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "csv_cell"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -48,7 +49,7 @@ class ErrorInfo:
         if type(info) is not dict:
             return None
         bases = info.get("bases") if type(info.get("bases")) is list else ["Exception"]
-        return cls(str(info.get("type", "Exception"))[:100], str(info.get("message", ""))[:4000],
+        return cls(str(info.get("type", "Exception"))[:100], escape(str(info.get("message", ""))[:4000], False),
                    tuple(str(b)[:100] for b in bases[:64]), str(info.get("line", ""))[:400])
 
     def is_a(self, name: str) -> bool:
@@ -102,13 +103,24 @@ class Row:
         return {key: getattr(self, key) for key in FIELDS}
 
 
-def escape(text: Any) -> Any:
-    r"""``text`` with every control character but the newline written as an escape (``\x1b``, ``\r``).
+def escape(text: Any, newlines: bool = True) -> Any:
+    r"""``text`` with every control character written as an escape (``\x1b``, ``\r``); the newline
+    too unless ``newlines`` (a one-line field, where a student's newline could draw a line of its own).
 
-    >>> escape("ok\x1b[2K\rpassed\n")
-    'ok\\x1b[2K\\rpassed\n'
+    >>> escape("ok\x1b[2K\rpassed\n"), escape("boom\npassed", newlines=False)
+    ('ok\\x1b[2K\\rpassed\n', 'boom\\npassed')
     """
     if not isinstance(text, str):
         return text
-    return "".join(c if c == "\n" or c.isprintable() else c.encode("unicode_escape").decode("ascii")
+    return "".join(c if (c == "\n" and newlines) or c.isprintable() else c.encode("unicode_escape").decode("ascii")
                    for c in text)
+
+
+def csv_cell(value: Any) -> Any:
+    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
+
+    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
+    ('\'=HYPERLINK("x")', '["a"]', 3)
+    """
+    value = json.dumps(value) if isinstance(value, list) else value
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

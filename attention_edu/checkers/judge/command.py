@@ -4,7 +4,7 @@ Each submission runs once in a sandboxed interpreter of its own (:func:`.submiss
 with hidden probes from a fresh seed (``--seed S`` repeats a run). ``check`` exits 0 only when
 every probe ran and passed, 1 otherwise, 2 on a usage error; ``grade`` writes the gradebook once,
 atomically, after every process of every submission is gone (Ctrl-C: the rows done, exit 130).
-Details: docs/teachers.md.
+Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ...arguments import output_path, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
-from . import FIELDS, Row
+from . import FIELDS, Row, csv_cell
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
 from .submission import grade_one, stop_all
@@ -151,6 +151,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
                 tick()
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)      # one Ctrl-C is enough: now clean up
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop_all()
         for future in pending:
             future.cancel()
@@ -227,7 +228,7 @@ def run_grade(args: argparse.Namespace) -> int:
         with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=FIELDS)
             writer.writeheader()
-            writer.writerows({k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in records)
+            writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
         print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
     if args.gradescope and done:
         with written_atomically(args.gradescope) as partial:

@@ -1,14 +1,13 @@
 """Calling a student's function in a child process, with only plain data coming back.
 
 :class:`Child` is the judge's end of either kind of child (:mod:`.worker` answers in both): it
-sends a call frame, waits at most the call's time limit for the reply (then kills the child),
-and turns the reply, or how the child ended without one, into an :class:`Outcome`. :func:`call`
-forks one child per call (a notebook's ``check_<exercise>(fn)``: an exit, a segfault, a loop, a
-memory bomb or NumPy's settings changed all end with it, never with the kernel);
-:class:`.submission.Remote` runs a submission in the sandbox.
-Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not fork-safe),
-:func:`call` runs the function in this process, unprotected, and the result says so;
-``ATTENTION_EDU_START_METHOD=fork|inline`` overrides the choice.
+sends a call frame, waits at most the call's time limit for the reply (then kills the child), and
+turns the reply, or how the child ended without one, into an :class:`Outcome`. :func:`call` forks
+one child per call (a notebook's ``check_<exercise>(fn)``: an exit, a segfault, a loop, a memory
+bomb or NumPy's settings changed all end with it, never with the kernel); :class:`.submission.Remote`
+runs a submission in the sandbox.
+Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not fork-safe), :func:`call`
+runs the function in this process, unprotected, and the result says so (``ATTENTION_EDU_START_METHOD``).
 """
 
 from __future__ import annotations
@@ -37,6 +36,8 @@ OUTPUT_LIMIT = 64_000
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 _REPLY_CAP = 16 << 20
+#: The most numbers a notebook's ``ae.<helper>(...)`` result may hold (the judge computes it).
+HELPER_LIMIT = 1 << 22
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
@@ -76,16 +77,18 @@ class Child:
         self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
         self.deadline, self.helpers, self.seen = deadline, helpers or {}, 0
         self.alive, self.status = True, None
+        if send_fd is not None:
+            os.set_blocking(send_fd, False)     # a child that stops reading cannot hold the judge
 
     def ask(self, message: Any, seconds: float) -> dict | Outcome:
         """Send ``message`` (unless None) and read the reply; a failure is an Outcome, the child gone."""
         deadline = min(time.monotonic() + seconds, self.deadline)
         try:
             if message is not None:
-                protocol.send(self.send_fd, message)
+                protocol.send(self.send_fd, message, deadline)
             reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
             while self.helpers and type(reply) is dict and "helper" in reply:     # ae.softmax(...) in a notebook
-                protocol.send(self.send_fd, self._helper(reply))
+                protocol.send(self.send_fd, self._helper(reply), deadline)
                 reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
             if type(reply) is not dict:
                 raise protocol.ProtocolError("a reply that is not a message")
@@ -105,6 +108,9 @@ class Child:
         function, args = self.helpers.get(request.get("helper")), request.get("args")
         if function is None or type(args) is not list:
             return {"error": f"ae.{str(request.get('helper'))[:40]} is not available in this exercise"}
+        if _helper_size(args) > HELPER_LIMIT:      # the judge computes it, outside the sandbox's limits
+            return {"error": f"ae.{request['helper']} computes here only on inputs whose result has at most "
+                             f"{HELPER_LIMIT:,} numbers: use smaller arrays"}
         try:
             return {"value": protocol.plain(function(*args))}
         except Exception as err:  # a wrong argument of the student's: the student's error
@@ -130,6 +136,17 @@ class Child:
         if self.alive:
             self.alive, self.status = False, self._end()
         return self.status
+
+
+def _helper_size(args: list) -> int:
+    """At most the numbers a helper's result holds: the leading axes' broadcast times the longest
+    trailing axis squared (0 where they do not broadcast: the function refuses those shapes)."""
+    arrays = [a for a in args if isinstance(a, protocol.np.ndarray)]
+    try:
+        batch = math.prod(protocol.np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
+    except ValueError:
+        return 0
+    return batch * max((d for a in arrays for d in a.shape[-2:]), default=1) ** 2
 
 
 def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None, printed: str = "",
@@ -161,7 +178,6 @@ def _kill(pid: int) -> int:
 def _limit(memory_mb: float | None) -> None:
     """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file."""
     import resource      # POSIX only, as fork is
-
     caps = {resource.RLIMIT_FSIZE: 2**20}
     if memory_mb and os.path.exists("/proc/self/statm"):      # only where the current size can be read
         with open("/proc/self/statm") as statm:
@@ -212,8 +228,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
     with tempfile.TemporaryFile() as printed:
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
-            # Python 3.12+ warns that fork() in a multi-threaded process (a notebook kernel) may deadlock
-            # the child; it only runs the student's code, and a deadlock would end as a timeout.
+            # 3.12+ warns that fork() in a threaded kernel may deadlock: the child ends by timeout then
             warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
             pid = os.fork()
         if pid == 0:                                   # the child: never returns

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import select
 import time
@@ -198,14 +199,20 @@ def decode(body: bytes) -> Any:
     return _untree(head, blobs)
 
 
-def send(fd: int, message: Any) -> None:
-    """Write ``message`` as one frame to the file descriptor ``fd``."""
+def send(fd: int, message: Any, deadline: float = math.inf) -> None:
+    """Write ``message`` as one frame to the file descriptor ``fd``. A non-blocking ``fd`` whose
+    reader stops reading raises TimeoutError at ``deadline`` (on :func:`time.monotonic`)."""
     body = encode(message)
     if len(body) > MAX_FRAME:
         body = encode({"error": {"type": "ValueError", "message": "the answer is too large to send"}})
     view = memoryview(len(body).to_bytes(8, "little") + body)
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise TimeoutError from None
 
 
 def _read(fd: int, count: int, deadline: float) -> bytes:

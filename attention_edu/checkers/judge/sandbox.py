@@ -19,6 +19,7 @@ import select
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from importlib import metadata
 from typing import Mapping, Sequence
@@ -80,6 +81,24 @@ def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
                                            metadata.requires(dist) or [] if "extra ==" not in r}
             todo += [top for top, dists in owners.items() if wanted & {_canonical(d) for d in dists}]
     return sorted(d for d in dirs if d and os.path.exists(d)), sorted(found | set(names))
+
+
+def standard_library() -> list[str]:
+    """The base interpreter's standard-library folders (a virtual environment's hold only site-packages)."""
+    paths = sysconfig.get_paths(vars={"installed_base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    return sorted({paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__)})
+
+
+def readable(packages: Sequence[str]) -> list[str]:
+    """What a worker may read besides its own directory: the standard library entry by entry without
+    ``site-packages`` (Landlock grants whole subtrees, and other packages live beneath it), the
+    interpreter, the C libraries and ``packages``."""
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
+    read = {os.path.dirname(os.path.realpath(sys.executable)), "/dev/null", "/dev/urandom", "/proc/self",
+            "/etc/ld.so.cache", "/lib64", *packages, *(f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch)}
+    for folder in filter(os.path.isdir, standard_library()):
+        read |= {entry.path for entry in os.scandir(folder) if entry.name not in ("site-packages", "dist-packages")}
+    return sorted(path for path in read if path and os.path.exists(path))
 
 
 def _canonical(name: str) -> str:

@@ -40,7 +40,7 @@ def _cell_code(source: str) -> str | None:
     lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
     try:
         tree = ast.parse("\n".join(lines))
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "\n".join(lines)              # kept: running it reports the error to the student
     calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call)]
     names = {getattr(f, "id", None) or getattr(f, "attr", None) for f in calls}
@@ -70,9 +70,14 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     >>> os.unlink(handle.name)
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    listed = notebook.get("cells", []) if type(notebook) is dict else None
+    if type(listed) is not list or not all(type(c) is dict for c in listed):
+        raise ValueError("its cells are not a list of cells")
     cells = []
-    for index, cell in enumerate(c for c in notebook.get("cells", []) if c.get("cell_type") == "code"):
+    for index, cell in enumerate(c for c in listed if c.get("cell_type") == "code"):
         source = cell.get("source", "")
+        if not (type(source) is str or type(source) is list and all(type(s) is str for s in source)):
+            raise ValueError(f"code cell {index + 1} has a source that is not text")
         code = _cell_code(source if isinstance(source, str) else "".join(source))
         if code is not None:
             cells.append((f"code cell {index + 1}", code))
@@ -101,7 +106,8 @@ class Remote:
         packages, modules = sandbox.package_dirs(tuple(allowed))
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function,
                        "allowed": modules, "packages": packages, "message": NOT_ALLOWED, "notebook": notebook,
-                       "helpers": sorted(helpers or {}), "landlock": True}
+                       "helpers": sorted(helpers or {}), "landlock": True, "read": sandbox.readable(packages),
+                       "library": [*packages, *sandbox.standard_library()]}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None
@@ -192,14 +198,16 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     name, notebook = function or spec.function, path.suffix == ".ipynb"
     what = "running the notebook" if notebook else "importing the file"
     cells = []
-    if not path.is_file():
+    if path.is_symlink():        # it could name a classmate's file, or one the student may not read
+        row.error = f"a symbolic link, not a submission: {path}"
+    elif not path.is_file():
         row.error, row.usage = f"no such file: {path}", True
     elif path.suffix not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
             cells = notebook_cells(path) if notebook else [(path.name, path.read_text("utf-8"))]
-        except (UnicodeDecodeError, ValueError, AttributeError) as err:
+        except (ValueError, RecursionError, MemoryError) as err:      # the student's file, whatever it holds
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:
         earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
@@ -231,10 +239,10 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     if row.error is not None:
         row.passed, row.attempted = False, not row.usage
         row.status = "failed" if row.attempted else "not graded"
-        row.message = f"check {exercise}: {row.status}. {row.error}"
+        row.message = f"check {exercise}: {row.status}. {escape(row.error, newlines=False)}"
     row.seconds = round(time.perf_counter() - start, 3)
     for key, value in vars(row).items():     # every string escaped: the file name may be the student's too
-        setattr(row, key, escape(value))
+        setattr(row, key, escape(value, newlines=key == "message"))
     row.mistakes = [{k: escape(v) for k, v in m.items()} for m in row.mistakes]
     row.sandbox = [escape(str(layer)) for layer in row.sandbox]
     return row

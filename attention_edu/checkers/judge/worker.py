@@ -84,16 +84,6 @@ def restrict(read, write):
         return ruleset.abi_version
 
 
-def readable(private, packages):
-    """What the worker may read: the Python installation, its C libraries, the allowed packages."""
-    paths, arch = sysconfig.get_paths(), sysconfig.get_config_var("MULTIARCH") or ""
-    read = {paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__), os.path.dirname(np.__file__),
-            os.path.dirname(os.path.realpath(sys.executable)), private, "/dev/null", "/dev/urandom",
-            "/proc/self", "/etc/ld.so.cache", "/lib64", *packages}
-    read |= {f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch}
-    return sorted(path for path in read if path and os.path.exists(path))
-
-
 class Helpers:
     """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge."""
 
@@ -207,13 +197,15 @@ def main():
     layers, reason = [], "not asked"
     if config["landlock"]:
         try:
-            restrict(readable(private, config["packages"]), [private])
+            restrict([*config["read"], private], [private])
             layers, reason = ["landlock"], ""
         except (ImportError, OSError) as err:  # no landlockpy, an old kernel, another OS
             reason = f"Landlock unavailable ({err})"
-    stdlib = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]]
-    refuse = Refuse(config["allowed"], config["message"], [p for p in config["packages"] + stdlib if os.path.isdir(p)])
+    sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
+    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)])
     sys.meta_path.insert(0, refuse)
+    for name in [m for m in sys.modules if m.partition(".")[0] in DENIED]:
+        del sys.modules[name]       # NumPy loaded them: a plain ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(os.open("printed.txt", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
     module = type(sys)("submission")

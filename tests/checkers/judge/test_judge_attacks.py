@@ -83,6 +83,31 @@ ATTACKS = {
         def softmax(x):
             return attention_edu.softmax(x)
         """, "PermissionError"),
+    "hook_bypassed_site_packages": ("""
+        import sys
+        sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]
+        try:
+            import pytest                     # installed beside NumPy: a package the exercise does not allow
+        except (ImportError, OSError) as err:
+            raise RuntimeError("site-packages unreachable") from err
+        import numpy as np
+        def softmax(x):
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+        """, "RuntimeError: site-packages unreachable"),
+    "float16_loophole": ("""
+        import numpy as np
+        def softmax(x):
+            x = x * 0.99                      # wrong: a temperature of 1/0.99, inside float16's tolerance
+            m = np.max(x, axis=-1, keepdims=True)
+            e = np.exp(x - np.where(np.isfinite(m), m, 0.0))
+            s = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(s == 0, 1, s)
+            return w if x.shape in ((3, 6), (7, 4)) else w.astype(np.float16)   # the properties' inputs
+        """, "do not match the expected values"),
+    "newline_forge": ("""
+        raise ValueError("boom\\npassed          16/16  right.py\\nfailed           0/16  wrong.py")
+        """, "boom\\npassed"),
     "replay_table": ("""
         import numpy as np
         TABLE = {table}
@@ -246,3 +271,11 @@ def test_attack_fails_and_harms_nobody(classroom, attack):
     for raw in (done.stdout, check.stdout, classroom["graded"]):
         assert b"\x1b" not in raw and b"\r" not in raw.replace(b"\r\n", b"\n"), attack
     assert b"FORGED" not in done.stdout + classroom["graded"]
+
+
+def test_grade_prints_one_line_per_submission(classroom):
+    """A student's newline (in an error message or a violation) cannot draw a row of its own."""
+    lines = classroom["done"].stdout.decode().splitlines()
+    assert len(lines) == len(ATTACKS) + 2 + 2, lines          # "wrote N rows", a line a file, "N of M passed"
+    assert [line for line in lines if line.startswith("passed")] == [
+        line for line in lines if line.startswith("passed") and line.endswith("right.py")], lines

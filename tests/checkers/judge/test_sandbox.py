@@ -25,7 +25,7 @@ import numpy
 import pytest
 
 from attention_edu.checkers.judge import sandbox, worker
-from attention_edu.checkers.judge.sandbox import Limits, landlock_abi, spawn
+from attention_edu.checkers.judge.sandbox import Limits, landlock_abi, package_dirs, readable, spawn
 
 ROOT = Path(__file__).resolve().parents[3]
 JUDGE = ROOT / "attention_edu" / "checkers" / "judge"
@@ -742,15 +742,16 @@ def test_without_landlockpy_the_layer_is_missing_and_says_so(monkeypatch):
 @needs_landlock
 @both_modes
 def test_numpy_runs_under_landlock_with_the_workers_own_paths(tmp_path, namespaces):
-    """What the judge's worker does: restrict to readable(), then use NumPy, lazy parts too."""
+    """What the judge's worker does: restrict to what the judge lets it read, then use NumPy, lazy parts too."""
     body = """
     worker = load_worker()
-    worker.restrict(worker.readable(os.getcwd(), []), [os.getcwd()])
+    worker.restrict(ARGS["read"] + [os.getcwd()], [os.getcwd()])
     import numpy, numpy.polynomial
     print(json.dumps(["sum", float((numpy.ones((50, 50)) @ numpy.ones((50, 50))).sum())]))
     attempt("package source", lambda: open(ARGS["package"]).read())
     """
     outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
                              use_landlock=False, site=True,
-                             package=str(ROOT / "attention_edu" / "softmax.py"))
+                             package=str(ROOT / "attention_edu" / "softmax.py"),
+                             read=readable(package_dirs(("numpy",))[0]))
     assert outcomes == {"sum": 125000.0, "package source": "EACCES"}

@@ -1,0 +1,186 @@
+"""Attacks found by a red-team review of the judge, each run end to end through ``check`` or ``grade``.
+
+A child that stops reading its pipe, a notebook that asks the judge to compute a huge helper
+result, malformed notebooks, symbolic links to classmates' files, file names a spreadsheet would run
+as formulas, and SIGTERM in the middle of grading. The sandbox-dependent ones skip, saying why,
+where the kernel lacks Landlock or a PID namespace.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_edu.checkers import EXERCISES
+from attention_edu.checkers.judge import harness
+from attention_edu.checkers.judge.sandbox import available_layers
+
+LAYERS = available_layers()
+sandboxed = pytest.mark.skipif(
+    not all(LAYERS.get(k, "").startswith("active") for k in ("landlock", "pid-namespace")),
+    reason=f"needs Landlock and a PID namespace: {LAYERS}")
+
+
+def _notebook(path: Path, *sources) -> Path:
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": source if isinstance(source, list) else textwrap.dedent(source)} for source in sources]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def _rows(path: Path) -> dict[str, dict]:
+    return {Path(r["file"]).name: r for r in csv.DictReader(io.StringIO(path.read_text()))}
+
+
+HANG_ON_HELPER = """
+    import io, json, os, time
+    import numpy as np
+    inp, out = ae._fds                          # the worker's pipes, kept on the ae helper
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.zeros((1000, 200)), allow_pickle=False)
+    blob = buffer.getvalue()
+    head = json.dumps({"$d": [["helper", "softmax"], ["args", [{"$a": 0}]]]}).encode()
+    body = len(head).to_bytes(8, "little") + head + len(blob).to_bytes(8, "little") + blob
+    os.write(out, len(body).to_bytes(8, "little") + body)     # ask for ae.softmax of 1.6 MB ...
+    time.sleep(600)                                          # ... and never read the answer
+    """
+
+
+@sandboxed
+def test_a_notebook_that_never_reads_its_helper_answer_cannot_hold_grade(tmp_path, console_script):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "hang.ipynb", HANG_ON_HELPER, "def causal_mask(m, n=None):\n    return None\n")
+    (folder / "right.py").write_text("import numpy as np\n\ndef causal_mask(m, n=None):\n"
+                                     "    n = m if n is None else n\n    return np.tril(np.ones((m, n), bool), k=n - m)\n")
+    start = time.monotonic()
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "causal_mask", "--csv",
+                           str(tmp_path / "grades.csv"), "--timeout", "1", "--no-progress"],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert time.monotonic() - start < 60
+    rows = _rows(tmp_path / "grades.csv")
+    assert "did not finish" in rows["hang.ipynb"]["error"], rows["hang.ipynb"]
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+
+
+SHRINK_THE_PIPE = """
+    import fcntl, struct, termios, time, __main__
+    fcntl.fcntl(3, 1031, 4096)                  # F_SETPIPE_SZ: the judge's call frames now block at 4 KiB
+    def receive(fd, deadline, *rest):
+        while True:
+            if struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\\0" * 4))[0] >= 4096:
+                time.sleep(600)                 # the judge is writing a larger frame: never read it
+            time.sleep(0.2)
+            if 0 < struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\\0" * 4))[0] < 4096:
+                return real(fd, deadline, *rest)
+    real, __main__.protocol.receive = __main__.protocol.receive, receive
+    def split_heads(X, num_heads):
+        return X
+    """
+
+
+@sandboxed
+def test_a_child_that_stops_reading_its_pipe_cannot_hold_check(tmp_path, console_script):
+    file = tmp_path / "shrink.py"
+    file.write_text(textwrap.dedent(SHRINK_THE_PIPE))
+    start = time.monotonic()
+    done = subprocess.run([console_script, "check", "split_heads", str(file), "--timeout", "1"],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 1 and time.monotonic() - start < 60, done.stdout.decode()
+    assert "harness.timeout" in done.stdout.decode(), done.stdout.decode()
+
+
+def test_the_judge_refuses_to_compute_a_huge_helper_result():
+    """ae.scaled_dot_product_attention on (400, 1, 20, 1) and (1, 400, 20, 1): 128 KB in, 512 MB out."""
+    reference = EXERCISES["scaled_dot_product_attention"].reference
+    child = harness.Child(None, 0, 0, lambda: 0, helpers={"scaled_dot_product_attention": reference})
+    Q, K = np.ones((400, 1, 20, 1)), np.ones((1, 400, 20, 1))
+    start = time.perf_counter()
+    reply = child._helper({"helper": "scaled_dot_product_attention", "args": [Q, K, K]})
+    assert "smaller arrays" in reply["error"] and time.perf_counter() - start < 1.0, reply
+    small = child._helper({"helper": "scaled_dot_product_attention", "args": [np.ones((2, 3, 4))] * 3})
+    assert "value" in small and np.asarray(small["value"][0]).shape == (2, 3, 4), small
+
+
+@sandboxed
+@pytest.mark.parametrize("source", [
+    [1, 2],                                                 # a source that is not text
+    "x = 1" + " + 1" * 100_000,                             # deeper than the parser's recursion
+])
+def test_a_malformed_notebook_is_its_own_row(tmp_path, console_script, softmax_source, source):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "eve.ipynb", source)
+    (folder / "odd.ipynb").write_text(json.dumps({"cells": 5}))
+    (folder / "right.py").write_text(softmax_source)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, timeout=300)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["eve.ipynb"]["passed"] == "False" and rows["eve.ipynb"]["error"], rows["eve.ipynb"]
+    assert "could not be read as a notebook" in rows["odd.ipynb"]["error"], rows["odd.ipynb"]
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+
+
+@sandboxed
+def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script, softmax_source):
+    folder, secret = tmp_path / "class", tmp_path / "teacher_only.py"
+    (folder / "bob").mkdir(parents=True)
+    (folder / "eve").mkdir()
+    (folder / "bob" / "softmax.py").write_text(softmax_source)
+    secret.write_text("TEACHER_ONLY_TOKEN\n")
+    (folder / "eve" / "softmax.py").symlink_to("../bob/softmax.py")      # hand in a classmate's file
+    (folder / "eve" / "notes.py").symlink_to(secret)                       # or read one outside the folder
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
+                           "--no-progress"], capture_output=True, timeout=300)
+    rows = {(Path(r["file"]).parent.name, Path(r["file"]).name): r for r in json.loads(done.stdout)}
+    assert rows["bob", "softmax.py"]["passed"] is True
+    for name in ("softmax.py", "notes.py"):
+        assert rows["eve", name]["passed"] is False and "symbolic link" in rows["eve", name]["error"]
+    assert b"TEACHER_ONLY_TOKEN" not in done.stdout + done.stderr
+
+
+@sandboxed
+def test_a_file_name_a_spreadsheet_would_run_is_quoted(tmp_path, console_script, softmax_source):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / '=HYPERLINK("http:evil.example","PASSED")+0.py').write_text(softmax_source)
+    done = subprocess.run([console_script, "grade", ".", "--exercise", "softmax", "--csv", str(tmp_path / "g.csv"),
+                           "--no-progress"], capture_output=True, cwd=folder, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    [row] = csv.DictReader(io.StringIO((tmp_path / "g.csv").read_text()))
+    assert row["file"].startswith("'=HYPERLINK(") and row["passed"] == "True", row
+
+
+@sandboxed
+def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_source):
+    folder, scratch = tmp_path / "class", tmp_path / "tmp"
+    folder.mkdir()
+    scratch.mkdir()
+    (folder / "a_right.py").write_text(softmax_source)
+    (folder / "b_slow.py").write_text("import time\ntime.sleep(50)\n")
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    grade = subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                              str(tmp_path / "grades.csv"), "--jobs", "1", "--no-progress"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(scratch.iterdir()):
+        time.sleep(0.1)
+    time.sleep(3)                                  # the right file is graded, the slow one is loading
+    grade.send_signal(signal.SIGTERM)
+    out, err = grade.communicate(timeout=60)
+    assert grade.returncode == 130, (out, err)
+    assert b"interrupted" in err and b"Traceback" not in err, err
+    assert list(scratch.iterdir()) == [], "a private directory was left behind"
+    assert "a_right.py" in _rows(tmp_path / "grades.csv")
