@@ -139,14 +139,14 @@ class Child:
 
 
 def _helper_size(args: list) -> int:
-    """At most the numbers a helper's result holds: the leading axes' broadcast times the longest
-    trailing axis squared (0 where they do not broadcast: the function refuses those shapes)."""
+    """At most the numbers a helper's result holds: the leading axes' broadcast times the longest trailing
+    axis or int argument squared (0 where they do not broadcast: the function refuses those shapes)."""
     arrays = [a for a in args if isinstance(a, protocol.np.ndarray)]
     try:
         batch = math.prod(protocol.np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
     except ValueError:
         return 0
-    return batch * max((d for a in arrays for d in a.shape[-2:]), default=1) ** 2
+    return batch * max([1, *(d for a in arrays for d in a.shape[-2:]), *(a for a in args if type(a) is int)]) ** 2
 
 
 def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None, printed: str = "",

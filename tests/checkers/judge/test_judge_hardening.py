@@ -113,6 +113,15 @@ def test_the_judge_refuses_to_compute_a_huge_helper_result():
     assert "value" in small and np.asarray(small["value"][0]).shape == (2, 3, 4), small
 
 
+def test_the_judge_refuses_a_helper_whose_int_arguments_ask_for_gigabytes():
+    """ae.causal_mask(100_000): two ints in, 10 GB of booleans out."""
+    child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
+    start = time.perf_counter()
+    reply = child._helper({"helper": "causal_mask", "args": [100_000]})
+    assert "smaller arrays" in reply["error"] and time.perf_counter() - start < 1.0, reply
+    assert child._helper({"helper": "causal_mask", "args": [3, 4]})["value"].shape == (3, 4)
+
+
 @sandboxed
 @pytest.mark.parametrize("source", [
     [1, 2],                                                 # a source that is not text
