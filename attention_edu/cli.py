@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)
+        for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), _terminated)
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt       # SIGTERM (kill, timeout) ends a command as Ctrl-C does: cleaned up
+    raise KeyboardInterrupt       # SIGTERM (kill, timeout) or SIGHUP ends a command as Ctrl-C does
 
 
 def _run(args: argparse.Namespace) -> int:

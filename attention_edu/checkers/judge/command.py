@@ -150,8 +150,8 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
                 rows[futures[future]] = future.result()
                 tick()
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)      # one Ctrl-C is enough: now clean up
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
+            signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
         stop_all()
         for future in pending:
             future.cancel()

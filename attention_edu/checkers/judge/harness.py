@@ -36,8 +36,8 @@ OUTPUT_LIMIT = 64_000
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 _REPLY_CAP = 16 << 20
-#: The most numbers a notebook's ``ae.<helper>(...)`` result may hold (the judge computes it).
-HELPER_LIMIT = 1 << 22
+#: Seconds and megabytes a notebook's ``ae.<helper>(...)`` may take (the judge computes it, in a fork).
+HELPER_SECONDS, HELPER_MEMORY_MB = 5.0, 512
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
@@ -104,17 +104,17 @@ class Child:
             return Outcome(ended=words, ended_id=hint_id)
 
     def _helper(self, request: dict) -> dict:
-        """Compute a library function the exercise lets the submission call, on plain data, here."""
-        function, args = self.helpers.get(request.get("helper")), request.get("args")
+        """Compute a library function the exercise lets the submission call, on plain data, in a fork of
+        the judge with its own time and memory limits (a few KB of input can ask for gigabytes)."""
+        name, function, args = request.get("helper"), self.helpers.get(request.get("helper")), request.get("args")
         if function is None or type(args) is not list:
-            return {"error": f"ae.{str(request.get('helper'))[:40]} is not available in this exercise"}
-        if _helper_size(args) > HELPER_LIMIT:      # the judge computes it, outside the sandbox's limits
-            return {"error": f"ae.{request['helper']} computes here only on inputs whose result has at most "
-                             f"{HELPER_LIMIT:,} numbers: use smaller arrays"}
-        try:
-            return {"value": protocol.plain(function(*args))}
-        except Exception as err:  # a wrong argument of the student's: the student's error
-            return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+            return {"error": f"ae.{str(name)[:40]} is not available in this exercise"}
+        outcome = call(function, tuple(args), tuple(f"argument {i + 1}" for i in range(len(args))),
+                       HELPER_SECONDS, HELPER_MEMORY_MB)
+        if outcome.ok:
+            return {"value": outcome.value}
+        error = outcome.error and f"raised {outcome.error.type_name}: {outcome.error.message}"
+        return {"error": f"ae.{name} {outcome.ended or error or f'did not finish within {HELPER_SECONDS:g} s'}"[:400]}
 
     def printed(self) -> tuple[str, int]:
         """What the child printed since the last look, cut at :data:`OUTPUT_LIMIT` bytes."""
@@ -136,17 +136,6 @@ class Child:
         if self.alive:
             self.alive, self.status = False, self._end()
         return self.status
-
-
-def _helper_size(args: list) -> int:
-    """At most the numbers a helper's result holds: the leading axes' broadcast times the longest trailing
-    axis or int argument squared (0 where they do not broadcast: the function refuses those shapes)."""
-    arrays = [a for a in args if isinstance(a, protocol.np.ndarray)]
-    try:
-        batch = math.prod(protocol.np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
-    except ValueError:
-        return 0
-    return batch * max([1, *(d for a in arrays for d in a.shape[-2:]), *(a for a in args if type(a) is int)]) ** 2
 
 
 def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None, printed: str = "",

@@ -94,7 +94,7 @@ def readable(packages: Sequence[str]) -> list[str]:
     ``site-packages`` (Landlock grants whole subtrees, and other packages live beneath it), the
     interpreter, the C libraries and ``packages``."""
     arch = sysconfig.get_config_var("MULTIARCH") or ""
-    read = {os.path.dirname(os.path.realpath(sys.executable)), "/dev/null", "/dev/urandom", "/proc/self",
+    read = {os.path.realpath(sys.executable), "/dev/null", "/dev/urandom", "/proc/self",
             "/etc/ld.so.cache", "/lib64", *packages, *(f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch)}
     for folder in filter(os.path.isdir, standard_library()):
         read |= {entry.path for entry in os.scandir(folder) if entry.name not in ("site-packages", "dist-packages")}

@@ -202,6 +202,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error = f"a symbolic link, not a submission: {path}"
     elif not path.is_file():
         row.error, row.usage = f"no such file: {path}", True
+    elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
+        row.error = f"larger than 16 MiB, not a submission: {path}"
     elif path.suffix not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:

@@ -1,8 +1,8 @@
 """Attacks found by a red-team review of the judge, each run end to end through ``check`` or ``grade``.
 
 A child that stops reading its pipe, a notebook that asks the judge to compute a huge helper
-result, malformed notebooks, symbolic links to classmates' files, file names a spreadsheet would run
-as formulas, and SIGTERM in the middle of grading. The sandbox-dependent ones skip, saying why,
+result, malformed or huge notebooks, symbolic links to classmates' files, file names a spreadsheet
+would run as formulas, and SIGTERM or SIGHUP in the middle of grading. The sandbox-dependent ones skip, saying why,
 where the kernel lacks Landlock or a PID namespace.
 """
 
@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import resource
 import signal
 import subprocess
 import textwrap
@@ -101,25 +102,36 @@ def test_a_child_that_stops_reading_its_pipe_cannot_hold_check(tmp_path, console
     assert "harness.timeout" in done.stdout.decode(), done.stdout.decode()
 
 
-def test_the_judge_refuses_to_compute_a_huge_helper_result():
-    """ae.scaled_dot_product_attention on (400, 1, 20, 1) and (1, 400, 20, 1): 128 KB in, 512 MB out."""
-    reference = EXERCISES["scaled_dot_product_attention"].reference
-    child = harness.Child(None, 0, 0, lambda: 0, helpers={"scaled_dot_product_attention": reference})
-    Q, K = np.ones((400, 1, 20, 1)), np.ones((1, 400, 20, 1))
-    start = time.perf_counter()
-    reply = child._helper({"helper": "scaled_dot_product_attention", "args": [Q, K, K]})
-    assert "smaller arrays" in reply["error"] and time.perf_counter() - start < 1.0, reply
-    small = child._helper({"helper": "scaled_dot_product_attention", "args": [np.ones((2, 3, 4))] * 3})
-    assert "value" in small and np.asarray(small["value"][0]).shape == (2, 3, 4), small
+def _helper_reply(name: str, args: list) -> tuple[dict, float, int]:
+    """The judge's answer to a notebook's ``ae.<name>(*args)``, its seconds, and how many MiB the
+    judge's own peak memory grew by."""
+    child = harness.Child(None, 0, 0, lambda: 0, helpers={name: EXERCISES[name].reference})
+    peak, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter()
+    reply = child._helper({"helper": name, "args": args})
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) >> 10
+    return reply, time.perf_counter() - start, grown
 
 
-def test_the_judge_refuses_a_helper_whose_int_arguments_ask_for_gigabytes():
-    """ae.causal_mask(100_000): two ints in, 10 GB of booleans out."""
-    child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
-    start = time.perf_counter()
-    reply = child._helper({"helper": "causal_mask", "args": [100_000]})
-    assert "smaller arrays" in reply["error"] and time.perf_counter() - start < 1.0, reply
-    assert child._helper({"helper": "causal_mask", "args": [3, 4]})["value"].shape == (3, 4)
+@pytest.mark.parametrize("name, args", [
+    ("scaled_dot_product_attention", [np.ones((400, 1, 20, 1)), np.ones((1, 400, 20, 1)), np.ones((1, 400, 20, 1))]),
+    ("causal_mask", [100_000]),                              # 10 GB of booleans from one int
+    ("causal_mask", [np.int64(45_000)]),                     # a NumPy int
+    ("causal_mask", [np.array(45_000)]),                     # a 0-d array
+    ("bahdanau_scores", [np.ones((600, 1))] * 4 + [np.ones(600)]),   # an m x n x d_a intermediate
+    ("softmax_jacobian", [np.full((600, 600), 1 / 600)]),            # B x n x n from B x n
+], ids=["broadcast", "int", "numpy-int", "0-d", "intermediate", "jacobian"])
+def test_a_notebook_helper_cannot_make_the_judge_allocate_gigabytes(name, args):
+    """Kilobytes in, gigabytes asked for: the judge computes helpers in a fork with a memory limit."""
+    reply, seconds, grown = _helper_reply(name, args)
+    assert "ran out of memory" in reply.get("error", ""), reply
+    assert seconds < harness.HELPER_SECONDS + 5 and grown < 200, (seconds, grown)
+
+
+def test_a_notebook_helper_still_answers_ordinary_calls():
+    reply, _, _ = _helper_reply("scaled_dot_product_attention", [np.ones((2, 3, 4))] * 3)
+    assert np.asarray(reply["value"][0]).shape == (2, 3, 4), reply
+    assert _helper_reply("causal_mask", [3, 4])[0]["value"].shape == (3, 4)
+    assert "raised" in _helper_reply("causal_mask", [-1])[0]["error"]
 
 
 @sandboxed
@@ -161,6 +173,18 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
 
 
 @sandboxed
+def test_a_huge_notebook_is_refused_unread(tmp_path, console_script, softmax_source):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "huge.ipynb", "x = 1\n" + "#" * (17 << 20))
+    (folder / "right.py").write_text(softmax_source)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
+                           "--no-progress"], capture_output=True, timeout=300)
+    rows = {Path(r["file"]).name: r for r in json.loads(done.stdout)}
+    assert "larger than 16 MiB" in rows["huge.ipynb"]["error"] and rows["right.py"]["passed"] is True
+
+
+@sandboxed
 def test_a_file_name_a_spreadsheet_would_run_is_quoted(tmp_path, console_script, softmax_source):
     folder = tmp_path / "class"
     folder.mkdir()
@@ -173,7 +197,8 @@ def test_a_file_name_a_spreadsheet_would_run_is_quoted(tmp_path, console_script,
 
 
 @sandboxed
-def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_source):
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_source, number):
     folder, scratch = tmp_path / "class", tmp_path / "tmp"
     folder.mkdir()
     scratch.mkdir()
@@ -187,7 +212,7 @@ def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_sou
     while time.monotonic() < deadline and not any(scratch.iterdir()):
         time.sleep(0.1)
     time.sleep(3)                                  # the right file is graded, the slow one is loading
-    grade.send_signal(signal.SIGTERM)
+    grade.send_signal(number)
     out, err = grade.communicate(timeout=60)
     assert grade.returncode == 130, (out, err)
     assert b"interrupted" in err and b"Traceback" not in err, err
