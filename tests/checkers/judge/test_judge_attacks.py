@@ -95,6 +95,11 @@ ATTACKS = {
             e = np.exp(x - x.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True)
         """, "RuntimeError: site-packages unreachable"),
+    "ctypes_cached_by_numpy": ("import ctypes\n" + WRONG, "`import ctypes` is not allowed here"),
+    "interpreter_folder": (textwrap.dedent("""
+        import os, sys
+        os.listdir(os.path.dirname(os.path.realpath(sys.executable)))    # other packages' scripts live there
+        """) + WRONG, "PermissionError"),
     "float16_loophole": ("""
         import numpy as np
         def softmax(x):
