@@ -121,10 +121,10 @@ def _helper_reply(name: str, args: list) -> tuple[dict, float, int]:
     ("softmax_jacobian", [np.full((600, 600), 1 / 600)]),            # B x n x n from B x n
 ], ids=["broadcast", "int", "numpy-int", "0-d", "intermediate", "jacobian"])
 def test_a_notebook_helper_cannot_make_the_judge_allocate_gigabytes(name, args):
-    """Kilobytes in, gigabytes asked for: the judge computes helpers in a fork with a memory limit."""
+    """Kilobytes in, gigabytes asked for: the judge refuses before computing."""
     reply, seconds, grown = _helper_reply(name, args)
-    assert "ran out of memory" in reply.get("error", ""), reply
-    assert seconds < harness.HELPER_SECONDS + 5 and grown < 200, (seconds, grown)
+    assert "use smaller arrays" in reply.get("error", ""), reply
+    assert seconds < 1 and grown < 200, (seconds, grown)
 
 
 def test_a_notebook_helper_still_answers_ordinary_calls():
