@@ -83,16 +83,18 @@ def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return sorted(d for d in dirs if d and os.path.exists(d)), sorted(found | set(names))
 
 
+@functools.lru_cache(maxsize=None)
 def standard_library() -> list[str]:
     """The base interpreter's standard-library folders (a virtual environment's hold only site-packages)."""
     paths = sysconfig.get_paths(vars={"installed_base": sys.base_prefix, "platbase": sys.base_exec_prefix})
     return sorted({paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__)})
 
 
-def readable(packages: Sequence[str]) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def readable(packages: tuple[str, ...]) -> list[str]:
     """What a worker may read besides its own directory: the standard library entry by entry without
     ``site-packages`` (Landlock grants whole subtrees, and other packages live beneath it), the
-    interpreter, the C libraries and ``packages``."""
+    interpreter, the C libraries and ``packages``. Once per process and list of packages."""
     arch = sysconfig.get_config_var("MULTIARCH") or ""
     read = {os.path.realpath(sys.executable), "/dev/null", "/dev/urandom", "/proc/self",
             "/etc/ld.so.cache", "/lib64", *packages, *(f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch)}

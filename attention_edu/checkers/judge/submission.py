@@ -105,8 +105,8 @@ class Remote:
                  budget: float = DEFAULT_BUDGET, helpers: dict | None = None):
         packages, modules = sandbox.package_dirs(tuple(allowed))
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function,
-                       "allowed": modules, "packages": packages, "message": NOT_ALLOWED, "notebook": notebook,
-                       "helpers": sorted(helpers or {}), "landlock": True, "read": sandbox.readable(packages),
+                       "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook,
+                       "helpers": sorted(helpers or {}), "landlock": True, "read": sandbox.readable(tuple(packages)),
                        "library": [*packages, *sandbox.standard_library()]}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget

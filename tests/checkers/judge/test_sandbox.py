@@ -753,5 +753,5 @@ def test_numpy_runs_under_landlock_with_the_workers_own_paths(tmp_path, namespac
     outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
                              use_landlock=False, site=True,
                              package=str(ROOT / "attention_edu" / "softmax.py"),
-                             read=readable(package_dirs(("numpy",))[0]))
+                             read=readable(tuple(package_dirs(("numpy",))[0])))
     assert outcomes == {"sum": 125000.0, "package source": "EACCES"}
