@@ -219,7 +219,7 @@ def run_grade(args: argparse.Namespace) -> int:
         if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one
             row.passed, row.status, row.error = False, "failed", "graded without the filesystem sandbox"
     records = [row.record() for row in done]
-    layers = ", ".join(done[0].sandbox) if done and done[0].sandbox else "none"
+    layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
     print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
           f" sandbox layers: {layers}", file=sys.stderr)
     if args.json:

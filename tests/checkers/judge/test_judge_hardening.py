@@ -163,6 +163,7 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
     secret.write_text("TEACHER_ONLY_TOKEN\n")
     (folder / "eve" / "softmax.py").symlink_to("../bob/softmax.py")      # hand in a classmate's file
     (folder / "eve" / "notes.py").symlink_to(secret)                       # or read one outside the folder
+    (folder / "a_link.py").symlink_to("bob/softmax.py")                    # graded first: a row without layers
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json",
                            "--no-progress"], capture_output=True, timeout=300)
     rows = {(Path(r["file"]).parent.name, Path(r["file"]).name): r for r in json.loads(done.stdout)}
@@ -170,6 +171,7 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
     for name in ("softmax.py", "notes.py"):
         assert rows["eve", name]["passed"] is False and "symbolic link" in rows["eve", name]["error"]
     assert b"TEACHER_ONLY_TOKEN" not in done.stdout + done.stderr
+    assert b"sandbox layers: none" not in done.stderr, done.stderr       # the links' rows ran in no sandbox
 
 
 @sandboxed
