@@ -1,15 +1,12 @@
-"""The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`.
+"""The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`; stdlib only.
 
-It enters new user, PID and network namespaces where an unprivileged user may (``unshare(2)``
-through ctypes: Python 3.11 has no ``os.unshare``; uid and gid mapped onto themselves,
-``setgroups`` denied), becomes a child subreaper and forks the worker: PID 1 of the new PID
-namespace, dying with the launcher (``PR_SET_PDEATHSIG``), with the rlimits, ``no_new_privs``,
-no capabilities for a root judge (``SECBIT_NOROOT``; and, as uid 0 is exempt from
-``RLIMIT_NPROC``, ``pid_max`` 301 in its PID namespace from Linux 6.14) and the seccomp filter.
-It then waits; when the worker ends, the judge sends SIGTERM or the judge's lifeline pipe
-closes (the judge died), it kills the worker and every descendant still attached and exits
+Where an unprivileged user may, it enters new user, PID, network and mount namespaces and mounts a
+tmpfs of ``disk_mb`` over the private directory. It becomes a child subreaper and forks the worker:
+PID 1 of the new PID namespace, dying with the launcher, with the rlimits, ``no_new_privs``, no
+capabilities for a root judge (uid 0 is exempt from ``RLIMIT_NPROC``: ``pid_max`` 301 in its PID
+namespace from Linux 6.14) and the seccomp filter. When the worker ends, the judge sends SIGTERM
+or its lifeline pipe closes (the judge died), it kills every descendant still attached and exits
 with the worker's status. Outside Linux only rlimits apply and only the worker is killed.
-Standard library only.
 """
 from __future__ import annotations
 
@@ -24,9 +21,10 @@ import signal
 import struct
 import sys
 
-NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace")
+NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace")
 _LINUX = sys.platform.startswith("linux")
-_CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
 _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
@@ -41,21 +39,26 @@ _RET_ALLOW, _RET_EACCES, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000 | 13, 0x8000
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
-def _libc_call(name: str, *args: int) -> None:
+def _libc_call(name: str, *args: int | bytes) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    if getattr(libc, name)(*(ctypes.c_ulong(a) for a in args)) != 0:
+    if getattr(libc, name)(*(a if isinstance(a, bytes) else ctypes.c_ulong(a) for a in args)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
 
 
-def _enter_namespaces() -> None:
-    """Unshare user, PID and network namespaces; map our own uid and gid onto themselves."""
+def _enter_namespaces(private: str = "", disk_mb: int = 0) -> None:
+    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves;
+    a tmpfs over ``private`` (the new namespace's mounts never propagate out: mount_namespaces(7))."""
     uid, gid = os.geteuid(), os.getegid()
-    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET)
+    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS)
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                        ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
+    if private:
+        _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                   f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
+        os.chdir(private)                   # into the tmpfs, which now hides the directory
 
 
 def _threads_of(uid: int) -> int:
@@ -98,21 +101,19 @@ def _deny_calls() -> None:
 
 def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool,
                     filter_sockets: bool) -> None:
-    mib = 1 << 20
     if own_user_namespace:
         _bound_root_namespace(limits["processes"])
     processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
-    memory = limits["memory_mb"] * mib
+    memory = limits["memory_mb"] << 20
     for kind, value in ((resource.RLIMIT_DATA, memory),
-                        (resource.RLIMIT_AS, memory + _ADDRESS_SPACE_HEADROOM_MB * mib),
-                        (resource.RLIMIT_FSIZE, limits["file_size_mb"] * mib),
+                        (resource.RLIMIT_AS, memory + (_ADDRESS_SPACE_HEADROOM_MB << 20)),
+                        (resource.RLIMIT_FSIZE, limits["file_size_mb"] << 20),
                         (resource.RLIMIT_NOFILE, limits["open_files"]),
                         (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_CORE, 0)):
         hard = resource.getrlimit(kind)[1]
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(kind, (value, value))
-    cpu = limits["cpu_seconds"]
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))    # SIGXCPU, then SIGKILL
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))  # SIGXCPU, SIGKILL
     if _LINUX:
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
@@ -177,7 +178,7 @@ def _launch(config: dict, argv: list[str]) -> None:
     layers, own = [], False
     if config["namespaces"]:
         try:
-            _enter_namespaces()
+            _enter_namespaces(os.getcwd(), config["limits"]["disk_mb"])
             layers, own = list(NAMESPACE_LAYERS), True
         except OSError as error:
             layers = [f"namespaces refused: {error}"]
@@ -229,15 +230,15 @@ def _probe() -> dict:
                                     " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
     known = _LINUX and os.uname().machine in _DENIED_CALLS
     found["seccomp"] = "active" if known else f"unavailable: {sys.platform} {os.uname().machine}"
-    if not _LINUX:
-        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, f"unavailable: {sys.platform}")}
-    try:
-        _enter_namespaces()
-        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, "active")}
-    except OSError as error:
-        reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
-                  " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
-        return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
+    reason = f"unavailable: {sys.platform}"
+    if _LINUX:
+        try:
+            _enter_namespaces(os.getcwd(), 1)       # a throw-away process: the tmpfs goes with it
+            reason = "active"
+        except OSError as error:
+            reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
+                      " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
+    return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
 
 
 if __name__ == "__main__":

@@ -32,13 +32,15 @@ _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.p
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Resource limits of the worker (each a positive int): MiB, seconds, MiB, count, count."""
+    """Resource limits of the worker (each a positive int): MiB, seconds, MiB, count, count, and the
+    MiB its private directory may hold (a tmpfs, where the mount namespace is allowed)."""
 
     memory_mb: int = 1024
     cpu_seconds: int = 60
     file_size_mb: int = 16
     open_files: int = 256
     processes: int = 64
+    disk_mb: int = 64
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -202,10 +204,11 @@ def _processes() -> list[tuple[int, str, int]]:
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
-          namespaces: bool = True, seccomp: bool = True,
+          namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = (),
           start_timeout: float = 30.0) -> Sandboxed:
     """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where
-    allowed) namespaces; the judge talks over the returned worker's ``.process`` pipes.
+    allowed) namespaces; the judge talks over the returned worker's ``.process`` pipes, and the
+    worker inherits ``pass_fds`` (files outside ``cwd``, which the tmpfs hides).
 
     ``namespaces=False`` (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1``) uses the fallback without
     namespaces; ``seccomp=False`` leaves the filter out, for tests of the other layers alone.
@@ -227,7 +230,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         process = subprocess.Popen(
             _launcher_command("--launch", json.dumps(config), "--", *argv),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-            env=dict(env), start_new_session=True, pass_fds=(status_w, lifeline_r))
+            env=dict(env), start_new_session=True, pass_fds=(status_w, lifeline_r, *pass_fds))
     finally:
         os.close(status_w), os.close(lifeline_r)
     sandboxed = Sandboxed(process, [], lifeline_w)

@@ -1,10 +1,9 @@
 """A student's submission on disk -- a ``.py`` file or an exercise notebook -- graded into one row.
 
-The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a
-sandboxed interpreter of its own (:class:`Remote`), runs the exercise's probes through it, and
-builds the row from what the judge alone knows (the file it was given, the probes, the
-reference). Every string that came from the student's code is escaped (:func:`escape`).
-A notebook runs as it ran in class (see docs/teachers.md, "Collect").
+The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a sandboxed
+interpreter of its own (:class:`Remote`), runs the exercise's probes through it, and builds the row
+from what the judge alone knows (the file it was given, the probes, the reference). Every string
+from the student's code is escaped. A notebook runs as it ran in class (docs/teachers.md, "Collect").
 """
 
 from __future__ import annotations
@@ -104,16 +103,15 @@ class Remote:
                  notebook: bool = False, timeout: float = DEFAULT_TIMEOUT, memory_mb: float | None = DEFAULT_MEMORY_MB,
                  budget: float = DEFAULT_BUDGET, helpers: dict | None = None):
         packages, modules = sandbox.package_dirs(tuple(allowed))
-        self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function,
-                       "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook,
-                       "helpers": sorted(helpers or {}), "landlock": True, "read": sandbox.readable(tuple(packages)),
-                       "library": [*packages, *sandbox.standard_library()]}
+        read, library = sandbox.readable(tuple(packages)), [*packages, *sandbox.standard_library()]
+        self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function, "read": read,
+                       "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
+                       "helpers": sorted(helpers or {})}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None
         self.box = self.private = self.printed_fd = None
-        self.layers: list[str] = []
-        self.violations: list[str] = []
+        self.layers, self.violations = [], []          # the sandbox's layers; import-rule messages
 
     def start(self) -> dict | Outcome:
         """Start the interpreter and run the submission: its load report, or how that failed."""
@@ -123,13 +121,15 @@ class Remote:
                 return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
             _LIVE.add(self)
             self.private = tempfile.mkdtemp(prefix="attention-edu-student-")
-            self.printed_fd = os.open(os.path.join(self.private, "printed.txt"), os.O_RDONLY | os.O_CREAT, 0o600)
+            self.printed_fd = os.open(f"{self.private}/printed.txt", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        self.config["printed"] = self.printed_fd      # the worker writes to it, the judge reads it
         env = {"PATH": "/usr/bin:/bin", "HOME": self.private, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
                "MPLCONFIGDIR": self.private, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
         memory = 4096 if self.memory_mb is None else int(self.memory_mb) + 512   # NumPy itself, then calls
         limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
-        self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits)
+        self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits,
+                                 pass_fds=(self.printed_fd,))
         pipes = self.box.process
         self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
                            self.helpers)
@@ -232,11 +232,11 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             if row.error is None:
                 result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
                                      invoke=remote, seed=seed)
-                row.passed, row.attempted, row.status = result.passed, result.attempted, result.status
-                row.hint_id, row.probe = result.hint_id, result.probe
-                row.probes_passed, row.probes_total = result.probes_passed, result.probes_total
+                for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total"):
+                    setattr(row, key, getattr(result, key))
                 row.mistakes = [{k: m.get(k) for k in ("hint_id", "probe", "hint")} for m in result.mistakes]
-                row.message = str(result)
+                notes = "".join(f"\nNote: while the notebook ran, {e}" for e in cell_errors[:3])
+                row.message = str(result) + ("" if result.passed else notes)   # a failed import cell, say
                 row.error = next(iter(remote.violations), None)
     if row.error is not None:
         row.passed, row.attempted = False, not row.usage

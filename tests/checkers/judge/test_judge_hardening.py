@@ -76,8 +76,14 @@ def test_a_notebook_that_never_reads_its_helper_answer_cannot_hold_grade(tmp_pat
 
 
 SHRINK_THE_PIPE = """
-    import fcntl, struct, termios, time, __main__
-    fcntl.fcntl(3, 1031, 4096)                  # F_SETPIPE_SZ: the judge's call frames now block at 4 KiB
+    import fcntl, os, stat, struct, termios, time, __main__
+    def is_pipe(fd):
+        try:
+            return stat.S_ISFIFO(os.fstat(fd).st_mode)
+        except OSError:
+            return False
+    calls = next(fd for fd in range(3, 64) if is_pipe(fd))   # the pipe the judge's frames come on
+    fcntl.fcntl(calls, 1031, 4096)              # F_SETPIPE_SZ: the judge's call frames now block at 4 KiB
     def receive(fd, deadline, *rest):
         while True:
             if struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\\0" * 4))[0] >= 4096:
@@ -220,3 +226,59 @@ def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_sou
     assert b"interrupted" in err and b"Traceback" not in err, err
     assert list(scratch.iterdir()) == [], "a private directory was left behind"
     assert "a_right.py" in _rows(tmp_path / "grades.csv")
+
+
+FILL_THE_DISK = """
+    import os
+    total, error, chunk = 0, "no error", b"x" * (4 << 20)
+    while total < 256 << 20:                    # stop at 256 MiB: enough to show there is no cap
+        try:
+            with open(f"fill{total >> 22}.bin", "wb") as file:
+                file.write(chunk)
+            total += len(chunk)
+        except OSError as err:
+            error = err.strerror
+            break
+    raise RuntimeError(f"wrote {total >> 20} MiB, then: {error}")
+    """
+
+
+@sandboxed
+def test_a_submission_cannot_fill_the_disk(tmp_path, console_script, softmax_source):
+    """The private directory is a tmpfs of 64 MiB in the worker's mount namespace: the host's
+    TMPDIR never holds the files, and a classmate graded beside it is unharmed."""
+    if not LAYERS.get("mount-namespace", "").startswith("active"):
+        pytest.skip(f"needs a mount namespace: {LAYERS}")
+    folder, scratch = tmp_path / "class", tmp_path / "tmp"
+    folder.mkdir()
+    scratch.mkdir()
+    (folder / "filler.py").write_text(textwrap.dedent(FILL_THE_DISK))
+    (folder / "right.py").write_text(softmax_source)
+    grade = subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                              str(tmp_path / "grades.csv"), "--jobs", "2", "--no-progress"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(scratch)})
+    seen = 0
+    while grade.poll() is None:                        # the host's view of the private directories
+        seen = max(seen, sum(p.stat().st_size for p in scratch.rglob("*") if p.is_file()))
+        time.sleep(0.02)
+    assert grade.returncode == 0, grade.stderr.read().decode()
+    rows = _rows(tmp_path / "grades.csv")
+    error = rows["filler.py"]["error"]
+    assert "No space left on device" in error, error
+    assert int(error.split("wrote ")[1].split(" MiB")[0]) <= 64, error
+    assert seen < 1 << 20, f"{seen} bytes reached the host's TMPDIR"
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+    assert list(scratch.iterdir()) == [], "a private directory was left behind"
+
+
+@sandboxed
+def test_a_failed_notebook_cell_is_named_when_the_function_then_fails(tmp_path, console_script):
+    """A notebook goes on after a failing cell, as Jupyter does; when the function then fails (its
+    imports never ran), the verdict says which cell failed, not only the NameError."""
+    notebook = _notebook(tmp_path / "nb.ipynb", "raise RuntimeError('no threads left')\nimport numpy as np\n",
+                         "def softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+                         "    return e / e.sum(axis=-1, keepdims=True)\n")
+    done = subprocess.run([console_script, "check", "softmax", str(notebook)], capture_output=True, timeout=120)
+    out = done.stdout.decode()
+    assert done.returncode == 1 and "NameError" in out, out
+    assert "Note: while the notebook ran, code cell 1 raised RuntimeError: no threads left" in out, out

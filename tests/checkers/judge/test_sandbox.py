@@ -152,7 +152,9 @@ def test_a_student_writes_only_its_private_directory(classroom, namespaces):
     assert outcomes["move own into class"] in ("EACCES", "EXDEV")
     assert classmate.read_text() == "SECRET = 'bob'\n"
     assert list(grader.iterdir()) == []
-    assert (classroom / "private" / "done.txt").read_text() == "mine"
+    # with namespaces the writes went to the worker's own tmpfs over the directory, gone with it
+    held = [] if namespaces else ["done.txt"]
+    assert sorted(p.name for p in (classroom / "private").iterdir()) == held
 
 
 METADATA = """
@@ -579,7 +581,25 @@ def test_file_size_and_open_files_are_bounded(tmp_path, namespaces):
     outcomes, _ = run_attack(body, tmp_path / "private", namespaces=namespaces,
                              use_landlock=False, limits=Limits(file_size_mb=2, open_files=32))
     assert outcomes == {"1 MiB file": "done", "3 MiB file": "EFBIG", "100 open files": "EMFILE"}
-    assert (tmp_path / "private" / "f3").stat().st_size <= 2 << 20
+    if not namespaces:                    # else the files were in the worker's tmpfs, gone with it
+        assert (tmp_path / "private" / "f3").stat().st_size <= 2 << 20
+
+
+@needs_namespaces
+def test_the_private_directory_is_a_tmpfs_of_bounded_size(tmp_path):
+    """What the worker writes lands in a tmpfs of ``disk_mb`` over its directory: the host's
+    directory stays empty and the third MiB of a 2 MiB disk fails."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "before.txt").write_text("hidden")
+    body = """
+    attempt("hidden", lambda: open("before.txt").read())
+    for mib in range(3):
+        attempt(f"MiB {mib}", lambda: open(f"m{mib}", "wb").write(bytes(1 << 20)))
+    """
+    outcomes, _ = run_attack(body, tmp_path / "private", namespaces=True, use_landlock=False,
+                             limits=Limits(disk_mb=2))
+    assert outcomes == {"hidden": "ENOENT", "MiB 0": "done", "MiB 1": "done", "MiB 2": "ENOSPC"}, outcomes
+    assert [p.name for p in (tmp_path / "private").iterdir()] == ["before.txt"]
 
 
 @both_modes
@@ -638,11 +658,11 @@ def test_spawn_passes_exactly_the_environment_and_directory_given(tmp_path, monk
 
 
 @needs_namespaces
-def test_layers_report_what_is_active():
+def test_layers_report_what_is_active(tmp_path):
     assert set(LAYERS) >= {"landlock", "user-namespace", "pid-namespace", "net-namespace",
-                           "seccomp", "rlimits"}
+                           "mount-namespace", "seccomp", "rlimits"}
     assert all(value.startswith(("active", "unavailable: ")) for value in LAYERS.values())
-    with spawn([sys.executable, "-c", "pass"], cwd=os.getcwd(), env={}) as sandboxed:
+    with spawn([sys.executable, "-c", "pass"], cwd=str(tmp_path), env={}) as sandboxed:
         assert sandboxed.layers == [*sandbox.NAMESPACE_LAYERS, "seccomp", "rlimits"]
         assert sandboxed.process.wait(timeout=30) == 0
 
