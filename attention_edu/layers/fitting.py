@@ -78,12 +78,9 @@ class Smoothed:
 
 
 def _progress(total: int, description: str) -> Any:
-    """A tqdm bar on stderr (time left, and the moving averages of :class:`Smoothed`),
-    or None when tqdm is missing."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
+    """A tqdm bar on stderr (time left, and the moving averages of :class:`Smoothed`)."""
+    from tqdm.auto import tqdm
+
     # In a log file (not a terminal) every refresh is kept: refresh every 2 s, not 10 times a second.
     interactive = getattr(sys.stderr, "isatty", lambda: False)()
     return tqdm(total=total, desc=description, unit="step", file=sys.stderr,

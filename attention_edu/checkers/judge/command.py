@@ -117,19 +117,11 @@ def _submissions(paths: list[str]) -> list[str]:
 
 
 def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
-    """A progress bar on stderr: tqdm's when it is installed, else a counter line; nothing if quiet."""
+    """A tqdm progress bar on stderr when it is a terminal; nothing if quiet."""
+    from tqdm import tqdm
+
     if quiet or not sys.stderr.isatty():
         return lambda: None
-    try:
-        from tqdm import tqdm
-    except ImportError:                           # tqdm is optional: a plain counter instead
-        done = [0]
-
-        def count() -> None:
-            done[0] += 1
-            print(f"\rgrading {name}: {done[0]}/{total}", end="\n" if done[0] == total else "",
-                  file=sys.stderr, flush=True)
-        return count
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
     return lambda: (bar.update(1), bar.n == total and bar.close())
