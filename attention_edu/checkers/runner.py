@@ -102,17 +102,22 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     return None
 
 
+def _probe(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
+           log: list[Outcome]) -> tuple[Outcome, tuple, Failure | None]:
+    """Call the student's function on ``case``: its outcome, the reference's output, a basic failure."""
+    outcome = invoke(case.args, case.names)
+    log.append(outcome)
+    expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
+    return outcome, expected, _basic_failure(exercise, case, outcome, expected, timeout)
+
+
 def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
              title: str) -> Callable[..., tuple]:
     """The student's function as a property sees it: basic checks, host arrays out."""
     def student(*args: Any) -> tuple:
         names = exercise.parameters
         names = names[:len(args)] + tuple(f"arg{i}" for i in range(len(names), len(args)))
-        case = Case("properties", title, args, names)
-        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(args)))
-        outcome = invoke(args, case.names)
-        log.append(outcome)
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        outcome, _, failure = _probe(exercise, invoke, Case("properties", title, args, names), timeout, log)
         if failure is not None:
             raise _Stopped(failure)
         return tuple(as_host(p) for p in _parts(exercise, outcome.value))
@@ -122,11 +127,8 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
                  log: list[Outcome]) -> Failure | None:
     outputs = []
-    expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     for _ in range(3):
-        outcome = invoke(case.args, case.names)
-        log.append(outcome)
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        outcome, _, failure = _probe(exercise, invoke, case, timeout, log)
         if failure is not None:
             return failure
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
@@ -178,12 +180,9 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     runs_by_rank: dict[int, list[bool]] = {}
     for index, case in enumerate(cases):
-        outcome = invoke(case.args, case.names)
-        log.append(outcome)
+        outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if index == 0 and is_stub(outcome):
             return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
-        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
