@@ -2,7 +2,7 @@
 
 A misconception ("mistake") has an id, the exercise it belongs to, the probe where it first
 shows, a hint of at most two sentences (the convention, then the fix), and a *mutant*: a small
-function that makes exactly that mistake, registered beside its exercise with :func:`mistake`.
+function that makes exactly that mistake, registered beside its exercise (:func:`register_mistakes`).
 When a student's function fails a probe, its output (or exception) is fingerprinted and every
 mutant of the exercise runs on the same inputs; the first with the same fingerprint names the
 mistake (those already found on earlier probes first, then those of the failing probe). With
@@ -23,47 +23,38 @@ from ..result import CheckResult
 from .compare import HINTS, as_host, close, describe_difference, explain_error, same_output, show
 from .evidence import diagnose_shape, diagnose_values
 
-__all__ = ["Mistake", "mistake", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES", "fingerprint",
+__all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES", "fingerprint",
            "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
 
 
-def mistake(exercise: str, id: str, probe: str, hint: str) -> Callable[[Callable], Callable]:
-    """Decorator registering a mutant as the implementation of a misconception.
+def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
+    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``.
 
     Examples
     --------
-    >>> @mistake("demo", "demo.double", "small", "Do not double it.")
-    ... def doubled(x):
-    ...     return 2 * x
+    >>> register_mistakes("demo", (("double", "small", lambda x: 2 * x, "Do not double it."),))
     >>> [m.id for m in mistakes_for("demo")]
     ['demo.double']
     >>> _ = _REGISTRY.pop("demo.double")
     """
-    if probe not in PROBES:
-        raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
-
-    def register(fn: Callable) -> Callable:
+    for name, probe, mutant, hint in table:
+        id = f"{prefix or exercise}.{name}"
+        if probe not in PROBES:
+            raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
         if id in _REGISTRY:
             raise ValueError(f"mistake {id} is registered twice")
-        _REGISTRY[id] = Mistake(id, exercise, probe, hint, fn)
-        return fn
-
-    return register
+        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant)
 
 
-def variant(id: str) -> Callable[[Callable], Callable]:
-    """Decorator adding another spelling of a registered mistake (e.g. ``s + mask * -1e9`` beside
-    ``np.where(mask, -1e9, s)``): either one's output names the mistake ``id``."""
-    def register(fn: Callable) -> Callable:
-        if id not in _REGISTRY:
-            raise ValueError(f"variant of unknown mistake {id}")
-        _VARIANTS.setdefault(id, []).append(fn)
-        return fn
-
-    return register
+def variant(id: str, mutant: Callable) -> None:
+    """Register another spelling of the mistake ``id`` (e.g. ``s + mask * -1e9`` beside
+    ``np.where(mask, -1e9, s)``): either one's output names it."""
+    if id not in _REGISTRY:
+        raise ValueError(f"variant of unknown mistake {id}")
+    _VARIANTS.setdefault(id, []).append(mutant)
 
 
 def variants_of(mistake: Mistake) -> tuple[Callable, ...]:

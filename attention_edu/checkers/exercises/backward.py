@@ -25,7 +25,7 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from . import attend, register_mistakes
 from ..diagnosis.compare import close
-from ..diagnosis.evidence import partly, reads
+from ..diagnosis.evidence import partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
@@ -183,10 +183,8 @@ register_mistakes("attention_backward", (
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative number "
      "rather than -inf: np.where(mask, scores, -np.inf)."),
 ))
-variant("attention_backward.finite-fill")(
-    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, fill=-1e9, additive=True))
-variant("attention_backward.inverted-mask-finite-fill")(
-    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, inverted=True, fill=-1e9, additive=True))
+variant("attention_backward.finite-fill", partial(backward, fill=-1e9, additive=True))
+variant("attention_backward.inverted-mask-finite-fill", partial(backward, inverted=True, fill=-1e9, additive=True))
 
 _WHERE = {
     ("dV",): "the error is after dW: in dS = W ⊙ (dW − rowsum(dW ⊙ W)) or in the 1/√d_k of dQ and dK",
@@ -199,12 +197,10 @@ _WHERE = {
 @reads("attention_backward", "attention_backward.chain")
 def _chain(case, mine, expected):
     """Which gradients are right, and where the chain of intermediates goes wrong."""
-    if len(mine) != 3 or not all(isinstance(a, np.ndarray) and a.shape == e.shape for a, e in zip(mine, expected)):
+    names = ("dQ", "dK", "dV")
+    right = which_right(names, mine, expected, lambda a, e: close(a, e, case.float_dtypes))
+    good = tuple(n for n, r in zip(names, right or ()) if r)
+    if right is None or good not in _WHERE:
         return None
-    right = [close(a, e, case.float_dtypes) for a, e in zip(mine, expected)]
-    good = tuple(n for n, r in zip(("dQ", "dK", "dV"), right) if r)
-    bad = [n for n, r in zip(("dQ", "dK", "dV"), right) if not r]
-    if good not in _WHERE:
-        return None
-    phrases = partly(list(good), bad)
+    phrases = partly(names, right)
     return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}."
