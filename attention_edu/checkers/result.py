@@ -16,7 +16,7 @@ from typing import Any
 
 from .records import PROBES
 
-__all__ = ["CheckResult", "CheckFailed", "strict_from_env", "finish", "STRICT_ENV"]
+__all__ = ["CheckResult", "CheckFailed", "finish", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
 STRICT_ENV = "ATTENTION_EDU_STRICT"
@@ -162,15 +162,11 @@ class CheckResult:
         return "\n".join(parts)
 
 
-def strict_from_env() -> bool:
-    """True when ``ATTENTION_EDU_STRICT`` is set to 1/true/yes (case-insensitive)."""
-    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     """Return ``result``, or raise :class:`CheckFailed` if strict and it did not pass.
 
-    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT``.
+    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT`` (on when it is 1,
+    true, yes or on, in any case).
     A stub that was not attempted counts as not passed.
 
     Examples
@@ -184,7 +180,7 @@ def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     attention_edu.checkers.result.CheckFailed: check softmax: failed. wrong
     """
     if strict is None:
-        strict = strict_from_env()
+        strict = os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     if strict and not result.passed:
         raise CheckFailed(result)
     return result

@@ -175,16 +175,14 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     """The CheckResult for ``failure``: diagnosis, hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
-    mistake = None
+    named = None                                        # (hint id, hint): a mutant's, else the evidence's
     if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
-    found = None
-    if mistake is None and mine is not None and failure.probe not in ("inputs", "determinism"):
-        found = _read_evidence(exercise, failure, case, mine, expected)
-    if mistake is not None:
-        hint_id, hint = mistake.id, mistake.hint
-    elif found is not None:
-        hint_id, hint = found
+        named = None if mistake is None else (mistake.id, mistake.hint)
+    if named is None and mine is not None and failure.probe not in ("inputs", "determinism"):
+        named = _read_evidence(exercise, failure, case, mine, expected)
+    if named is not None:
+        hint_id, hint = named
     else:
         hint_id = failure.hint_id
         if hint_id is None and failure.error is not None:
