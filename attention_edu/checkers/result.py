@@ -116,15 +116,11 @@ class CheckResult:
                         f"the first failure: ")
         return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
 
-    @property
-    def others(self) -> tuple[dict, ...]:
-        """The mistakes after the first (the first is ``hint_id``/``hint``)."""
-        return tuple(m for m in self.mistakes if m["hint_id"] != self.hint_id)
-
     def _hints(self) -> list[tuple[str, str | None, str | None, str]]:
         """(label, hint id, title of the first probe that shows it, hint) of each mistake found."""
         hints = [("Hint", self.hint_id, None, self.hint)] if self.hint else []
-        for number, other in enumerate(self.others, start=2):
+        others = [m for m in self.mistakes if m["hint_id"] != self.hint_id]     # the first is hint_id/hint
+        for number, other in enumerate(others, start=2):
             title = PROBES.get(other["probe"] or "", str(other["probe"]))
             hints.append((f"Mistake {number}", str(other["hint_id"]), title, other["hint"]))
         return hints

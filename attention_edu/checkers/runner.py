@@ -92,8 +92,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
 def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple) -> Failure | None:
     parts = _parts(exercise, outcome.value)
     for name, part, want in zip(exercise.outputs, parts, expected):
-        if not close(as_host(part), want, case.float_dtypes):
-            mine = as_host(part)
+        mine = as_host(part)
+        if not close(mine, want, case.float_dtypes):
             hint = "value.nan" if (~np.isfinite(mine.astype(np.float64)) & np.isfinite(
                 want.astype(np.float64))).any() else "value.mismatch"
             verb = "do" if name.endswith("s") else "does"
@@ -173,7 +173,6 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
 
 def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
          seed: int | None = None) -> CheckResult:
-    """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())

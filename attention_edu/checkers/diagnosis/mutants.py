@@ -49,12 +49,16 @@ def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) ->
         _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant)
 
 
-def variant(id: str, mutant: Callable) -> None:
-    """Register another spelling of the mistake ``id`` (e.g. ``s + mask * -1e9`` beside
-    ``np.where(mask, -1e9, s)``): either one's output names it."""
-    if id not in _REGISTRY:
-        raise ValueError(f"variant of unknown mistake {id}")
-    _VARIANTS.setdefault(id, []).append(mutant)
+def variant(id: str) -> Callable[[Callable], Callable]:
+    """Decorator adding another spelling of a registered mistake (e.g. ``s + mask * -1e9`` beside
+    ``np.where(mask, -1e9, s)``): either one's output names the mistake ``id``."""
+    def register(fn: Callable) -> Callable:
+        if id not in _REGISTRY:
+            raise ValueError(f"variant of unknown mistake {id}")
+        _VARIANTS.setdefault(id, []).append(fn)
+        return fn
+
+    return register
 
 
 def variants_of(mistake: Mistake) -> tuple[Callable, ...]:
@@ -75,11 +79,8 @@ def all_mistakes() -> tuple[Mistake, ...]:
 def normalise(value: Any) -> tuple:
     """A returned value as a tuple of host arrays (or ``("object", type name)`` markers)."""
     parts = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    out = []
-    for part in parts:
-        host = as_host(part)
-        out.append(host if host is not None else ("object", type(part).__name__))
-    return tuple(out)
+    hosts = [as_host(part) for part in parts]
+    return tuple(("object", type(part).__name__) if host is None else host for part, host in zip(parts, hosts))
 
 
 def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:

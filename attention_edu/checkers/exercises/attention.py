@@ -222,5 +222,6 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
 ))
-variant("attention.finite-fill", partial(attend, fill=-1e9, additive=True))
-variant("attention.inverted-mask-finite-fill", partial(attend, inverted=True, fill=-1e9, additive=True))
+variant("attention.finite-fill")(lambda Q, K, V, mask=None: attend(Q, K, V, mask, fill=-1e9, additive=True))
+variant("attention.inverted-mask-finite-fill")(
+    lambda Q, K, V, mask=None: attend(Q, K, V, mask, inverted=True, fill=-1e9, additive=True))

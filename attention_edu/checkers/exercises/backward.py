@@ -183,8 +183,10 @@ register_mistakes("attention_backward", (
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative number "
      "rather than -inf: np.where(mask, scores, -np.inf)."),
 ))
-variant("attention_backward.finite-fill", partial(backward, fill=-1e9, additive=True))
-variant("attention_backward.inverted-mask-finite-fill", partial(backward, inverted=True, fill=-1e9, additive=True))
+variant("attention_backward.finite-fill")(
+    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, fill=-1e9, additive=True))
+variant("attention_backward.inverted-mask-finite-fill")(
+    lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, inverted=True, fill=-1e9, additive=True))
 
 _WHERE = {
     ("dV",): "the error is after dW: in dS = W ⊙ (dW − rowsum(dW ⊙ W)) or in the 1/√d_k of dQ and dK",
