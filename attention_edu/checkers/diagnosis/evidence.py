@@ -140,9 +140,8 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     right = which_right(exercise.outputs, mine, expected, close)
     if right is not None and any(right) and not all(right):
         return "value.partly-right", HINTS["value.partly-right"].format(**partly(exercise.outputs, right))
-    sums = set(exercise.row_sums) | ({exercise.outputs[0]} if exercise.name == "softmax" else set())
     for name, a, e in zip(exercise.outputs, mine, expected):
-        if name not in sums or not isinstance(a, np.ndarray) or not isinstance(e, np.ndarray):
+        if name not in exercise.row_sums or not isinstance(a, np.ndarray) or not isinstance(e, np.ndarray):
             continue
         if a.shape == e.shape and a.ndim >= 2:
             axis = sums_to_one_axis(a)

@@ -23,8 +23,8 @@ from ..result import CheckResult
 from .compare import HINTS, as_host, close, describe_difference, explain_error, same_output, show
 from .evidence import diagnose_shape, diagnose_values
 
-__all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES", "fingerprint",
-           "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
+__all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
+           "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
