@@ -38,14 +38,13 @@ from .records import Exercise
 from .result import STRICT_ENV, CheckFailed, CheckResult
 from .runner import run_checker
 
+#: Every coding exercise by name, in the order the exercise notebooks use them.
+EXERCISES: dict[str, Exercise] = collect()
+
 __all__ = [
     "CheckResult", "CheckFailed", "STRICT_ENV", "Exercise", "Mistake", "EXERCISES", "CHECKERS",
     "ANSWERS", "HINTS", "PROBES", "all_mistakes", "mistakes_for", "hint_ids", "attention_entropy",
-    "check_softmax", "check_causal_mask", "check_padding_mask", "check_scaled_dot_product_attention",
-    "check_bahdanau_scores", "check_luong_general_scores", "check_split_heads", "check_merge_heads",
-    "check_multi_head_attention", "check_attention_entropy", "check_softmax_jacobian", "check_backward_dv",
-    "check_backward_dw", "check_backward_ds", "check_backward_dq", "check_backward_dk", "check_attention_backward",
-    "check_answer",
+    *(f"check_{name}" for name in EXERCISES), "check_answer",
 ]
 
 _CHECKER_DOC = """{summary}
@@ -79,9 +78,6 @@ def _checker(exercise: Exercise) -> Callable[..., CheckResult]:
     return check
 
 
-#: Every coding exercise by name, in the order the exercise notebooks use them.
-EXERCISES: dict[str, Exercise] = collect()
-
 #: The public checker of each exercise (``check_softmax`` and so on).
 CHECKERS: dict[str, Callable[..., CheckResult]] = {name: _checker(ex) for name, ex in EXERCISES.items()}
 
@@ -108,20 +104,6 @@ def hint_ids() -> list[str]:
     return sorted(set(ids))
 
 
-check_softmax = CHECKERS["softmax"]
-check_causal_mask = CHECKERS["causal_mask"]
-check_padding_mask = CHECKERS["padding_mask"]
-check_scaled_dot_product_attention = CHECKERS["scaled_dot_product_attention"]
-check_bahdanau_scores = CHECKERS["bahdanau_scores"]
-check_luong_general_scores = CHECKERS["luong_general_scores"]
-check_split_heads = CHECKERS["split_heads"]
-check_merge_heads = CHECKERS["merge_heads"]
-check_multi_head_attention = CHECKERS["multi_head_attention"]
-check_attention_entropy = CHECKERS["attention_entropy"]
-check_softmax_jacobian = CHECKERS["softmax_jacobian"]
-check_backward_dv = CHECKERS["backward_dv"]
-check_backward_dw = CHECKERS["backward_dw"]
-check_backward_ds = CHECKERS["backward_ds"]
-check_backward_dq = CHECKERS["backward_dq"]
-check_backward_dk = CHECKERS["backward_dk"]
-check_attention_backward = CHECKERS["attention_backward"]
+# check_softmax, check_causal_mask, ...: one public name per exercise, so that adding an
+# exercise touches its own module and its notebook only
+globals().update({checker.__name__: checker for checker in CHECKERS.values()})

@@ -65,9 +65,14 @@ def _transposed(key: str) -> Wrong:
                  "columns the keys (n) or features.", lambda ex: _swap(ex.computed[key]))
 
 
-def _flops_halved(key: str) -> Wrong:
-    return Wrong("answer.half-flops", "Exactly half the count: a multiply-add is two FLOPs (one multiply, "
-                 "one add), so a dot product of length d costs 2d.", lambda ex: ex.computed[key] / 2)
+def _used_d_k(value: Callable[[Any], Any]) -> Wrong:
+    return Wrong("answer.used-d_k", "The output takes its width from the values (d_v), not from the "
+                 "queries and keys (d_k).", value)
+
+
+def _log2(key: str) -> Wrong:
+    return Wrong("answer.log2", "That is in bits (log base 2); use the natural logarithm (nats).",
+                 lambda ex: ex.computed[key] / math.log(2))
 
 
 _SCALED = ("answer.scaled", "These are the values with the scores divided by √d_k; this section's "
@@ -89,13 +94,12 @@ SPECS: tuple[AnswerSpec, ...] = (
     )),
     AnswerSpec("fund.exercise-2", "shapes and the QKᵀ FLOP count for Q (10, 64), K (20, 64), V (20, 128)", (
         Part("output_shape", "shape", "The output has one row per query and the width of the values.",
-             wrongs=(_transposed("output_shape"),
-                     Wrong("answer.used-d_k", "The output takes its width from the values (d_v), not from "
-                           "the queries and keys (d_k).", lambda ex: (_dims(ex)[0], _dims(ex)[2])))),
+             wrongs=(_transposed("output_shape"), _used_d_k(lambda ex: (_dims(ex)[0], _dims(ex)[2])))),
         Part("attention_shape", "shape", "One row per query, one column per key.",
              wrongs=(_transposed("attention_shape"),)),
         Part("qk_flops", "number", "Each of the m·n scores is a dot product of length d_k.", wrongs=(
-            _flops_halved("qk_flops"),
+            Wrong("answer.half-flops", "Exactly half the count: a multiply-add is two FLOPs (one multiply, "
+                  "one add), so a dot product of length d costs 2d.", lambda ex: ex.computed["qk_flops"] / 2),
             Wrong("answer.counted-av", "That is the cost of the product with V (length n, width d_v); "
                   "the question asks for Q Kᵀ, whose dot products have length d_k.",
                   lambda ex: 2 * _dims(ex)[0] * _dims(ex)[1] * _dims(ex)[3]),
@@ -119,10 +123,8 @@ SPECS: tuple[AnswerSpec, ...] = (
              required=False, abs_tol=0.006),
     )),
     AnswerSpec("fund.exercise-4", "output and weight shapes of batched attention, d_k = 32, d_v = 48", (
-        Part("output_shape_5", "shape", "(batch, queries, d_v).", wrongs=(
-            Wrong("answer.used-d_k", "The output takes its width from the values (d_v), not from the "
-                  "queries and keys (d_k).", lambda ex: (1, 5, ex.inputs["d_k"])),
-            _transposed("output_shape_5"))),
+        Part("output_shape_5", "shape", "(batch, queries, d_v).",
+             wrongs=(_used_d_k(lambda ex: (1, 5, ex.inputs["d_k"])), _transposed("output_shape_5"))),
         Part("weights_shape_5", "shape", "(batch, queries, keys)."),
         Part("output_shape_10", "shape", "(batch, queries, d_v).", required=False),
         Part("weights_shape_10", "shape", "(batch, queries, keys).", required=False),
@@ -160,13 +162,11 @@ SPECS: tuple[AnswerSpec, ...] = (
                   lambda ex: not ex.computed["is_symmetric_tied"]),)),
     )),
     AnswerSpec("dot.exercise-5", "entropy of attention rows (natural log)", (
-        Part("max_entropy", "number", "A row spread evenly over n = 3 keys has the largest entropy.", wrongs=(
-            Wrong("answer.log2", "That is in bits (log base 2); use the natural logarithm (nats).",
-                  lambda ex: ex.computed["max_entropy"] / math.log(2)),)),
+        Part("max_entropy", "number", "A row spread evenly over n = 3 keys has the largest entropy.",
+             wrongs=(_log2("max_entropy"),)),
         Part("entropy_cat_sat_mat", "array", "−Σ_j α_ij ln α_ij for each row of the \"cat sat mat\" weights.",
              required=False, abs_tol=0.006, wrongs=(
-                 Wrong("answer.log2", "That is in bits (log base 2); use the natural logarithm (nats).",
-                       lambda ex: ex.computed["entropy_cat_sat_mat"] / math.log(2)),
+                 _log2("entropy_cat_sat_mat"),
                  Wrong("answer.missing-minus", "Entropy is minus Σ p ln p; without the minus sign it is "
                        "negative.", lambda ex: -ex.computed["entropy_cat_sat_mat"]))),
         Part("entropy_one_hot", "number", "A row with all its weight on one key.", required=False,

@@ -29,12 +29,6 @@ _MISPRINT = "answer.misprint"
 GENERIC_HINT_IDS = (_MISPRINT, "answer.mismatch", "answer.unreadable", "answer.incomplete")
 
 
-def _example(answer_id: str) -> Any:
-    from .. import worked_examples  # the catalogue is built on the same layer; import when needed
-
-    return worked_examples.get(answer_id)
-
-
 def _read(part: Part, value: Any) -> Any:
     """The student's value in comparable form, or None if it cannot be read."""
     try:
@@ -167,7 +161,9 @@ def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, 
 
 
 def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
-    example = _example(answer_id)
+    from .. import worked_examples  # the catalogue is built on the same layer; import when needed
+
+    example = worked_examples.get(answer_id)
     done, notes, accepted = [], [], []
     for part in spec.parts:
         if part.name not in given:

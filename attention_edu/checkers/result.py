@@ -16,7 +16,7 @@ from typing import Any
 
 from .records import PROBES
 
-__all__ = ["CheckResult", "CheckFailed", "strict_from_env", "finish", "STRICT_ENV"]
+__all__ = ["CheckResult", "CheckFailed", "finish", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
 STRICT_ENV = "ATTENTION_EDU_STRICT"
@@ -116,19 +116,21 @@ class CheckResult:
                         f"the first failure: ")
         return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
 
-    @property
-    def others(self) -> tuple[dict, ...]:
-        """The mistakes after the first (the first is ``hint_id``/``hint``)."""
-        return tuple(m for m in self.mistakes if m["hint_id"] != self.hint_id)
+    def _hints(self) -> list[tuple[str, str | None, str | None, str]]:
+        """(label, hint id, title of the first probe that shows it, hint) of each mistake found."""
+        hints = [("Hint", self.hint_id, None, self.hint)] if self.hint else []
+        others = [m for m in self.mistakes if m["hint_id"] != self.hint_id]     # the first is hint_id/hint
+        for number, other in enumerate(others, start=2):
+            title = PROBES.get(other["probe"] or "", str(other["probe"]))
+            hints.append((f"Mistake {number}", str(other["hint_id"]), title, other["hint"]))
+        return hints
 
     def __str__(self) -> str:
         lines = [self.headline]
-        if self.hint:
-            tag = f" [{self.hint_id}]" if self.hint_id else ""
-            lines.append(f"Hint{tag}: {self.hint}")
-        for number, other in enumerate(self.others, start=2):
-            lines.append(f"Mistake {number} [{other['hint_id']}], first seen on the probe "
-                         f"\"{_probe_title(other['probe'])}\": {other['hint']}")
+        for label, hint_id, probe, hint in self._hints():
+            tag = f" [{hint_id}]" if hint_id else ""
+            seen = f', first seen on the probe "{probe}"' if probe else ""
+            lines.append(f"{label}{tag}{seen}: {hint}")
         if self.details:
             lines.append(self.details)
         lines.extend(f"Note: {note}" for note in self.notes)
@@ -145,13 +147,10 @@ class CheckResult:
             f"<b>{mark} check {html.escape(self.exercise)}: {self.status}.</b> "
             f"{html.escape(self.headline[len(f'check {self.exercise}: {self.status}. '):])}",
         ]
-        if self.hint:
-            tag = f" <code>{html.escape(self.hint_id)}</code>" if self.hint_id else ""
-            parts.append(f"<p><b>Hint</b>{tag}: {html.escape(self.hint)}</p>")
-        for number, other in enumerate(self.others, start=2):
-            parts.append(f"<p><b>Mistake {number}</b> <code>{html.escape(str(other['hint_id']))}</code>, "
-                         f"first seen on the probe &ldquo;{html.escape(_probe_title(other['probe']))}"
-                         f"&rdquo;: {html.escape(other['hint'])}</p>")
+        for label, hint_id, probe, hint in self._hints():
+            tag = f" <code>{html.escape(hint_id)}</code>" if hint_id else ""
+            seen = f", first seen on the probe &ldquo;{html.escape(probe)}&rdquo;" if probe else ""
+            parts.append(f"<p><b>{label}</b>{tag}{seen}: {html.escape(hint)}</p>")
         if self.details:
             parts.append(f'<pre style="font-size: 90%;">{html.escape(self.details)}</pre>')
         parts.extend(f"<p><i>Note:</i> {html.escape(note)}</p>" for note in self.notes)
@@ -159,19 +158,11 @@ class CheckResult:
         return "\n".join(parts)
 
 
-def _probe_title(probe: str | None) -> str:
-    return PROBES.get(probe or "", str(probe))
-
-
-def strict_from_env() -> bool:
-    """True when ``ATTENTION_EDU_STRICT`` is set to 1/true/yes (case-insensitive)."""
-    return os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     """Return ``result``, or raise :class:`CheckFailed` if strict and it did not pass.
 
-    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT``.
+    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT`` (on when it is 1,
+    true, yes or on, in any case).
     A stub that was not attempted counts as not passed.
 
     Examples
@@ -185,7 +176,7 @@ def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     attention_edu.checkers.result.CheckFailed: check softmax: failed. wrong
     """
     if strict is None:
-        strict = strict_from_env()
+        strict = os.environ.get(STRICT_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
     if strict and not result.passed:
         raise CheckFailed(result)
     return result

@@ -92,8 +92,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
 def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple) -> Failure | None:
     parts = _parts(exercise, outcome.value)
     for name, part, want in zip(exercise.outputs, parts, expected):
-        if not close(as_host(part), want, case.float_dtypes):
-            mine = as_host(part)
+        mine = as_host(part)
+        if not close(mine, want, case.float_dtypes):
             hint = "value.nan" if (~np.isfinite(mine.astype(np.float64)) & np.isfinite(
                 want.astype(np.float64))).any() else "value.mismatch"
             verb = "do" if name.endswith("s") else "does"
@@ -102,17 +102,22 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     return None
 
 
+def _probe(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
+           log: list[Outcome]) -> tuple[Outcome, tuple, Failure | None]:
+    """Call the student's function on ``case``: its outcome, the reference's output, a basic failure."""
+    outcome = invoke(case.args, case.names)
+    log.append(outcome)
+    expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
+    return outcome, expected, _basic_failure(exercise, case, outcome, expected, timeout)
+
+
 def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
              title: str) -> Callable[..., tuple]:
     """The student's function as a property sees it: basic checks, host arrays out."""
     def student(*args: Any) -> tuple:
         names = exercise.parameters
         names = names[:len(args)] + tuple(f"arg{i}" for i in range(len(names), len(args)))
-        case = Case("properties", title, args, names)
-        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(args)))
-        outcome = invoke(args, case.names)
-        log.append(outcome)
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        outcome, _, failure = _probe(exercise, invoke, Case("properties", title, args, names), timeout, log)
         if failure is not None:
             raise _Stopped(failure)
         return tuple(as_host(p) for p in _parts(exercise, outcome.value))
@@ -122,11 +127,8 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
                  log: list[Outcome]) -> Failure | None:
     outputs = []
-    expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     for _ in range(3):
-        outcome = invoke(case.args, case.names)
-        log.append(outcome)
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
+        outcome, _, failure = _probe(exercise, invoke, case, timeout, log)
         if failure is not None:
             return failure
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
@@ -171,19 +173,15 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
 
 def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
          seed: int | None = None) -> CheckResult:
-    """Run every probe (none stops the run), then diagnose each failure and group the mistakes."""
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     runs_by_rank: dict[int, list[bool]] = {}
     for index, case in enumerate(cases):
-        outcome = invoke(case.args, case.names)
-        log.append(outcome)
+        outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if index == 0 and is_stub(outcome):
             return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
-        expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
-        failure = _basic_failure(exercise, case, outcome, expected, timeout)
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)

@@ -123,8 +123,10 @@ def _names(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def partly(good: list[str], bad: list[str]) -> dict[str, str]:
-    """``right`` and ``wrong`` phrases: "dV is right", "dQ and dK are not"."""
+def partly(names: tuple[str, ...], right: list[bool]) -> dict[str, str]:
+    """``right`` and ``wrong`` phrases for outputs ``names``: "dV is right", "dQ and dK are not"."""
+    good = [n for n, r in zip(names, right) if r]
+    bad = [n for n, r in zip(names, right) if not r]
     return {"right": f"{_names(good)} {'is' if len(good) == 1 else 'are'} right",
             "wrong": f"{_names(bad)} {'is' if len(bad) == 1 else 'are'} not"}
 
@@ -137,12 +139,9 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
             return found
     right = which_right(exercise.outputs, mine, expected, close)
     if right is not None and any(right) and not all(right):
-        good = [n for n, r in zip(exercise.outputs, right) if r]
-        bad = [n for n, r in zip(exercise.outputs, right) if not r]
-        return "value.partly-right", HINTS["value.partly-right"].format(**partly(good, bad))
-    sums = set(exercise.row_sums) | ({exercise.outputs[0]} if exercise.name == "softmax" else set())
+        return "value.partly-right", HINTS["value.partly-right"].format(**partly(exercise.outputs, right))
     for name, a, e in zip(exercise.outputs, mine, expected):
-        if name not in sums or not isinstance(a, np.ndarray) or not isinstance(e, np.ndarray):
+        if name not in exercise.row_sums or not isinstance(a, np.ndarray) or not isinstance(e, np.ndarray):
             continue
         if a.shape == e.shape and a.ndim >= 2:
             axis = sums_to_one_axis(a)

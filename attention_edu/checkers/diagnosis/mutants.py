@@ -2,7 +2,7 @@
 
 A misconception ("mistake") has an id, the exercise it belongs to, the probe where it first
 shows, a hint of at most two sentences (the convention, then the fix), and a *mutant*: a small
-function that makes exactly that mistake, registered beside its exercise with :func:`mistake`.
+function that makes exactly that mistake, registered beside its exercise (:func:`register_mistakes`).
 When a student's function fails a probe, its output (or exception) is fingerprinted and every
 mutant of the exercise runs on the same inputs; the first with the same fingerprint names the
 mistake (those already found on earlier probes first, then those of the failing probe). With
@@ -23,35 +23,30 @@ from ..result import CheckResult
 from .compare import HINTS, as_host, close, describe_difference, explain_error, same_output, show
 from .evidence import diagnose_shape, diagnose_values
 
-__all__ = ["Mistake", "mistake", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES", "fingerprint",
-           "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
+__all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
+           "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
 
 
-def mistake(exercise: str, id: str, probe: str, hint: str) -> Callable[[Callable], Callable]:
-    """Decorator registering a mutant as the implementation of a misconception.
+def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
+    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``.
 
     Examples
     --------
-    >>> @mistake("demo", "demo.double", "small", "Do not double it.")
-    ... def doubled(x):
-    ...     return 2 * x
+    >>> register_mistakes("demo", (("double", "small", lambda x: 2 * x, "Do not double it."),))
     >>> [m.id for m in mistakes_for("demo")]
     ['demo.double']
     >>> _ = _REGISTRY.pop("demo.double")
     """
-    if probe not in PROBES:
-        raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
-
-    def register(fn: Callable) -> Callable:
+    for name, probe, mutant, hint in table:
+        id = f"{prefix or exercise}.{name}"
+        if probe not in PROBES:
+            raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
         if id in _REGISTRY:
             raise ValueError(f"mistake {id} is registered twice")
-        _REGISTRY[id] = Mistake(id, exercise, probe, hint, fn)
-        return fn
-
-    return register
+        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant)
 
 
 def variant(id: str) -> Callable[[Callable], Callable]:
@@ -84,11 +79,8 @@ def all_mistakes() -> tuple[Mistake, ...]:
 def normalise(value: Any) -> tuple:
     """A returned value as a tuple of host arrays (or ``("object", type name)`` markers)."""
     parts = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    out = []
-    for part in parts:
-        host = as_host(part)
-        out.append(host if host is not None else ("object", type(part).__name__))
-    return tuple(out)
+    hosts = [as_host(part) for part in parts]
+    return tuple(("object", type(part).__name__) if host is None else host for part, host in zip(parts, hosts))
 
 
 def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
@@ -184,16 +176,14 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     """The CheckResult for ``failure``: diagnosis, hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
-    mistake = None
+    named = None                                        # (hint id, hint): a mutant's, else the evidence's
     if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
-    found = None
-    if mistake is None and mine is not None and failure.probe not in ("inputs", "determinism"):
-        found = _read_evidence(exercise, failure, case, mine, expected)
-    if mistake is not None:
-        hint_id, hint = mistake.id, mistake.hint
-    elif found is not None:
-        hint_id, hint = found
+        named = None if mistake is None else (mistake.id, mistake.hint)
+    if named is None and mine is not None and failure.probe not in ("inputs", "determinism"):
+        named = _read_evidence(exercise, failure, case, mine, expected)
+    if named is not None:
+        hint_id, hint = named
     else:
         hint_id = failure.hint_id
         if hint_id is None and failure.error is not None:

@@ -16,7 +16,7 @@ import math
 import pkgutil
 
 from ...backend import host_numpy as np
-from ..diagnosis.mutants import mistake
+from ..diagnosis.mutants import register_mistakes
 from ..records import Exercise
 
 __all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]
@@ -44,12 +44,6 @@ def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tu
     """Standard normal arrays of ``shapes``, times ``scale``, drawn in turn from one seeded generator."""
     rng = np.random.default_rng(seed)
     return tuple(scale * rng.standard_normal(shape) for shape in shapes)
-
-
-def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
-    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``."""
-    for name, probe, mutant, hint in table:
-        mistake(exercise, f"{prefix or exercise}.{name}", probe, hint)(mutant)
 
 
 def stable_softmax(x, axis=-1, guard=True):

@@ -25,7 +25,7 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from . import attend, register_mistakes
 from ..diagnosis.compare import close
-from ..diagnosis.evidence import partly, reads
+from ..diagnosis.evidence import partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
@@ -199,12 +199,10 @@ _WHERE = {
 @reads("attention_backward", "attention_backward.chain")
 def _chain(case, mine, expected):
     """Which gradients are right, and where the chain of intermediates goes wrong."""
-    if len(mine) != 3 or not all(isinstance(a, np.ndarray) and a.shape == e.shape for a, e in zip(mine, expected)):
+    names = ("dQ", "dK", "dV")
+    right = which_right(names, mine, expected, lambda a, e: close(a, e, case.float_dtypes))
+    good = tuple(n for n, r in zip(names, right or ()) if r)
+    if right is None or good not in _WHERE:
         return None
-    right = [close(a, e, case.float_dtypes) for a, e in zip(mine, expected)]
-    good = tuple(n for n, r in zip(("dQ", "dK", "dV"), right) if r)
-    bad = [n for n, r in zip(("dQ", "dK", "dV"), right) if not r]
-    if good not in _WHERE:
-        return None
-    phrases = partly(list(good), bad)
+    phrases = partly(names, right)
     return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}."
