@@ -20,10 +20,12 @@ __all__ = ["fit", "one_blas_thread", "Smoothed"]
 
 
 def fit(model: Any, inputs: Iterable[dict], steps: int, history: dict[str, Any], peak: float,
-        clip: float, label: str, progress: bool, weight_decay: float = 0.0) -> None:
+        clip: float, label: str, progress: bool, weight_decay: float = 0.0,
+        decay_scales: dict[str, float] | None = None) -> None:
     """Take one Adam step per item of ``inputs`` (``steps`` of them); append to ``history``.
-    ``weight_decay``: Adam's decoupled decay of the matrices (0: none)."""
-    optimizer = Adam(weight_decay=weight_decay)
+    ``weight_decay``: Adam's decoupled decay of the matrices (0: none), times
+    ``decay_scales[name]`` for the parameters it names."""
+    optimizer = Adam(weight_decay=weight_decay, decay_scales=decay_scales)
     bar = _progress(steps, label) if progress else None
     smooth = Smoothed()
     for step, batch in enumerate(inputs):

@@ -58,8 +58,9 @@ class Adam:
 
     ``weight_decay`` λ ≥ 0 shrinks every parameter of two or more dimensions (weight
     matrices, embedding tables) by lr · λ · θ at each step, apart from the gradient's
-    step; vectors (biases, layer-norm gains and shifts) are never decayed. λ = 0 is
-    plain Adam.
+    step; vectors (biases, layer-norm gains and shifts) are never decayed.
+    ``decay_scales`` multiplies λ for the parameters it names (0: not decayed; a name it
+    leaves out: 1). λ = 0 is plain Adam.
 
     Examples
     --------
@@ -74,12 +75,17 @@ class Adam:
     """
 
     def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
-                 weight_decay: float = 0.0):
+                 weight_decay: float = 0.0, decay_scales: dict[str, float] | None = None):
         if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) \
                 or not weight_decay >= 0 or not math.isfinite(weight_decay):
             raise ValueError(f"Adam: weight_decay must be a finite number >= 0, got {weight_decay!r}")
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
         self.weight_decay = float(weight_decay)
+        self.decay_scales = dict(decay_scales or {})
+        bad = {k: v for k, v in self.decay_scales.items() if isinstance(v, bool) or not isinstance(v, (int, float))
+               or not v >= 0 or not math.isfinite(v)}
+        if bad:
+            raise ValueError(f"Adam: decay_scales must be finite numbers >= 0, got {bad!r}")
         self.count = 0
         self.m: dict[str, Any] = {}
         self.v: dict[str, Any] = {}
@@ -97,7 +103,8 @@ class Adam:
             v = b2 * self.v[name] + (1.0 - b2) * g * g if name in self.v else (1.0 - b2) * g * g
             self.m[name], self.v[name] = m, v
             update = lr * (m / correction1) / (xp.sqrt(v / correction2) + self.eps)
-            if self.weight_decay and theta.ndim >= 2:
-                update = update + lr * self.weight_decay * theta  # decoupled: not part of m or v
+            decay = self.weight_decay * self.decay_scales.get(name, 1.0)
+            if decay and theta.ndim >= 2:
+                update = update + lr * decay * theta  # decoupled: not part of m or v
             new[name] = theta - update
         return new

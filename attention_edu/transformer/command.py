@@ -59,7 +59,7 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"saved {args.out}")
     if args.json:
         metrics = {key: history[key] for key in ("task", "seed", "steps", "batch_size", "config", "weight_decay",
-                                                 "seconds", "train_seconds", "exact_match", "answer_accuracy")}
+                                                 "curriculum", "seconds", "train_seconds", "exact_match", "answer_accuracy")}
         metrics.update(final_loss=history["loss"][-1], head_scores=scores,
                        out=None if args.out is None else str(args.out))
         print(json.dumps(metrics))

@@ -4,7 +4,10 @@ Each step draws a batch of training pairs, runs the whole sequence
 ``|source|target`` forward at once, backpropagates the cross-entropy of the
 answer positions by hand, clips the gradient norm and takes an Adam step
 (for ``induction`` with decoupled weight decay, see :data:`DEFAULT_WEIGHT_DECAYS`).
-Batches group sources of one length (no padding). After training, greedy
+Batches group sources of one length (no padding). ``induction`` trains in two
+phases by default (:mod:`~attention_edu.transformer.curriculum`: suffix copies,
+then sources at late positions), so that the previous-token → induction circuit
+forms and its previous-token head looks one step back at every position. After training, greedy
 generation on held-out sources measures the exact match, and a
 teacher-forced pass measures the share of answer tokens right.
 BLAS runs on one thread: these matrices are small, and two threads waiting
@@ -14,13 +17,14 @@ on each other were slower here (see docs/benchmarks.md).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from ..backend import Backend, numpy_backend
 from ..backend import host_numpy as np
 from ..layers.fitting import fit, one_blas_thread
 from .config import DEFAULT_CONFIGS
+from .curriculum import DEFAULT_CURRICULA, Curriculum, train_curriculum
 from .model import Transformer, answer_accuracy
 from .tasks import LENGTHS, TASKS, make_dataset
 
@@ -76,8 +80,8 @@ def _batches(task: str, steps: int, batch_size: int, seed: int, lengths: tuple[i
 def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_size: int = 64,
           layers: int | None = None, heads: int | None = None, d_model: int | None = None,
           mlp: bool | None = None, shift: int | None = None, causal: bool = True, peak_learning_rate: float | None = None,
-          weight_decay: float | None = None, clip: float = 1.0, eval_size: int = 1000,
-          lengths: tuple[int, int] | None = None,
+          weight_decay: float | None = None, curriculum: Curriculum | bool = True, clip: float = 1.0,
+          eval_size: int = 1000, lengths: tuple[int, int] | None = None,
           dtype: str = "float32", backend: Backend | None = None,
           progress: bool = False) -> tuple[Transformer, dict[str, Any]]:
     """Train a transformer on ``task`` from ``seed``; the defaults are the command line's.
@@ -88,6 +92,12 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     (``eval_size=0`` skips them). Unset model sizes come from
     :data:`~attention_edu.transformer.config.DEFAULT_CONFIGS`, an unset
     ``weight_decay`` from :data:`DEFAULT_WEIGHT_DECAYS`.
+
+    ``curriculum``: ``True`` trains with the task's default
+    :class:`~attention_edu.transformer.curriculum.Curriculum` (``induction``: ``steps``
+    with suffix copies, then ``late_steps`` more with sources at late positions; ``sort``
+    has none), ``False`` in one phase of plain batches, or pass a ``Curriculum``
+    (``induction`` only). ``history["steps"]`` counts both phases.
 
     Examples
     --------
@@ -102,6 +112,9 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    if not isinstance(curriculum, (bool, Curriculum)) or (isinstance(curriculum, Curriculum) and task != "induction"):
+        raise ValueError(f"train: curriculum must be True, False or (for induction) a Curriculum, got {curriculum!r}")
+    plan = DEFAULT_CURRICULA[task] if curriculum is True else (curriculum or None)
     decay = DEFAULT_WEIGHT_DECAYS[task] if weight_decay is None else weight_decay
     if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0 <= decay < float("inf"):
         raise ValueError(f"train: weight_decay must be a finite number >= 0, got {weight_decay!r}")
@@ -110,15 +123,21 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     config = replace(DEFAULT_CONFIGS[task], causal=causal, **sizes)
     lengths = LENGTHS[task] if lengths is None else lengths
     model = Transformer.initialize(config, seed, numpy_backend(dtype) if backend is None else backend)
-    batches = _batches(task, steps, batch_size, seed, lengths, config.shift)
     rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
-    history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps, "batch_size": batch_size,
-                               "config": config.to_dict(), "peak_learning_rate": rate, "weight_decay": decay,
+    history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps + (plan.late_steps(steps) if plan else 0),
+                               "batch_size": batch_size, "peak_learning_rate": rate, "weight_decay": decay,
+                               "curriculum": None if plan is None else asdict(plan),
                                "loss": [], "accuracy": [], "learning_rate": []}
     start = time.perf_counter()
     with one_blas_thread():
-        fit(model, (dict(model.batch(pairs), offset=offset) for pairs, offset in batches), len(batches),
-            history, rate, clip, f"{task}/transformer", progress, weight_decay=decay)
+        if plan is None:
+            batches = _batches(task, steps, batch_size, seed, lengths, config.shift)
+            fit(model, (dict(model.batch(pairs), offset=offset) for pairs, offset in batches), len(batches),
+                history, rate, clip, f"{task}/transformer", progress, weight_decay=decay)
+        else:
+            model = train_curriculum(model, plan, seed, steps, batch_size, lengths, history, rate, clip, decay,
+                                     progress)
+    history["config"] = model.config.to_dict()
     history["train_seconds"] = time.perf_counter() - start
     if eval_size:
         history.update(evaluate(model, held_out_pairs(task, seed, eval_size, lengths)))

@@ -155,7 +155,9 @@ def test_a_tiny_configuration_trains_on_array_api_strict():
     be = ae.Backend(array_api_strict, array_api_strict.Device("device1"), "float32")
     model, history = train("induction", seed=0, steps=3, batch_size=4, layers=1, heads=2, d_model=8,
                            eval_size=4, lengths=(6, 7), backend=be, shift=2)
-    assert len(history["loss"]) == 3 and 0 <= history["exact_match"] <= 1
+    # the induction curriculum's second phase: round(1.2 * 3) more steps, 13 more positions
+    assert len(history["loss"]) == history["steps"] == 3 + 4 and 0 <= history["exact_match"] <= 1
+    assert model.config.shift == 2 + 13
     assert len(model.predict("abcdef")) == 6
 
 
