@@ -95,12 +95,10 @@ def suffix_batch(model: Transformer, pairs: list[tuple[str, str]], start: int) -
     ((1, 11), [0.0, 1.0, 1.0, 1.0])
     """
     n = len(pairs[0][0])
-    ids = model.encode([SEPARATOR + s + SEPARATOR + s[start:] for s, _ in pairs], who="suffix_batch")
-    mask = np.zeros((len(pairs), ids.shape[1] - 1))  # (B, T)
-    mask[:, n + 2:] = 1.0  # position n + 1 (the separator) would guess the copy's first token
-    be = model.backend
-    return {"ids": be.asarray(ids[:, :-1], dtype=np.int64), "targets": be.asarray(ids[:, 1:], dtype=np.int64),
-            "mask": be.asarray(mask)}
+    batch = model.batch([(source, source[start:]) for source, _ in pairs])
+    mask = to_numpy(batch["mask"]).copy()  # (B, T)
+    mask[:, n + 1] = 0.0  # position n + 1 (the separator) would guess the copy's first token
+    return dict(batch, mask=model.backend.asarray(mask))
 
 
 def curriculum_batches(seed: int, steps: int, batch_size: int, lengths: tuple[int, int], late_share: float,

@@ -85,7 +85,7 @@ class Transformer:
             text = SEPARATOR + source + SEPARATOR + target
             n = len(source)
             rows.append(text + SEPARATOR * (2 * (longest - n)))
-            masks.append([n + 1 <= t < n + 1 + len(target) for t in range(2 * longest + 1)])
+            masks.append([n + 1 <= t < n + 1 + len(target) for t in range(len(rows[-1]) - 1)])
         ids = self.encode(rows, who="Transformer.batch")  # (B, 2n_max + 2)
         be = self.backend
         return {"ids": be.asarray(ids[:, :-1], dtype=np.int64), "targets": be.asarray(ids[:, 1:], dtype=np.int64),

@@ -118,10 +118,10 @@ def _submissions(paths: list[str]) -> list[str]:
 
 def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
     """A tqdm progress bar on stderr when it is a terminal; nothing if quiet."""
-    from tqdm import tqdm
-
     if quiet or not sys.stderr.isatty():
         return lambda: None
+    from tqdm import tqdm
+
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
     return lambda: (bar.update(1), bar.n == total and bar.close())
