@@ -196,8 +196,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
-    layer = filesystem_layer()
-    if args.require_sandbox and layer is not None:
+    if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
     seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)

@@ -65,12 +65,9 @@ def _threads_of(uid: int) -> int:
     """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
     count = 0
     for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/status") as file:
-                fields = dict(line.split(":", 1) for line in file if ":" in line)
+        with contextlib.suppress(OSError, ValueError, KeyError), open(f"/proc/{entry}/status") as file:
+            fields = dict(line.split(":", 1) for line in file if ":" in line)
             count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
-        except (OSError, ValueError, KeyError):
-            continue
     return count
 
 
@@ -173,7 +170,6 @@ def _wait(worker: int, wake_r: int, lifeline: int) -> int:
 
 
 def _launch(config: dict, argv: list[str]) -> None:
-    """The launcher: layers, fork the worker, wait for it (or a stop), kill what is left."""
     layers, own = [], False
     if config["namespaces"]:
         try:
