@@ -1,11 +1,7 @@
 """The judge: running a student's code in a child process, grading it, reporting the rows.
 
-:mod:`.worker` is the student's side and :mod:`.harness` the judge's end of a child (a notebook
-check's fork, or the sandboxed interpreter of :mod:`.submission`); :mod:`.protocol` is the plain
-data between them; :mod:`.sandbox` and :mod:`.launcher` start the sandbox; :mod:`.command` is
-``attention-edu check`` and ``attention-edu grade``. Here are the records they pass around: what
-one call of the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded
-submission (:class:`Row`).
+Here (its modules: docs/architecture.md) are the records they pass around: what one call of the
+student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission (:class:`Row`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME``.
 
-Each submission runs once in a sandboxed interpreter of its own (:func:`.submission.grade_one`),
-with hidden probes from a fresh seed (``--seed S`` repeats a run). ``check`` exits 0 only when
-every probe ran and passed, 1 otherwise, 2 on a usage error; ``grade`` writes the gradebook once,
-atomically, after every process of every submission is gone (Ctrl-C: the rows done, exit 130).
-Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
+Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once,
+atomically, after every process of every submission is gone. Exit statuses: in :func:`register`'s
+descriptions. Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
 """
 
 from __future__ import annotations
@@ -131,25 +129,23 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
                tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
     rows: dict[str, Row] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files))))
-    futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
-                           seed_of(f)): f for f in files}
-    pending = set(futures)
-    try:
-        while pending:
-            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                rows[futures[future]] = future.result()
-                tick()
-    except KeyboardInterrupt:
-        for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-            signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
-        stop_all()
-        for future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
-        return rows, True
-    pool.shutdown(wait=True)
+    with ThreadPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:     # leaving it waits for every thread
+        futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
+                               seed_of(f)): f for f in files}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    rows[futures[future]] = future.result()
+                    tick()
+        except KeyboardInterrupt:
+            for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
+                signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
+            stop_all()
+            for future in pending:
+                future.cancel()
+            return rows, True
     return rows, False
 
 
@@ -177,7 +173,7 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
         failed = row.error is not None or probe in found
         tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": 0 if failed else groups.get(probe, 0),
                       "max_score": groups.get(probe, 0), "status": "failed" if failed else "passed",
-                      "output": row.error if row.error else "\n".join(found.get(probe, []))})
+                      "output": row.error or "\n".join(found.get(probe, []))})
         if probe == "hidden":
             tests[-1]["visibility"] = "after_published"
     return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
@@ -200,8 +196,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
-    layer = filesystem_layer()
-    if args.require_sandbox and layer is not None:
+    if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
     seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)

@@ -34,6 +34,7 @@ _DENIED_CALLS = {
     "x86_64": (0xC000003E, (41, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235,
                             260, 261, 268, 280, 452, 463, 466)),
     "aarch64": (0xC00000B7, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
+_CAN_FILTER = _LINUX and os.uname().machine in _DENIED_CALLS
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT = 22, 2, 0x40000000
 _RET_ALLOW, _RET_EACCES, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000 | 13, 0x80000000
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
@@ -46,31 +47,27 @@ def _libc_call(name: str, *args: int | bytes) -> None:
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
 
 
-def _enter_namespaces(private: str = "", disk_mb: int = 0) -> None:
-    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves;
-    a tmpfs over ``private`` (the new namespace's mounts never propagate out: mount_namespaces(7))."""
-    uid, gid = os.geteuid(), os.getegid()
+def _enter_namespaces(disk_mb: int) -> None:
+    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves; a
+    tmpfs over the working directory (the new namespace's mounts never propagate out: mount_namespaces(7))."""
+    uid, gid, private = os.geteuid(), os.getegid(), os.getcwd()
     _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS)
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                        ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
-    if private:
-        _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                   f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
-        os.chdir(private)                   # into the tmpfs, which now hides the directory
+    _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+               f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
+    os.chdir(private)                   # into the tmpfs, which now hides the directory
 
 
 def _threads_of(uid: int) -> int:
     """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
     count = 0
     for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/status") as file:
-                fields = dict(line.split(":", 1) for line in file if ":" in line)
+        with contextlib.suppress(OSError, ValueError, KeyError), open(f"/proc/{entry}/status") as file:
+            fields = dict(line.split(":", 1) for line in file if ":" in line)
             count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
-        except (OSError, ValueError, KeyError):
-            continue
     return count
 
 
@@ -132,18 +129,17 @@ def _children() -> list[int]:
         with open(f"/proc/self/task/{os.getpid()}/children") as file:
             return [int(pid) for pid in file.read().split()]
     except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
-        return [int(entry) for entry in filter(str.isdigit, os.listdir("/proc"))
-                if stat_fields(entry)[1:2] == [str(os.getpid())]]       # field 1: the parent's pid
+        return [pid for pid, fields in process_stats().items() if fields[1] == str(os.getpid())]
 
 
-def stat_fields(pid: str) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp, session,
-    ...); empty when the process is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return file.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
+def process_stats() -> dict[int, list[str]]:
+    """pid -> the fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp,
+    session, ...), for every process /proc shows (one gone meanwhile is left out)."""
+    stats = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError), open(f"/proc/{entry}/stat") as file:
+            stats[int(entry)] = file.read().rsplit(")", 1)[1].split()
+    return stats
 
 
 def _kill_descendants() -> None:
@@ -174,15 +170,14 @@ def _wait(worker: int, wake_r: int, lifeline: int) -> int:
 
 
 def _launch(config: dict, argv: list[str]) -> None:
-    """The launcher: layers, fork the worker, wait for it (or a stop), kill what is left."""
     layers, own = [], False
     if config["namespaces"]:
         try:
-            _enter_namespaces(os.getcwd(), config["limits"]["disk_mb"])
+            _enter_namespaces(config["limits"]["disk_mb"])
             layers, own = list(NAMESPACE_LAYERS), True
         except OSError as error:
             layers = [f"namespaces refused: {error}"]
-    if config["seccomp"] and _LINUX and os.uname().machine in _DENIED_CALLS:
+    if config["seccomp"] and _CAN_FILTER:
         layers.append("seccomp")
     if _LINUX:
         _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -228,12 +223,11 @@ def _probe() -> dict:
     """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
     found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
                                     " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
-    known = _LINUX and os.uname().machine in _DENIED_CALLS
-    found["seccomp"] = "active" if known else f"unavailable: {sys.platform} {os.uname().machine}"
+    found["seccomp"] = "active" if _CAN_FILTER else f"unavailable: {sys.platform} {os.uname().machine}"
     reason = f"unavailable: {sys.platform}"
     if _LINUX:
         try:
-            _enter_namespaces(os.getcwd(), 1)       # a throw-away process: the tmpfs goes with it
+            _enter_namespaces(1)       # a throw-away process: the tmpfs goes with it
             reason = "active"
         except OSError as error:
             reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"

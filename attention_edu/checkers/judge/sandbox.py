@@ -1,10 +1,8 @@
 """Start the student's interpreter inside the layers the kernel gives an unprivileged user.
 
-:func:`spawn` runs a command line through :mod:`.launcher` (a stdlib-only file run by path):
-user, PID and network namespaces where allowed, rlimits, ``no_new_privs``, the seccomp filter;
-the worker applies Landlock itself. What each layer stops, and what it does not: docs/teachers.md.
-``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1`` in the judge's environment forces the fallback without
-namespaces, for tests.
+:func:`spawn` runs a command line through :mod:`.launcher` (a stdlib-only file run by path), which
+applies every layer but Landlock; the worker applies that itself. What each layer stops, and what
+it does not: docs/teachers.md.
 """
 from __future__ import annotations
 
@@ -24,7 +22,7 @@ import time
 from importlib import metadata
 from typing import Mapping, Sequence
 
-from .launcher import NAMESPACE_LAYERS, stat_fields
+from .launcher import NAMESPACE_LAYERS, process_stats
 
 NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
 _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
@@ -138,8 +136,8 @@ class Sandboxed:
     """A worker started by :func:`spawn`; ``with`` it, or call :meth:`kill` when done.
 
     ``process`` is the launcher: its pipes are the worker's, its ``returncode`` the worker's
-    (negative: ended by that signal). ``layers``: those active, e.g. ``["user-namespace",
-    "pid-namespace", "net-namespace", "seccomp", "rlimits"]`` (the worker adds Landlock).
+    (negative: ended by that signal). ``layers``: those active, of :func:`available_layers`' names
+    (the worker adds Landlock).
     """
 
     def __init__(self, process: subprocess.Popen, layers: list[str], lifeline: int):
@@ -168,10 +166,8 @@ class Sandboxed:
     def __exit__(self, *exc_info) -> None:
         self.kill()
         for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 pipe.close()
-            except OSError:
-                pass
 
 
 def _running(pid: int) -> bool:
@@ -187,25 +183,18 @@ def _kill_session(sid: int, wait: float = 2.0) -> None:
     the fallback's last sweep, for a launcher that was killed before it could clean up."""
     if not os.path.isdir("/proc"):
         return
-    killed = [pid for pid, state, session in _processes() if session == sid and pid != sid]
+    killed = [pid for pid, fields in process_stats().items() if fields[3] == str(sid) and pid != sid]
     for pid in killed:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and any(
-            state != "Z" for pid, state, _ in _processes() if pid in killed):
+            fields[0] != "Z" for pid, fields in process_stats().items() if pid in killed):
         time.sleep(0.005)
 
 
-def _processes() -> list[tuple[int, str, int]]:
-    """(pid, state, session id) of every process /proc shows."""
-    stats = ((int(entry), stat_fields(entry)) for entry in filter(str.isdigit, os.listdir("/proc")))
-    return [(pid, fields[0], int(fields[3])) for pid, fields in stats if len(fields) > 3]
-
-
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
-          namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = (),
-          start_timeout: float = 30.0) -> Sandboxed:
+          namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = ()) -> Sandboxed:
     """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where
     allowed) namespaces; the judge talks over the returned worker's ``.process`` pipes, and the
     worker inherits ``pass_fds`` (files outside ``cwd``, which the tmpfs hides).
@@ -235,7 +224,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         os.close(status_w), os.close(lifeline_r)
     sandboxed = Sandboxed(process, [], lifeline_w)
     with os.fdopen(status_r, "rb") as status:
-        ready = select.select([status], [], [], start_timeout)[0]
+        ready = select.select([status], [], [], 30.0)[0]         # seconds the launcher may take to start
         report = status.read() if ready else b""
     try:
         sandboxed.layers = [l for l in json.loads(report)["layers"] if "refused" not in l]
