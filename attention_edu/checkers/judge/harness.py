@@ -12,6 +12,7 @@ runs the function in this process, unprotected, and the result says so (``ATTENT
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -127,7 +128,9 @@ class Child:
 
     def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:
         """The :class:`Outcome` of one call, with what the child printed."""
-        return read_reply(reply, names, memory_mb, *self.printed())
+        outcome = read_reply(reply, names, memory_mb)
+        outcome.printed, outcome.printed_bytes = self.printed()
+        return outcome
 
     def end(self) -> int | None:
         """Kill the child (once) and return its exit status (-N: ended by signal N)."""
@@ -149,29 +152,24 @@ def _helper_size(args: list) -> int:
     return batch * max([1, *(d for a in arrays for d in a.shape[-2:]), *(abs(n) for n in sizes)]) ** 3
 
 
-def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None, printed: str = "",
-               printed_bytes: int = 0) -> Outcome:
+def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:
     """The :class:`Outcome` of one call from its reply: plain data, but of any shape."""
     if isinstance(reply, Outcome):
-        reply.printed, reply.printed_bytes = printed, printed_bytes
         return reply
     error = ErrorInfo.read(reply.get("error"))
     seconds = reply.get("seconds") if type(reply.get("seconds")) in (int, float) else 0.0
     if error is not None and error.is_a("MemoryError"):
         limit = f"more than the {memory_mb:g} MB a call may use" if memory_mb else "more than the machine has"
         return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",
-                       ended_id="harness.memory", printed=printed, printed_bytes=printed_bytes, seconds=seconds)
-    return Outcome(value=reply.get("value"), error=error, printed=printed, printed_bytes=printed_bytes,
-                   warnings=texts(reply, "warnings"), seconds=seconds,
+                       ended_id="harness.memory", seconds=seconds)
+    return Outcome(value=reply.get("value"), error=error, warnings=texts(reply, "warnings"), seconds=seconds,
                    mutated=texts(reply, "mutated", keep=lambda name: name in names))
 
 
 def _kill(pid: int) -> int:
     """Kill a forked child (a zombie keeps the status it exited with) and reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
@@ -186,11 +184,6 @@ def _limit(memory_mb: float | None) -> None:
     for which, cap in caps.items():
         hard = resource.getrlimit(which)[1]
         resource.setrlimit(which, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
-
-
-def _forks() -> bool:
-    chosen = os.environ.get(START_METHOD_ENV, "").strip().lower()
-    return chosen == "fork" or (chosen != "inline" and hasattr(os, "fork") and sys.platform != "darwin")
 
 
 def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
@@ -221,7 +214,8 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
     >>> call(lambda: os._exit(0), (), ()).ended_id
     'harness.exit'
     """
-    if not _forks():
+    chosen = os.environ.get(START_METHOD_ENV, "").strip().lower()
+    if chosen != "fork" and (chosen == "inline" or not hasattr(os, "fork") or sys.platform == "darwin"):
         outcome = read_reply(worker.answer(fn, args, names), names, memory_mb)
         outcome.isolated = False
         return outcome
@@ -232,14 +226,13 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
             pid = os.fork()
         if pid == 0:                                   # the child: never returns
-            status = 70
             try:
                 os.close(read_end)
                 _limit(memory_mb)
                 worker.answer_once(fn, args, names, write_end, printed.fileno())
-                status = 0
+                _exit(0)
             finally:
-                _exit(status)
+                _exit(70)
         os.close(write_end)
         child = Child(None, read_end, printed.fileno(), functools.partial(_kill, pid))
         try:

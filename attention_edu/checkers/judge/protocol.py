@@ -117,10 +117,7 @@ def encode(message: Any) -> bytes:
     """The frame body for ``message`` (plain data only; see :func:`plain`)."""
     blobs: list[bytes] = []
     head = json.dumps(_tree(message, blobs), allow_nan=False).encode("utf-8")
-    parts = [len(head).to_bytes(8, "little"), head]
-    for blob in blobs:
-        parts += [len(blob).to_bytes(8, "little"), blob]
-    return b"".join(parts)
+    return b"".join(len(part).to_bytes(8, "little") + part for part in [head, *blobs])
 
 
 def _array(blob: bytes) -> np.ndarray:
@@ -150,7 +147,9 @@ def _untree(node: Any, blobs: list[bytes], depth: int = 0) -> Any:
         return {k: _untree(v, blobs, depth + 1) for k, v in body}
     if tag in ("$a", "$s") and type(body) is int and 0 <= body < len(blobs):
         array = _array(blobs[body])
-        return array if tag == "$a" else array[()] if array.ndim == 0 else _bad("a scalar with a shape")
+        if tag == "$s" and array.ndim:
+            raise ProtocolError("a scalar with a shape")
+        return array if tag == "$a" else array[()]
     if tag == "$f" and body in ("nan", "inf", "-inf"):
         return float(body)
     if tag == "$e":
@@ -171,10 +170,6 @@ def _unsupported(what: str) -> Unsupported:
     return _KINDS.get(name, Unsupported)(what)
 
 
-def _bad(what: str) -> Any:
-    raise ProtocolError(what)
-
-
 def decode(body: bytes) -> Any:
     """The message in a frame body; :class:`ProtocolError` for anything malformed."""
     view, blobs = memoryview(body), []
@@ -189,10 +184,8 @@ def decode(body: bytes) -> Any:
         raise ProtocolError("a frame whose header is not JSON") from None
     at = 8 + size
     while at < len(view):
-        if len(view) - at < 8:
-            raise ProtocolError("an array cut short")
         length = int.from_bytes(view[at:at + 8], "little")
-        if length > len(view) - at - 8:
+        if len(view) - at < 8 or length > len(view) - at - 8:
             raise ProtocolError("an array cut short")
         blobs.append(bytes(view[at + 8:at + 8 + length]))
         at += 8 + length

@@ -197,7 +197,6 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
     name, notebook = function or spec.function, path.suffix == ".ipynb"
     what = "running the notebook" if notebook else "importing the file"
-    cells = []
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
     elif not path.is_file():

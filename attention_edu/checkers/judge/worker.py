@@ -54,9 +54,8 @@ class Refuse:
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if top in self.allowed or (top in sys.stdlib_module_names and top not in DENIED) or top == "__main__":
-            return None
-        if top in sys.stdlib_module_names and self._from_library():
+        standard = top in sys.stdlib_module_names
+        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
         message = self.template.format(name=top)
         if message not in self.violations:
