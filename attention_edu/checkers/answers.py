@@ -1,12 +1,10 @@
 """check_answer: the chapters' pen-and-paper exercises, checked against the catalogue.
 
-The expected values come from ``ae.worked_examples.get(id).computed``. An
-answer passes when it lies within sensible rounding of the expected value
-(2 % for counts and magnitudes, ±0.006 for weights given to two or three
-decimals; shapes and yes/no answers exactly). A wrong answer is compared
-with the typical mistakes of :mod:`.answer_specs` and, where the catalogue
-marks the chapter's printed value as an erratum, with that misprint, which
-is then named together with the right value.
+An answer passes when it lies within sensible rounding of the catalogue's value (2 % for counts
+and magnitudes, ±0.006 for weights given to two or three decimals; shapes and yes/no answers
+exactly). A wrong answer is compared with the typical mistakes of :mod:`.answer_specs` and, where
+the catalogue marks the chapter's printed value as an erratum, with that misprint, which is then
+named together with the right value.
 """
 
 from __future__ import annotations
