@@ -57,13 +57,12 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
-        n = len(exercise.outputs)
+        n, order = len(exercise.outputs), ", ".join(exercise.outputs)
         got = type(outcome.value).__name__
         if isinstance(outcome.value, (tuple, list)):
             got = f"{got} of {len(outcome.value)} values"
-        return Failure("returns", case, f"expected a tuple of {n} values ({', '.join(exercise.outputs)}), "
-                       f"got {got}", "harness.arity",
-                       fields={"arity": n, "order": ", ".join(exercise.outputs)})
+        return Failure("returns", case, f"expected a tuple of {n} values ({order}), got {got}", "harness.arity",
+                       fields={"arity": n, "order": order})
     for name, part, want in zip(exercise.outputs, parts, expected):
         host = as_host(part)
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
@@ -71,8 +70,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         if host is None:
             return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
                            "harness.wrong-type")
-        kind_ok = host.dtype.kind == "b" if want.dtype.kind == "b" else host.dtype.kind == "f"
-        if not kind_ok:
+        if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
                            "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})
         if host.shape != want.shape:
@@ -90,8 +88,8 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     for name, part, want in zip(exercise.outputs, parts, expected):
         mine = as_host(part)
         if not close(mine, want, case.float_dtypes):
-            hint = "value.nan" if (~np.isfinite(mine.astype(np.float64)) & np.isfinite(
-                want.astype(np.float64))).any() else "value.mismatch"
+            overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
+            hint = "value.nan" if overflow.any() else "value.mismatch"
             verb = "do" if name.endswith("s") else "does"
             return Failure(case.probe, case, f'your {name} {verb} not match the expected values '
                            f'on the case "{case.title}"', hint)

@@ -6,9 +6,7 @@ the coarser of the student's dtype (float32 at the coarsest: float16 is no licen
 and the inputs', so a float32 or einsum solution passes; every known misconception misses by far more.
 :data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
 wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
-can act on (a broadcasting error usually means a missing ``keepdims=True``; a matmul
-core-dimension error on 4-D input usually means ``.T`` on a batched array). Every id is
-reachable; the tests trigger each one.
+can act on. Every id is reachable; the tests trigger each one.
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ __all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_t
 Reader = Callable[..., "tuple[str, str] | None"]
 _READERS: dict[str, list[Reader]] = {}
 
-
 #: hint ids that exercises' own readers can report
 EVIDENCE_IDS: set[str] = set()
 
