@@ -21,10 +21,8 @@ __all__ = ["check_answer", "ANSWERS", "GENERIC_HINT_IDS"]
 #: Every answer id with its parts.
 ANSWERS: dict[str, AnswerSpec] = {spec.id: spec for spec in SPECS}
 
-_MISPRINT = "answer.misprint"
-
 #: Hint ids of check_answer that belong to no particular mistake.
-GENERIC_HINT_IDS = (_MISPRINT, "answer.mismatch", "answer.unreadable", "answer.incomplete")
+GENERIC_HINT_IDS = ("answer.misprint", "answer.mismatch", "answer.unreadable", "answer.incomplete")
 
 
 def _read(part: Part, value: Any) -> Any:
@@ -108,7 +106,7 @@ def _judge(answer_id: str, example: Any, part: Part, mine: Any) -> tuple[bool, s
     if misprint is not None and _matches(part, mine, misprint):
         return (False, f"{part.name} = {_fmt(mine)} matches the value printed in the chapter, which is a "
                 f"misprint", f"The catalogue marks {answer_id} as an erratum: the right value of "
-                f"{part.name} is {_fmt(target)}.", _MISPRINT)
+                f"{part.name} is {_fmt(target)}.", "answer.misprint")
     for wrong in part.wrongs:
         if _matches(part, mine, wrong.value(example)):
             if wrong.accept:
