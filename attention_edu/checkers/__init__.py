@@ -8,9 +8,8 @@ through every probe of a fixed sequence (most specific first) and returns a
 deliberately wrong implementation (a *mutant*); the one it matches names the mistake and gives
 a two-sentence hint. Failing that, its evidence may name it (:mod:`.diagnosis.evidence`).
 :func:`check_answer` checks the chapters' pen-and-paper exercises against the worked-example
-catalogue. The one registry of coding exercises is :data:`EXERCISES`: each module of
-:mod:`.exercises` names its :class:`Exercise` objects in its ``__all__``, which makes them
-checkable from Python, ``attention-edu check`` and ``grade``.
+catalogue. The one registry of coding exercises is :data:`EXERCISES` (collected from
+:mod:`.exercises`): it makes them checkable from Python, ``attention-edu check`` and ``grade``.
 
 Strict mode (``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises :class:`CheckFailed` on
 anything but a pass, for grading in CI.

@@ -1,12 +1,10 @@
 """check_answer: the chapters' pen-and-paper exercises, checked against the catalogue.
 
-The expected values come from ``ae.worked_examples.get(id).computed``. An
-answer passes when it lies within sensible rounding of the expected value
-(2 % for counts and magnitudes, ±0.006 for weights given to two or three
-decimals; shapes and yes/no answers exactly). A wrong answer is compared
-with the typical mistakes of :mod:`.answer_specs` and, where the catalogue
-marks the chapter's printed value as an erratum, with that misprint, which
-is then named together with the right value.
+An answer passes when it lies within sensible rounding of the catalogue's value (2 % for counts
+and magnitudes, ±0.006 for weights given to two or three decimals; shapes and yes/no answers
+exactly). A wrong answer is compared with the typical mistakes of :mod:`.answer_specs` and, where
+the catalogue marks the chapter's printed value as an erratum, with that misprint, which is then
+named together with the right value.
 """
 
 from __future__ import annotations
@@ -23,10 +21,8 @@ __all__ = ["check_answer", "ANSWERS", "GENERIC_HINT_IDS"]
 #: Every answer id with its parts.
 ANSWERS: dict[str, AnswerSpec] = {spec.id: spec for spec in SPECS}
 
-_MISPRINT = "answer.misprint"
-
 #: Hint ids of check_answer that belong to no particular mistake.
-GENERIC_HINT_IDS = (_MISPRINT, "answer.mismatch", "answer.unreadable", "answer.incomplete")
+GENERIC_HINT_IDS = ("answer.misprint", "answer.mismatch", "answer.unreadable", "answer.incomplete")
 
 
 def _read(part: Part, value: Any) -> Any:
@@ -110,7 +106,7 @@ def _judge(answer_id: str, example: Any, part: Part, mine: Any) -> tuple[bool, s
     if misprint is not None and _matches(part, mine, misprint):
         return (False, f"{part.name} = {_fmt(mine)} matches the value printed in the chapter, which is a "
                 f"misprint", f"The catalogue marks {answer_id} as an erratum: the right value of "
-                f"{part.name} is {_fmt(target)}.", _MISPRINT)
+                f"{part.name} is {_fmt(target)}.", "answer.misprint")
     for wrong in part.wrongs:
         if _matches(part, mine, wrong.value(example)):
             if wrong.accept:

@@ -1,10 +1,6 @@
-"""What a checker hands back: a result that reads well in a terminal and in Jupyter.
-
-A :class:`CheckResult` says whether the student's code passed, whether it was
-attempted at all (a stub is not), which probe failed first and why. ``str()``
-gives plain text, ``_repr_html_`` a coloured box in a notebook. In strict mode
-a result that did not pass is raised as :class:`CheckFailed` instead, so a
-course's CI can grade notebooks by running them.
+"""What a checker hands back: a :class:`CheckResult` that reads well in a terminal (``str``) and
+in Jupyter (a coloured box); in strict mode one that did not pass is raised as :class:`CheckFailed`
+instead, so a course's CI can grade notebooks by running them.
 """
 
 from __future__ import annotations
@@ -163,7 +159,6 @@ def finish(result: CheckResult, strict: bool | None) -> CheckResult:
 
     ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT`` (on when it is 1,
     true, yes or on, in any case).
-    A stub that was not attempted counts as not passed.
 
     Examples
     --------

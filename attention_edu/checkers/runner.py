@@ -1,16 +1,13 @@
 """The runner: every probe of an exercise on the student's function, every mistake it shows.
 
-An :class:`Exercise` lists its cases in probe order (small exact case, random shapes, other
-ranks, large logits, masks), then properties, then a determinism check. For every case the
-runner calls the student's function through the harness and checks, in order: it ran, it
-returned the right type, arity, shape and dtype, it left its inputs alone, and its values match
-the reference. No failure stops the run. Each failure is then named on its own
-(:func:`.diagnosis.mutants.failed`: a mutant, then evidence, then the error or the generic
-message), trying first the mistakes already found on earlier probes, so that one mistake that
-explains many probes is named once. Across all probes the ranks the function runs on are read
-too: when some ranks always work and the others always fail, a diagnosis that only repeats
-NumPy's error becomes "your function works on 3-D input only". A property's violation is
-listed only when no input case failed (it is then almost always a consequence of theirs).
+The probes run in the order of :data:`.records.PROBES`: the exercise's cases, its properties,
+then a determinism check. On every case the student's function must run, return the right type,
+arity, shape and dtype, leave its inputs alone and match the reference. Only a time limit or a
+crash stops the run; each failure is then named on its own (:func:`.diagnosis.mutants.failed`).
+Across all probes the ranks the function runs on are read too: when some ranks always work and
+the others always fail, a diagnosis that only repeats NumPy's error becomes "your function works
+on 3-D input only". A property's violation is listed only when no input case failed (it is then
+almost always a consequence of theirs).
 """
 
 from __future__ import annotations
@@ -53,21 +50,19 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
                        "harness.timeout")
     if outcome.ended:
         return Failure("runs", case, f"your function {outcome.ended} {where}", outcome.ended_id)
-    if outcome.error is not None and outcome.error.is_a("SystemExit"):
-        return Failure("runs", case, f"your function called sys.exit({outcome.error.message}) {where}",
-                       "error.exit", error=outcome.error)
-    if outcome.error is not None:
-        err = outcome.error
+    err = outcome.error
+    if err is not None and err.is_a("SystemExit"):
+        return Failure("runs", case, f"your function called sys.exit({err.message}) {where}", "error.exit", error=err)
+    if err is not None:
         return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
-        n = len(exercise.outputs)
+        n, order = len(exercise.outputs), ", ".join(exercise.outputs)
         got = type(outcome.value).__name__
         if isinstance(outcome.value, (tuple, list)):
             got = f"{got} of {len(outcome.value)} values"
-        return Failure("returns", case, f"expected a tuple of {n} values ({', '.join(exercise.outputs)}), "
-                       f"got {got}", "harness.arity",
-                       fields={"arity": n, "order": ", ".join(exercise.outputs)})
+        return Failure("returns", case, f"expected a tuple of {n} values ({order}), got {got}", "harness.arity",
+                       fields={"arity": n, "order": order})
     for name, part, want in zip(exercise.outputs, parts, expected):
         host = as_host(part)
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
@@ -75,8 +70,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         if host is None:
             return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
                            "harness.wrong-type")
-        kind_ok = host.dtype.kind == "b" if want.dtype.kind == "b" else host.dtype.kind == "f"
-        if not kind_ok:
+        if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
                            "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})
         if host.shape != want.shape:
@@ -94,8 +88,8 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     for name, part, want in zip(exercise.outputs, parts, expected):
         mine = as_host(part)
         if not close(mine, want, case.float_dtypes):
-            hint = "value.nan" if (~np.isfinite(mine.astype(np.float64)) & np.isfinite(
-                want.astype(np.float64))).any() else "value.mismatch"
+            overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
+            hint = "value.nan" if overflow.any() else "value.mismatch"
             verb = "do" if name.endswith("s") else "does"
             return Failure(case.probe, case, f'your {name} {verb} not match the expected values '
                            f'on the case "{case.title}"', hint)

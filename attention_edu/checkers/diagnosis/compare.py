@@ -6,9 +6,7 @@ the coarser of the student's dtype (float32 at the coarsest: float16 is no licen
 and the inputs', so a float32 or einsum solution passes; every known misconception misses by far more.
 :data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
 wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
-can act on (a broadcasting error usually means a missing ``keepdims=True``; a matmul
-core-dimension error on 4-D input usually means ``.T`` on a batched array). Every id is
-reachable; the tests trigger each one.
+can act on. Every id is reachable; the tests trigger each one.
 """
 
 from __future__ import annotations
@@ -107,13 +105,8 @@ def show(x: Any, max_elements: int = 60) -> str:
     return f"{head}\n{body}"
 
 
-def _sums(x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.sum(x.astype(np.float64), axis=-1)
-
-
 def _row_sums(x: np.ndarray) -> str:
-    flat = np.ravel(_sums(x))
+    flat = np.ravel(np.sum(x, axis=-1))
     text = np.array2string(flat[:8], precision=4, suppress_small=True)
     return text + (" ..." if flat.size > 8 else "")
 
@@ -139,12 +132,12 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         bad = ~np.isclose(a, e, rtol=1e-5, atol=1e-8, equal_nan=True)
-        nan = int(np.sum(np.isnan(a) & ~np.isnan(e)))
+        nan = np.isnan(a) & ~np.isnan(e)
         err = np.abs(a - e)
         finite_err = err[np.isfinite(err)]
-    if nan:
-        first = tuple(int(i) for i in np.argwhere(np.isnan(a) & ~np.isnan(e))[0])
-        lines.append(f"{name}: {nan} NaN value(s) where finite values are expected, first at index {first}")
+    if nan.any():
+        first = tuple(int(i) for i in np.argwhere(nan)[0])
+        lines.append(f"{name}: {nan.sum()} NaN value(s) where finite values are expected, first at index {first}")
     if finite_err.size:
         where = " over the finite entries" if finite_err.size < err.size else ""
         lines.append(f"{name}: max |yours - expected|{where} = {float(np.max(finite_err)):.4g}")
@@ -153,7 +146,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         lines.append(f"{name}: first difference at index {idx}: yours {a[idx]:.6g}, expected {e[idx]:.6g}")
     if row_sums and a.ndim >= 1:
         lines.append(f"{name}: row sums, yours {_row_sums(a)}; expected {_row_sums(e)}")
-        if a.ndim >= 2 and not np.allclose(_sums(a), _sums(e), equal_nan=True):
+        if a.ndim >= 2 and not np.allclose(np.sum(a, axis=-1), np.sum(e, axis=-1), equal_nan=True):
             columns, expected_columns = np.swapaxes(a, -1, -2), np.swapaxes(e, -1, -2)
             lines.append(f"{name}: column sums, yours {_row_sums(columns)}; expected {_row_sums(expected_columns)}")
     return lines

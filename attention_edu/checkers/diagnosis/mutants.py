@@ -1,14 +1,12 @@
 """Known misconceptions, each with a deliberately wrong implementation, and naming a failure.
 
-A misconception ("mistake") has an id, the exercise it belongs to, the probe where it first
-shows, a hint of at most two sentences (the convention, then the fix), and a *mutant*: a small
-function that makes exactly that mistake, registered beside its exercise (:func:`register_mistakes`).
-When a student's function fails a probe, its output (or exception) is fingerprinted and every
-mutant of the exercise runs on the same inputs; the first with the same fingerprint names the
-mistake (those already found on earlier probes first, then those of the failing probe). With
-no match, the failure's evidence may name it (:mod:`.evidence`); otherwise the exception is
-translated (:func:`.compare.explain_error`) and the difference described: the probe, the
-inputs, shape, dtype, max error, first differing index, row sums.
+A misconception (a :class:`Mistake`) comes with a *mutant*: a small function that makes exactly
+that mistake, registered beside its exercise (:func:`register_mistakes`). When a student's
+function fails a probe, its output (or exception) is fingerprinted and the mutants of the
+exercise run on the same inputs; the first with the same fingerprint names the mistake
+(:func:`match_mistake`). With no match, the failure's evidence may name it (:mod:`.evidence`);
+otherwise the exception is translated (:func:`.compare.explain_error`) and the difference
+described (:func:`.compare.describe_difference`).
 """
 
 from __future__ import annotations
@@ -176,11 +174,12 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     """The CheckResult for ``failure``: diagnosis, hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
+    telling = mine is not None and failure.probe not in ("inputs", "determinism")   # its output shows the mistake
     named = None                                        # (hint id, hint): a mutant's, else the evidence's
-    if failure.probe not in ("inputs", "properties", "determinism") and mine is not None:
+    if telling and failure.probe != "properties":
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
         named = None if mistake is None else (mistake.id, mistake.hint)
-    if named is None and mine is not None and failure.probe not in ("inputs", "determinism"):
+    if named is None and telling:
         named = _read_evidence(exercise, failure, case, mine, expected)
     if named is not None:
         hint_id, hint = named
@@ -197,7 +196,7 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     if case.args:
         lines.append("Inputs:")
         lines.extend(_inputs(case))
-    if mine is not None and expected and failure.probe not in ("inputs", "determinism"):
+    if telling and expected:
         lines.extend(_evidence(exercise, case, mine, expected))
     if failure.evidence:
         lines.append(failure.evidence)
