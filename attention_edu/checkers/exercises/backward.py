@@ -67,20 +67,18 @@ def _cases() -> list[Case]:
     return qkv_cases(("Q", "K", "V", "d_output"), chapter_example() + (dO,), notes)
 
 
-def _loss(Q, K, V, d_output, mask=None):
-    out, _ = attend(Q, K, V, mask)
-    return float(np.sum(out * d_output))
-
-
 def _finite_differences(student) -> str | None:
     Q, K, V, dO = qkv(71, (), 3, 4, 3, 2, d_output=True)
-    grads = student(Q, K, V, dO)
+
+    def loss(inputs):                                        # L = Σ d_output ⊙ output
+        return float(np.sum(attend(*inputs)[0] * dO))
+
     rng = np.random.default_rng(72)
-    for name, grad, index in zip(("dQ", "dK", "dV"), grads, range(3)):
+    for index, (name, grad) in enumerate(zip(("dQ", "dK", "dV"), student(Q, K, V, dO))):
         direction = rng.standard_normal(grad.shape)
         plus, minus = [Q, K, V], [Q, K, V]
         plus[index], minus[index] = plus[index] + 1e-6 * direction, minus[index] - 1e-6 * direction
-        numeric = (_loss(*plus, dO) - _loss(*minus, dO)) / 2e-6
+        numeric = (loss(plus) - loss(minus)) / 2e-6
         analytic = float(np.sum(grad * direction))
         if abs(numeric - analytic) > 1e-4 * max(1.0, abs(numeric)):
             return (f"along a random direction, {name} predicts a change of {analytic:.6g} in the loss; "
