@@ -16,6 +16,7 @@ import math
 import pkgutil
 
 from ...backend import host_numpy as np
+from ...softmax import stable_softmax as softmax_kernel
 from ..diagnosis.mutants import register_mistakes
 from ..records import Exercise
 
@@ -48,12 +49,10 @@ def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tu
 
 def stable_softmax(x, axis=-1, guard=True):
     """Softmax along ``axis`` shifted by the maximum; ``guard`` turns a row of −inf into zeros, not NaN."""
-    top = np.max(x, axis=axis, keepdims=True)
     if guard:
-        top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(x - top)
-    total = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(total > 0, total, 1.0) if guard else e / total
+        return softmax_kernel(np, x, axis)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def scaled_scores(Q, K, scale=None):

@@ -87,10 +87,6 @@ def unnormalised_rows(weights) -> str | None:
     return f"row sums of the weights: {np.array2string(sums, precision=4)}"
 
 
-def _rows_sum_to_one(student) -> str | None:
-    return unnormalised_rows(student(*normal_arrays(21, (6, 3), (4, 3), (4, 2), scale=2.0))[1])
-
-
 def _future_keys(student) -> str | None:
     Q, K, V = normal_arrays(22, (5, 3), (5, 3), (5, 2))
     K2, V2 = K.copy(), V.copy()
@@ -119,7 +115,7 @@ SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     properties=(
         Property("attention.property-rows", "weights are non-negative and rows sum to 1",
                  "Each query's weights must be non-negative and add up to 1 over the keys.",
-                 _rows_sum_to_one),
+                 lambda student: unnormalised_rows(student(*normal_arrays(21, (6, 3), (4, 3), (4, 2), scale=2.0))[1])),
         Property("attention.property-causal", "under a causal mask later keys cannot change earlier outputs",
                  "With a causal mask query i must not see keys after i, so changing the last key "
                  "and value may only change the last output row.", _future_keys),

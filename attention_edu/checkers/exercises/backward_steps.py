@@ -24,7 +24,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
-from . import normal_arrays, register_mistakes, scaled_scores
+from . import attend, normal_arrays, register_mistakes
 from ..records import Case, Exercise
 from .attention import qkv
 
@@ -95,8 +95,7 @@ def _bundles() -> list[tuple[str, str, dict]]:
     bundles = []
     for probe, title, seed, lead, sizes, mask in specs:
         Q, K, V, dO = qkv(seed, lead, *sizes, d_output=True)
-        S = scaled_scores(Q, K)                                                  # (..., m, n)
-        W = softmax(S if mask is None else np.where(mask, S, -np.inf))
+        _, W = attend(Q, K, V, mask)                                             # (..., m, n)
         dW = grad_w(V, dO)
         arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
         if title.startswith("float32"):
