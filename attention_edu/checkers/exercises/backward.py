@@ -35,7 +35,7 @@ __all__ = ["ATTENTION_BACKWARD", "backward"]
 
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
-             forward_scale=None, use_mask=True, **knobs):
+             forward_scale=None, **knobs):
     """Host backward of scaled dot-product attention, with knobs for building the mutants.
 
     ``jacobian`` names the softmax backward in :data:`.backward_steps.SOFTMAX_BACKWARDS`; ``knobs``
@@ -43,7 +43,7 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
     """
     scale = math.sqrt(Q.shape[-1]) if scale is None else scale
     forward_scale = scale if forward_scale is None else forward_scale
-    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, **knobs)  # (..., m, n)
+    _, W = attend(Q, K, V, mask, scale=forward_scale, **knobs)                     # (..., m, n)
     dW = grad_w(V, d_output)                                                       # (..., m, n)
     dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
@@ -159,7 +159,7 @@ register_mistakes("attention_backward", (
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
     ("dv-transposed", "returns", _dv_transposed,
      "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
-    ("ignores-mask", "masks", partial(backward, use_mask=False),
+    ("ignores-mask", "masks", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output),
      "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
      "entries get weight 0 and therefore zero gradient."),
     ("masked-row-nan", "masks", partial(backward, guard=False),

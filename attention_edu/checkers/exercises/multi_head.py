@@ -113,7 +113,7 @@ MULTI_HEAD_ATTENTION = Exercise(
 # -- misconceptions -------------------------------------------------------------------------------
 
 def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
-         project=True, head_axis=True):
+         project=True, head_axis=True, average=False):
     """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
     scale = None if width is None else math.sqrt(width(X_q, W_Q))
     Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
@@ -121,12 +121,7 @@ def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge
         mask = np.expand_dims(mask, -3)                                          # (..., 1, m, n)
     heads, weights = attend(Q, K, V, mask, scale=scale)
     concat = merge(heads)                                                        # (..., m, H*d_v)
-    return (concat @ W_O if project else concat), weights
-
-
-def _averaged_weights(*inputs):
-    out, weights = _mha(*inputs)
-    return out, np.mean(weights, axis=-3)
+    return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
 
 
 register_mistakes("multi_head_attention", (
@@ -147,7 +142,7 @@ register_mistakes("multi_head_attention", (
      "(..., m, H, d_v); reshaping directly mixes tokens."),
     ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
      "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
-    ("averaged-weights", "returns", _averaged_weights,
+    ("averaged-weights", "returns", partial(_mha, average=True),
      "Return every head's weights, shape (..., H, m, n), not their average over the heads."),
     ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
      "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "
