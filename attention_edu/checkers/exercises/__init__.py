@@ -2,8 +2,7 @@
 
 A module here defines its :class:`~..records.Exercise` objects and names them in its
 ``__all__``; :func:`collect` finds every such module, so adding an exercise touches its own
-module (and its notebook), nothing else. Exercises are ordered as the notebooks ask for them:
-by notebook, then by exercise number. Each module lists its misconceptions as a table of
+module (and its notebook), nothing else. Each module lists its misconceptions as a table of
 ``(name, first failing probe, mutant, hint)``; the matcher tries them in the table's order.
 Most mutants are the right computation with one knob turned: :func:`stable_softmax` and
 :func:`attend` (on host arrays) are the knob boards the modules share.
