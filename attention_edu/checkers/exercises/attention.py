@@ -194,7 +194,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("mask-after-softmax", "masks", _mask_after_softmax,
      "Zeroing weights after the softmax leaves rows that no longer sum to 1: mask the scores with -inf "
      "before the softmax."),
-    ("mask-times-scores", "masks", partial(attend, fill=0.0),
+    ("mask-times-scores", "masks", partial(attend, fill=0.0),                   # = scores * mask
      "Multiplying the scores by the mask turns masked scores into 0, which still gets weight: put -inf "
      "there instead (np.where)."),
     ("finite-fill", "masks", partial(attend, fill=-1e9),
