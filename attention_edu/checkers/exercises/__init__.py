@@ -2,8 +2,7 @@
 
 A module here defines its :class:`~..records.Exercise` objects and names them in its
 ``__all__``; :func:`collect` finds every such module, so adding an exercise touches its own
-module (and its notebook), nothing else. Exercises are ordered as the notebooks ask for them:
-by notebook, then by exercise number. Each module lists its misconceptions as a table of
+module (and its notebook), nothing else. Each module lists its misconceptions as a table of
 ``(name, first failing probe, mutant, hint)``; the matcher tries them in the table's order.
 Most mutants are the right computation with one knob turned: :func:`stable_softmax` and
 :func:`attend` (on host arrays) are the knob boards the modules share.
@@ -16,6 +15,7 @@ import math
 import pkgutil
 
 from ...backend import host_numpy as np
+from ...softmax import stable_softmax as softmax_kernel
 from ..diagnosis.mutants import register_mistakes
 from ..records import Exercise
 
@@ -48,12 +48,10 @@ def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tu
 
 def stable_softmax(x, axis=-1, guard=True):
     """Softmax along ``axis`` shifted by the maximum; ``guard`` turns a row of −inf into zeros, not NaN."""
-    top = np.max(x, axis=axis, keepdims=True)
     if guard:
-        top = np.where(np.isfinite(top), top, 0.0)
-    e = np.exp(x - top)
-    total = np.sum(e, axis=axis, keepdims=True)
-    return e / np.where(total > 0, total, 1.0) if guard else e / total
+        return softmax_kernel(np, x, axis)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def scaled_scores(Q, K, scale=None):

@@ -26,7 +26,7 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention as reference_attention
 from ...masks import causal_mask, padding_mask
-from ...softmax import softmax
+from ...softmax import softmax, softmax_naive
 from . import attend, normal_arrays, register_mistakes, scaled_scores, weigh
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
@@ -87,10 +87,6 @@ def unnormalised_rows(weights) -> str | None:
     return f"row sums of the weights: {np.array2string(sums, precision=4)}"
 
 
-def _rows_sum_to_one(student) -> str | None:
-    return unnormalised_rows(student(*normal_arrays(21, (6, 3), (4, 3), (4, 2), scale=2.0))[1])
-
-
 def _future_keys(student) -> str | None:
     Q, K, V = normal_arrays(22, (5, 3), (5, 3), (5, 2))
     K2, V2 = K.copy(), V.copy()
@@ -119,7 +115,7 @@ SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     properties=(
         Property("attention.property-rows", "weights are non-negative and rows sum to 1",
                  "Each query's weights must be non-negative and add up to 1 over the keys.",
-                 _rows_sum_to_one),
+                 lambda student: unnormalised_rows(student(*normal_arrays(21, (6, 3), (4, 3), (4, 2), scale=2.0))[1])),
         Property("attention.property-causal", "under a causal mask later keys cannot change earlier outputs",
                  "With a causal mask query i must not see keys after i, so changing the last key "
                  "and value may only change the last output row.", _future_keys),
@@ -143,17 +139,11 @@ def _transposed_weights(Q, K, V, mask=None):
     return out, np.swapaxes(weights, -1, -2)
 
 
-def _weights_times_keys(Q, K, V, mask=None):
-    _, weights = attend(Q, K, V, mask)
-    return weights @ K, weights
-
-
 def _unstable(Q, K, V, mask=None):
     scores = scaled_scores(Q, K)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
-    e = np.exp(scores)                                                          # no max shift
-    weights = e / np.sum(e, axis=-1, keepdims=True)
+    weights = softmax_naive(scores)                                             # no max shift
     return weights @ V, weights
 
 
@@ -161,11 +151,6 @@ def _mask_after_softmax(Q, K, V, mask=None):
     _, weights = attend(Q, K, V)
     weights = weights if mask is None else weights * mask
     return weights @ V, weights
-
-
-def _mask_times_scores(Q, K, V, mask=None):
-    scores = scaled_scores(Q, K)
-    return weigh(scores if mask is None else scores * mask, V)
 
 
 register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
@@ -186,7 +171,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("transposed-scores", "returns", _transposed_weights,
      "Your weights have shape (n, m): compute the scores as Q Kᵀ so that rows are queries and columns "
      "are keys, (m, n)."),
-    ("weights-times-keys", "returns", _weights_times_keys,
+    ("weights-times-keys", "returns", lambda Q, K, V, mask=None: attend(Q, K, K, mask),
      "Your output mixes the keys: the weighted sum runs over the values, weights @ V."),
     ("returns-swapped", "returns", lambda Q, K, V, mask=None: attend(Q, K, V, mask)[::-1],
      "Return the pair in the order (output, weights)."),
@@ -209,7 +194,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("mask-after-softmax", "masks", _mask_after_softmax,
      "Zeroing weights after the softmax leaves rows that no longer sum to 1: mask the scores with -inf "
      "before the softmax."),
-    ("mask-times-scores", "masks", _mask_times_scores,
+    ("mask-times-scores", "masks", partial(attend, fill=0.0),                   # = scores * mask
      "Multiplying the scores by the mask turns masked scores into 0, which still gets weight: put -inf "
      "there instead (np.where)."),
     ("finite-fill", "masks", partial(attend, fill=-1e9),

@@ -35,7 +35,7 @@ __all__ = ["ATTENTION_BACKWARD", "backward"]
 
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
-             forward_scale=None, use_mask=True, **knobs):
+             forward_scale=None, **knobs):
     """Host backward of scaled dot-product attention, with knobs for building the mutants.
 
     ``jacobian`` names the softmax backward in :data:`.backward_steps.SOFTMAX_BACKWARDS`; ``knobs``
@@ -43,7 +43,7 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
     """
     scale = math.sqrt(Q.shape[-1]) if scale is None else scale
     forward_scale = scale if forward_scale is None else forward_scale
-    _, W = attend(Q, K, V, mask if use_mask else None, scale=forward_scale, **knobs)  # (..., m, n)
+    _, W = attend(Q, K, V, mask, scale=forward_scale, **knobs)                     # (..., m, n)
     dW = grad_w(V, d_output)                                                       # (..., m, n)
     dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
@@ -67,20 +67,18 @@ def _cases() -> list[Case]:
     return qkv_cases(("Q", "K", "V", "d_output"), chapter_example() + (dO,), notes)
 
 
-def _loss(Q, K, V, d_output, mask=None):
-    out, _ = attend(Q, K, V, mask)
-    return float(np.sum(out * d_output))
-
-
 def _finite_differences(student) -> str | None:
     Q, K, V, dO = qkv(71, (), 3, 4, 3, 2, d_output=True)
-    grads = student(Q, K, V, dO)
+
+    def loss(inputs):                                        # L = Σ d_output ⊙ output
+        return float(np.sum(attend(*inputs)[0] * dO))
+
     rng = np.random.default_rng(72)
-    for name, grad, index in zip(("dQ", "dK", "dV"), grads, range(3)):
+    for index, (name, grad) in enumerate(zip(("dQ", "dK", "dV"), student(Q, K, V, dO))):
         direction = rng.standard_normal(grad.shape)
         plus, minus = [Q, K, V], [Q, K, V]
         plus[index], minus[index] = plus[index] + 1e-6 * direction, minus[index] - 1e-6 * direction
-        numeric = (_loss(*plus, dO) - _loss(*minus, dO)) / 2e-6
+        numeric = (loss(plus) - loss(minus)) / 2e-6
         analytic = float(np.sum(grad * direction))
         if abs(numeric - analytic) > 1e-4 * max(1.0, abs(numeric)):
             return (f"along a random direction, {name} predicts a change of {analytic:.6g} in the loss; "
@@ -161,7 +159,7 @@ register_mistakes("attention_backward", (
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
     ("dv-transposed", "returns", _dv_transposed,
      "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
-    ("ignores-mask", "masks", partial(backward, use_mask=False),
+    ("ignores-mask", "masks", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output),
      "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
      "entries get weight 0 and therefore zero gradient."),
     ("masked-row-nan", "masks", partial(backward, guard=False),

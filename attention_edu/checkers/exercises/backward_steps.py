@@ -24,7 +24,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
-from . import normal_arrays, register_mistakes, scaled_scores
+from . import attend, normal_arrays, register_mistakes
 from ..records import Case, Exercise
 from .attention import qkv
 
@@ -79,8 +79,8 @@ SOFTMAX_BACKWARDS = {
 }
 
 
-def _bundles() -> list[tuple[str, str, dict]]:
-    """(probe, title, the forward's and backward's arrays) for every step's cases."""
+def _step_cases(names: tuple[str, ...]) -> list[Case]:
+    """The cases of one step: its inputs ``names``, picked from the forward's and backward's arrays."""
     padding = np.broadcast_to(padding_mask(np.array([3, 5]), 5), (2, 3, 5)).copy()
     padding[0, 1] = False                                                    # query 1 of entry 0 fully masked
     specs = [("small", "m=2 n=3 d_k=4 d_v=5", 0, (), (2, 3, 4, 5), None)]
@@ -92,22 +92,16 @@ def _bundles() -> list[tuple[str, str, dict]]:
               ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4)),
               ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
                (3, 5, 4, 2), padding)]
-    bundles = []
+    cases = []
     for probe, title, seed, lead, sizes, mask in specs:
         Q, K, V, dO = qkv(seed, lead, *sizes, d_output=True)
-        S = scaled_scores(Q, K)                                                  # (..., m, n)
-        W = softmax(S if mask is None else np.where(mask, S, -np.inf))
+        _, W = attend(Q, K, V, mask)                                             # (..., m, n)
         dW = grad_w(V, dO)
         arrays = {"Q": Q, "K": K, "V": V, "d_output": dO, "W": W, "dW": dW, "dS": grad_s(W, dW)}
         if title.startswith("float32"):
             arrays = {name: a.astype(np.float32) for name, a in arrays.items()}
-        bundles.append((probe, title, arrays))
-    return bundles
-
-
-def _step_cases(names: tuple[str, ...]) -> list[Case]:
-    return [Case(probe, title, tuple(arrays[n] for n in names), names, literal=probe == "small")
-            for probe, title, arrays in _bundles()]
+        cases.append(Case(probe, title, tuple(arrays[n] for n in names), names, literal=probe == "small"))
+    return cases
 
 
 def _jacobian_cases() -> list[Case]:

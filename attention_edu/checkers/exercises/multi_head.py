@@ -46,30 +46,23 @@ def _inputs(seed: int, lead: tuple, m: int, n: int, d_model: int, H: int, d_k: i
 def _mha_cases() -> list[Case]:
     rng = np.random.default_rng(0)
     small = tuple(rng.integers(-2, 3, size=s) / 2.0 for s in ((2, 4), (3, 4), (4, 6), (4, 6), (4, 4), (4, 4)))
-    cases = [Case("small", "m=2 n=3 d_model=4, 2 heads, d_k=3 d_v=2", small + (2,), _NAMES[:7], literal=True)]
+    rows = [("small", "m=2 n=3 d_model=4, 2 heads, d_k=3 d_v=2", small + (2,))]
     sizes = ((1, (3, 5, 4, 2, 3, 6)), (2, (2, 4, 6, 3, 1, 5)), (3, (4, 3, 5, 2, 6, 1)))
     for seed, (m, n, d_model, H, d_k, d_v) in sizes:
-        cases.append(Case("random", f"seed {seed}, m={m} n={n} d_model={d_model} H={H} d_k={d_k} d_v={d_v}",
-                          _inputs(seed, (), m, n, d_model, H, d_k, d_v), _NAMES[:7]))
+        rows.append(("random", f"seed {seed}, m={m} n={n} d_model={d_model} H={H} d_k={d_k} d_v={d_v}",
+                     _inputs(seed, (), m, n, d_model, H, d_k, d_v)))
     f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
-    cases.append(Case("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32, _NAMES[:7]))
-    cases.append(Case("batched", "3-D, B=2 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1",
-                      _inputs(5, (2,), 3, 4, 5, 3, 2, 1), _NAMES[:7]))
-    cases.append(Case("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3",
-                      _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3), _NAMES[:7]))
-    cases.append(Case("masks", "causal self-attention, m = n = 5",
-                      _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),), _NAMES))
-    cases.append(Case("masks", "padding mask (3, 1, 4), B=3, 2 heads",
-                      _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True) + (padding_mask(np.array([4, 2, 3]), 4),),
-                      _NAMES))
-    mask = np.array([[True, True, False], [False, False, False]])
-    cases.append(Case("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (mask,), _NAMES,
-                      note="A fully masked query must get zero weights in every head and a zero output."))
-    return cases
-
-
-def _rows_sum_to_one(student) -> str | None:
-    return unnormalised_rows(student(*_inputs(51, (), 3, 5, 4, 2, 3, 2))[1])
+    fully = np.array([[True, True, False], [False, False, False]])
+    rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
+             ("batched", "3-D, B=2 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1", _inputs(5, (2,), 3, 4, 5, 3, 2, 1)),
+             ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
+             ("masks", "causal self-attention, m = n = 5", _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),)),
+             ("masks", "padding mask (3, 1, 4), B=3, 2 heads",
+              _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True) + (padding_mask(np.array([4, 2, 3]), 4),)),
+             ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,))]
+    note = "A fully masked query must get zero weights in every head and a zero output."
+    return [Case(probe, title, args, _NAMES if probe == "masks" else _NAMES[:7], literal=probe == "small",
+                 note=note if title == "query 1 fully masked" else "") for probe, title, args in rows]
 
 
 def _future_tokens(student) -> str | None:
@@ -106,7 +99,7 @@ MULTI_HEAD_ATTENTION = Exercise(
     properties=(
         Property("multi_head_attention.property-rows", "every head's weights sum to 1 per query",
                  "In every head each query's weights must be non-negative and add up to 1.",
-                 _rows_sum_to_one),
+                 lambda student: unnormalised_rows(student(*_inputs(51, (), 3, 5, 4, 2, 3, 2))[1])),
         Property("multi_head_attention.property-causal", "later tokens cannot change earlier outputs",
                  "Under a causal mask token i must not see later tokens, in any head; changing the "
                  "last token may only change the last output row.", _future_tokens),
@@ -120,7 +113,7 @@ MULTI_HEAD_ATTENTION = Exercise(
 # -- misconceptions -------------------------------------------------------------------------------
 
 def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
-         project=True, head_axis=True):
+         project=True, head_axis=True, average=False):
     """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
     scale = None if width is None else math.sqrt(width(X_q, W_Q))
     Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
@@ -128,12 +121,7 @@ def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge
         mask = np.expand_dims(mask, -3)                                          # (..., 1, m, n)
     heads, weights = attend(Q, K, V, mask, scale=scale)
     concat = merge(heads)                                                        # (..., m, H*d_v)
-    return (concat @ W_O if project else concat), weights
-
-
-def _averaged_weights(*inputs):
-    out, weights = _mha(*inputs)
-    return out, np.mean(weights, axis=-3)
+    return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
 
 
 register_mistakes("multi_head_attention", (
@@ -154,7 +142,7 @@ register_mistakes("multi_head_attention", (
      "(..., m, H, d_v); reshaping directly mixes tokens."),
     ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
      "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
-    ("averaged-weights", "returns", _averaged_weights,
+    ("averaged-weights", "returns", partial(_mha, average=True),
      "Return every head's weights, shape (..., H, m, n), not their average over the heads."),
     ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
      "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ...backend import host_numpy as np
 from ...masks import causal_mask as reference_causal, padding_mask as reference_padding
-from ...softmax import softmax as reference_softmax
+from ...softmax import softmax as reference_softmax, softmax_naive
 from . import normal_arrays, register_mistakes, stable_softmax
 from ..records import Case, Exercise, Property
 
@@ -153,10 +153,6 @@ def _row_sum(x):
     return np.sum(x, axis=-1, keepdims=True)
 
 
-def _normalise_rows(e):
-    return e / _row_sum(e)
-
-
 register_mistakes("softmax", (
     ("wrong-axis", "small", lambda x: stable_softmax(x, axis=0),
      "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
@@ -171,7 +167,7 @@ register_mistakes("softmax", (
      "You stop at exp(x - max): divide by the row sum so that each row adds up to 1."),
     ("log-softmax", "small", lambda x: (x - _row_max(x)) - np.log(_row_sum(np.exp(x - _row_max(x)))),
      "These are log-probabilities (log-softmax): the weights are exp(x - max) divided by their row sum."),
-    ("no-exp", "small", _normalise_rows,
+    ("no-exp", "small", lambda x: x / _row_sum(x),
      "You normalise the raw scores: exponentiate first so that every weight is positive, then "
      "divide by the row sum."),
     ("shift-mismatch", "small", lambda x: np.exp(x) / _row_sum(np.exp(x - _row_max(x))),
@@ -179,13 +175,13 @@ register_mistakes("softmax", (
     ("unshifted-denominator", "small", lambda x: np.exp(x - _row_max(x)) / _row_sum(np.exp(x)),
      "Shift numerator and denominator by the same row maximum: exp(x - max) / sum(exp(x - max)); "
      "your denominator sums exp(x) unshifted."),
-    ("column-max-shift", "small", lambda x: _normalise_rows(np.exp(x - np.max(x, axis=0, keepdims=True))),
+    ("column-max-shift", "small", lambda x: softmax_naive(x - np.max(x, axis=0, keepdims=True)),
      "Subtract each row's own maximum, np.max(x, axis=-1, keepdims=True): a maximum taken down the "
      "columns is not a constant within a row, so it changes the weights."),
-    ("no-max-shift", "stability", lambda x: _normalise_rows(np.exp(x)),
+    ("no-max-shift", "stability", softmax_naive,
      "exp overflows for scores near 1000, and inf / inf is NaN: subtract each row's maximum "
      "before exp (mathematically the result is the same)."),
-    ("global-max-shift", "stability", lambda x: _normalise_rows(np.exp(x - np.max(x))),
+    ("global-max-shift", "stability", lambda x: softmax_naive(x - np.max(x)),
      "One maximum for the whole array leaves rows far below it as 0 / 0: subtract each row's "
      "own maximum, np.max(x, axis=-1, keepdims=True)."),
     ("masked-row-nan", "masks", lambda x: stable_softmax(x, guard=False),
