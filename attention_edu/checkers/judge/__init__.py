@@ -1,7 +1,8 @@
 """The judge: running a student's code in a child process, grading it, reporting the rows.
 
-Here (its modules: docs/architecture.md) are the records they pass around: what one call of the
-student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission (:class:`Row`).
+Its modules are laid out in docs/architecture.md. Here are the records they pass around: what one
+call of the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission
+(:class:`Row`).
 """
 
 from __future__ import annotations

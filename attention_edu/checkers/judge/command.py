@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ...arguments import output_path, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
-from . import FIELDS, Row, csv_cell
+from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
 from .submission import grade_one, stop_all
@@ -125,6 +125,15 @@ def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
     return lambda: (bar.update(1), bar.n == total and bar.close())
 
 
+def _row(future: Any, file: str, seed: int) -> Row:
+    """A graded submission's row; should the grader itself fail on one, that row says so and the batch goes on."""
+    try:
+        return future.result()
+    except Exception as err:  # a bug of ours, which a hostile submission might provoke: never the whole batch
+        return Row(escape(file), attempted=True, status="failed", seed=seed, error=escape(
+            f"the grader failed on this submission ({type(err).__name__}: {err}); please report it", newlines=False))
+
+
 def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[str], int],
                tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
@@ -137,7 +146,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
-                    rows[futures[future]] = future.result()
+                    rows[futures[future]] = _row(future, futures[future], seed_of(futures[future]))
                     tick()
         except KeyboardInterrupt:
             for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):

@@ -64,7 +64,7 @@ def _enter_namespaces(disk_mb: int) -> None:
 def _threads_of(uid: int) -> int:
     """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
     count = 0
-    for entry in os.listdir("/proc"):
+    for entry in filter(str.isdigit, os.listdir("/proc")):      # not self and thread-self: counted already
         with contextlib.suppress(OSError, ValueError, KeyError), open(f"/proc/{entry}/status") as file:
             fields = dict(line.split(":", 1) for line in file if ":" in line)
             count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
@@ -211,7 +211,7 @@ def _launch(config: dict, argv: list[str]) -> None:
     _kill_descendants()
     if os.WIFSIGNALED(code):                # die of the worker's signal, as Popen expects
         number = os.WTERMSIG(code)
-        if number not in (signal.SIGKILL, signal.SIGSTOP):
+        if number != signal.SIGKILL:
             signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
         os.kill(os.getpid(), number)

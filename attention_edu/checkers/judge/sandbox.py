@@ -116,13 +116,13 @@ def _probed() -> tuple[tuple[str, str], ...]:
     try:
         found.update(json.loads(done.stdout))
     except ValueError:
-        found.update(dict.fromkeys([*NAMESPACE_LAYERS, "rlimits"],
+        found.update(dict.fromkeys([*NAMESPACE_LAYERS, "seccomp", "rlimits"],
                                    f"unavailable: the probe failed ({done.stderr.strip()[-200:]})"))
     return tuple(found.items())
 
 
 def available_layers() -> dict[str, str]:
-    """``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``, ``net-namespace``,
+    """``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``, ``net-namespace``, ``mount-namespace``,
     ``seccomp``, ``rlimits`` -> ``"active ..."`` or ``"unavailable: <reason>"``: what this machine
     offers (``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` not applied), probed once per process."""
     return dict(_probed())

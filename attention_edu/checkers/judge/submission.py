@@ -140,7 +140,7 @@ class Remote:
         self.layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
         load = self.child.ask(None, max(10.0, self.timeout))
         self.child.printed()                                 # what the submission printed while loading
-        self.violations = texts(load, "violations", size=500)
+        self.violations += [v for v in texts(load, "violations", size=500) if v not in self.violations]
         return load
 
     def _end(self) -> int | None:

@@ -184,3 +184,39 @@ def test_the_whole_submission_has_a_budget(tmp_path, softmax_source):
     row = grade_one("softmax", tmp_path / "slow.py", timeout=1.0, seed=1, budget=3.0)
     assert not row.passed and "used up the 3 s the whole submission may take" in row.message, row.message
     assert time.perf_counter() - start < 8.0                  # 16 probes at 0.7 s would take 11 s
+
+
+def test_a_failure_of_the_grader_itself_costs_one_row_not_the_batch(tmp_path, monkeypatch, capsys, softmax_source):
+    """Should grade_one ever raise (a bug of ours, provoked by a submission), that row says so and
+    the other rows and the gradebook are still written."""
+    from attention_edu import cli
+    from attention_edu.checkers.judge import command
+
+    def grade_or_fail(exercise, path, *args):
+        if str(path).endswith("boom.py"):
+            raise TypeError("unhashable type: 'list'")
+        return grade_one(exercise, path, *args)
+
+    (tmp_path / "ana.py").write_text(softmax_source)
+    (tmp_path / "boom.py").write_text(softmax_source)
+    monkeypatch.setattr(command, "grade_one", grade_or_fail)
+    assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--json", "--seed", "5", "--no-progress"]) == 0
+    rows = {row["file"].rsplit("/", 1)[-1]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["ana.py"]["passed"] and rows["ana.py"]["error"] is None, rows["ana.py"]
+    assert rows["boom.py"] == {**rows["boom.py"], "passed": False, "status": "failed", "seed": 5}
+    assert rows["boom.py"]["error"] == ("the grader failed on this submission (TypeError: unhashable type: 'list'); "
+                                        "please report it")
+
+
+def test_an_import_refused_in_a_call_is_kept_when_a_later_crash_restarts_the_worker(tmp_path):
+    """A refused import inside the function (caught by the student) fails the row even after a crash
+    in a later call made the judge start the submission afresh."""
+    (tmp_path / "sly.py").write_text(
+        "import os\nimport numpy as np\n\ndef softmax(x):\n"
+        "    if x.shape == (2, 3):                    # the first case's input only\n"
+        "        try:\n            import scipy.special\n        except ImportError:\n            pass\n"
+        "    if x.shape == (3, 6):                    # the shift-invariance property's input\n"
+        "        os._exit(3)\n"
+        "    e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)\n")
+    row = grade_one("softmax", tmp_path / "sly.py", seed=2)
+    assert not row.passed and row.error is not None and "`import scipy` is not allowed here" in row.error, row

@@ -140,6 +140,44 @@ def test_a_notebook_helper_still_answers_ordinary_calls():
     assert "raised" in _helper_reply("causal_mask", [-1])[0]["error"]
 
 
+FORGED_HELPER_NAMES = """
+    import time, __main__
+    import numpy as np
+    inp, out = ae._fds                          # the worker's pipes, kept on the ae helper
+    answers = []
+    for name in (["softmax"], {"a": 1}, 3, None, 2.5, (1, 2)):   # a helper's name that is no str
+        __main__.protocol.send(out, {"helper": name, "args": []})
+        answers.append(__main__.protocol.receive(inp, time.monotonic() + 30))
+    refused = all("is not available" in answer.get("error", "") for answer in answers)
+    def causal_mask(m, n=None):                 # right only if the judge refused every forged frame
+        n = m if n is None else n
+        return np.tril(np.ones((m, n), bool), k=n - m) if refused else None
+    """
+
+
+@pytest.mark.parametrize("name", [["softmax"], {"a": 1}, 3, None, 2.5, (1, 2), "__class__"])
+def test_a_forged_helper_name_of_any_type_is_refused_not_raised(name):
+    child = harness.Child(None, 0, 0, lambda: 0, helpers={"softmax": EXERCISES["softmax"].reference})
+    assert "is not available in this exercise" in child._helper({"helper": name, "args": []})["error"]
+
+
+@sandboxed
+def test_forged_helper_frames_cannot_crash_grade(tmp_path, console_script):
+    """A notebook sends helper frames whose name is a list, a dict, a number: before the fix, the
+    first one raised TypeError (unhashable) in the judge and ended the whole batch with a traceback."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "forger.ipynb", FORGED_HELPER_NAMES)
+    (folder / "right.py").write_text("import numpy as np\n\ndef causal_mask(m, n=None):\n"
+                                     "    n = m if n is None else n\n    return np.tril(np.ones((m, n), bool), k=n - m)\n")
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "causal_mask", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, timeout=120)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+    assert rows["forger.ipynb"]["passed"] == "True", rows["forger.ipynb"]     # each forged frame got a refusal
+
+
 @sandboxed
 @pytest.mark.parametrize("source", [
     [1, 2],                                                 # a source that is not text
