@@ -70,6 +70,16 @@ def filesystem_layer() -> str | None:
     return None if landlock_abi() else "the kernel offers no Landlock"
 
 
+def _graded(exercise: str, file: str, args: argparse.Namespace, seed: int) -> Row:
+    """The row of one submission; should the grader itself fail on it, the row says so (never a traceback)."""
+    try:
+        return grade_one(exercise, file, args.function, args.timeout, args.memory, seed)
+    except Exception as err:  # a bug of ours, which a hostile submission might provoke: never the whole batch
+        error = escape(f"the grader failed on this submission ({type(err).__name__}: {err}); please report it", False)
+        return Row(escape(file), attempted=True, status="failed", seed=seed, error=error,
+                   message=f"check {exercise}: failed. {error}")
+
+
 def _usage(command: str, message: str) -> int:
     print(f"attention-edu {command}: {message}", file=sys.stderr)
     return 2
@@ -91,7 +101,7 @@ def run_check(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
     seed = fresh_seed() if args.seed is None else args.seed
-    row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed=seed)
+    row = _graded(name, args.file, args, seed)
     if row.usage:
         hint = "" if row.error.startswith("no such file") else (
             f"; name it {EXERCISES[name].function} or pass --function NAME")
@@ -125,28 +135,18 @@ def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
     return lambda: (bar.update(1), bar.n == total and bar.close())
 
 
-def _row(future: Any, file: str, seed: int) -> Row:
-    """A graded submission's row; should the grader itself fail on one, that row says so and the batch goes on."""
-    try:
-        return future.result()
-    except Exception as err:  # a bug of ours, which a hostile submission might provoke: never the whole batch
-        return Row(escape(file), attempted=True, status="failed", seed=seed, error=escape(
-            f"the grader failed on this submission ({type(err).__name__}: {err}); please report it", newlines=False))
-
-
 def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[str], int],
                tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:     # leaving it waits for every thread
-        futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
-                               seed_of(f)): f for f in files}
+        futures = {pool.submit(_graded, args.exercise, f, args, seed_of(f)): f for f in files}
         pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
-                    rows[futures[future]] = _row(future, futures[future], seed_of(futures[future]))
+                    rows[futures[future]] = future.result()
                     tick()
         except KeyboardInterrupt:
             for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):

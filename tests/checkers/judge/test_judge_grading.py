@@ -188,7 +188,7 @@ def test_the_whole_submission_has_a_budget(tmp_path, softmax_source):
 
 def test_a_failure_of_the_grader_itself_costs_one_row_not_the_batch(tmp_path, monkeypatch, capsys, softmax_source):
     """Should grade_one ever raise (a bug of ours, provoked by a submission), that row says so and
-    the other rows and the gradebook are still written."""
+    the other rows and the gradebook are still written; check prints it as its verdict."""
     from attention_edu import cli
     from attention_edu.checkers.judge import command
 
@@ -206,6 +206,8 @@ def test_a_failure_of_the_grader_itself_costs_one_row_not_the_batch(tmp_path, mo
     assert rows["boom.py"] == {**rows["boom.py"], "passed": False, "status": "failed", "seed": 5}
     assert rows["boom.py"]["error"] == ("the grader failed on this submission (TypeError: unhashable type: 'list'); "
                                         "please report it")
+    assert cli.main(["check", "softmax", str(tmp_path / "boom.py")]) == 1      # check: one line, no traceback
+    assert capsys.readouterr().out == f"check softmax: failed. {rows['boom.py']['error']}\n"
 
 
 def test_an_import_refused_in_a_call_is_kept_when_a_later_crash_restarts_the_worker(tmp_path):
