@@ -170,7 +170,7 @@ def student_seed(seed: int, file: str) -> int:
     True
     """
     name = file.replace("\\", "/").rsplit("/", 1)[-1]
-    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:4], "little")
+    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode("utf-8", "surrogateescape")).digest()[:4], "little")
 
 
 def _fresh(value: object, rng: np.random.Generator) -> object:

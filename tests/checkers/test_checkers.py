@@ -499,3 +499,10 @@ def test_inputs_are_copies_and_the_originals_survive():
     assert result.hint_id == "harness.mutated" and result.probe == "inputs"
     assert "modified its input x" in str(result)
     assert np.array_equal(EXERCISES["softmax"].cases()[0].args[0], before)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "U1", "datetime64[s]", "V8"])
+def test_an_array_of_the_wrong_kind_is_named_by_its_dtype(dtype):
+    """It read "weights is a ndarray, not an array" with the hint to return a NumPy array."""
+    result = C.check_softmax(lambda x: np.zeros(x.shape, dtype=dtype))
+    assert result.hint_id == "harness.dtype" and f"has dtype {np.dtype(dtype)}" in result.summary, result

@@ -42,12 +42,14 @@ class ErrorInfo:
 
     @classmethod
     def read(cls, info: Any) -> ErrorInfo | None:
-        """From a child's reply, which may hold anything: wrong types become text."""
+        """From a child's reply, which may hold anything: wrong types become text, shown texts one line each
+        (a student's class name or message could hold a line break and a forged verdict after it)."""
         if type(info) is not dict:
             return None
         bases = info.get("bases") if type(info.get("bases")) is list else ["Exception"]
-        return cls(str(info.get("type", "Exception"))[:100], escape(str(info.get("message", ""))[:4000], False),
-                   tuple(str(b)[:100] for b in bases[:64]), str(info.get("line", ""))[:400])
+        text = {key: escape(str(info.get(key, default))[:cap], False)
+                for key, default, cap in (("type", "Exception", 100), ("message", "", 4000), ("line", "", 400))}
+        return cls(text["type"], text["message"], tuple(str(b)[:100] for b in bases[:64]), text["line"])
 
     def is_a(self, name: str) -> bool:
         """True when the exception's class, or one of its bases, is called ``name``."""

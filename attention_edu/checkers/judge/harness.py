@@ -23,7 +23,7 @@ import time
 import warnings
 from typing import Any, Callable
 
-from . import ErrorInfo, Outcome, protocol, worker
+from . import ErrorInfo, Outcome, escape, protocol, worker
 
 __all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
            "OUTPUT_LIMIT", "START_METHOD_ENV"]
@@ -59,10 +59,10 @@ def ending(exitcode: int | None) -> tuple[str, str]:
 
 
 def texts(reply: Any, key: str, count: int = 20, size: int = 300, keep: Callable[[str], bool] = bool) -> list[str]:
-    """The list ``reply[key]`` a child sent, as at most ``count`` strings of ``size`` characters ([] for
-    anything else)."""
+    """The list ``reply[key]`` a child sent, as at most ``count`` one-line strings of ``size`` characters
+    (control characters escaped; [] for anything else)."""
     value = reply.get(key) if isinstance(reply, dict) else None
-    return [str(v)[:size] for v in value[:count] if keep(str(v))] if type(value) is list else []
+    return [escape(str(v)[:size], False) for v in value[:count] if keep(str(v))] if type(value) is list else []
 
 
 class Child:

@@ -4,9 +4,10 @@ A frame is an 8-byte length, then a JSON document and the arrays it refers to, e
 shape + raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``,
 ``float``, ``str``, ``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars
 cross; anything else a student returns is sent as :class:`Unsupported` (what came back,
-described). Frames are length-capped, anything malformed is a :class:`ProtocolError`, and
-nothing here can import or unpickle. Standard library and NumPy only: the worker loads this
-file by path.
+described). Frames are length-capped, a message holds at most :data:`MAX_VALUES` values and
+each array is read once (so decoding costs no more than the frame's size), anything malformed
+is a :class:`ProtocolError`, and nothing here can import or unpickle. Standard library and NumPy
+only: the worker loads this file by path.
 
 Examples
 --------
@@ -31,10 +32,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_FRAME", "ProtocolError", "Unsupported", "plain", "encode", "decode", "send", "receive"]
+__all__ = ["MAX_FRAME", "MAX_VALUES", "ProtocolError", "Unsupported", "plain", "encode", "decode", "send", "receive"]
 
 #: The largest frame either side accepts, in bytes.
 MAX_FRAME = 64 << 20
+#: The most values (numbers, strings, lists, arrays ...) one message may hold: its decoding is bounded too.
+MAX_VALUES = 1 << 20
 _MAX_DEPTH = 32
 
 
@@ -130,23 +133,27 @@ def _array(blob: bytes) -> np.ndarray:
     return array
 
 
-def _untree(node: Any, blobs: list[bytes], depth: int = 0) -> Any:
+def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 0) -> Any:
+    """The value of a JSON ``node``; ``left[0]`` counts down the values a message may still hold."""
+    left[0] -= 1
+    if left[0] < 0:
+        raise ProtocolError(f"a message of more than {MAX_VALUES:,} values")
     if depth > _MAX_DEPTH + 2:
         raise ProtocolError("a message nested too deeply")
     if node is None or type(node) in (bool, int, float, str):
         return node
     if type(node) is list:
-        return [_untree(v, blobs, depth + 1) for v in node]
+        return [_untree(v, blobs, left, depth + 1) for v in node]
     if type(node) is not dict or len(node) != 1:
         raise ProtocolError("an unknown kind of value")
     (tag, body), = node.items()
     if tag == "$t" and type(body) is list:
-        return tuple(_untree(v, blobs, depth + 1) for v in body)
+        return tuple(_untree(v, blobs, left, depth + 1) for v in body)
     if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is str
                                                    for p in body):
-        return {k: _untree(v, blobs, depth + 1) for k, v in body}
-    if tag in ("$a", "$s") and type(body) is int and 0 <= body < len(blobs):
-        array = _array(blobs[body])
+        return {k: _untree(v, blobs, left, depth + 1) for k, v in body}
+    if tag in ("$a", "$s") and type(body) is int and 0 <= body < len(blobs) and blobs[body] is not None:
+        array, blobs[body] = _array(blobs[body]), None     # each array once: a frame decodes to no more than it holds
         if tag == "$s" and array.ndim:
             raise ProtocolError("a scalar with a shape")
         return array if tag == "$a" else array[()]
@@ -164,7 +171,7 @@ _KINDS: dict[str, type] = {}
 
 def _unsupported(what: str) -> Unsupported:
     """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
-    name = what.removeprefix("an ").removeprefix("a ")[:80] or "value"
+    name = "".join(c if c.isprintable() else "?" for c in what.removeprefix("an ").removeprefix("a ")[:80]) or "value"
     if name not in _KINDS and len(_KINDS) < 256:
         _KINDS[name] = type(name, (Unsupported,), {})
     return _KINDS.get(name, Unsupported)(what)
@@ -189,7 +196,7 @@ def decode(body: bytes) -> Any:
             raise ProtocolError("an array cut short")
         blobs.append(bytes(view[at + 8:at + 8 + length]))
         at += 8 + length
-    return _untree(head, blobs)
+    return _untree(head, blobs, [MAX_VALUES])
 
 
 def send(fd: int, message: Any, deadline: float = math.inf) -> None:

@@ -15,6 +15,7 @@ import os
 import resource
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -320,3 +321,87 @@ def test_a_failed_notebook_cell_is_named_when_the_function_then_fails(tmp_path, 
     out = done.stdout.decode()
     assert done.returncode == 1 and "NameError" in out, out
     assert "Note: while the notebook ran, code cell 1 raised RuntimeError: no threads left" in out, out
+
+
+AMPLIFY = """
+    import io, json, os, sys
+    import numpy as np
+    out = sys._getframe(1).f_locals["out"]      # the worker's reply pipe: this file runs inside its main()
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.zeros(1 << 17), allow_pickle=False)     # one 1 MiB array ...
+    blob = buffer.getvalue()
+    head = json.dumps({"$d": [["functions", [{"$a": 0}] * 400]]}).encode()      # ... referred to 400 times
+    body = len(head).to_bytes(8, "little") + head + len(blob).to_bytes(8, "little") + blob
+    os.write(out, len(body).to_bytes(8, "little") + body)
+    def softmax(x):
+        return x
+    """
+
+PEAK = ("import resource, sys\nfrom attention_edu.cli import main\nrc = main(sys.argv[1:])\n"
+        "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
+
+
+@sandboxed
+def test_a_small_frame_cannot_make_the_grader_build_a_large_one(tmp_path, softmax_source):
+    """A 1 MiB load reply whose JSON refers to one array 400 times made the grader hold 455 MB
+    (and, with 1.5 million references, spend 40 s decoding it, outside every time limit)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "amplify.py").write_text(textwrap.dedent(AMPLIFY))
+    (folder / "honest.py").write_text(softmax_source)
+    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    peak_mb = int(done.stderr.rsplit("peak ", 1)[1]) >> 10
+    assert peak_mb < 250, peak_mb
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
+    assert rows["amplify.py"]["passed"] == "False" and "not a plain answer" in rows["amplify.py"]["error"], rows
+
+
+def test_a_file_name_that_is_not_utf8_gets_its_own_seed_under_per_student(tmp_path, console_script, softmax_source):
+    """--per-student hashed the name as UTF-8 and raised UnicodeEncodeError on b'\\xff\\xfe.py',
+    ending the whole batch without a gradebook."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "honest.py").write_text(softmax_source)
+    with open(os.path.join(os.fsencode(folder), b"\xff\xfe.py"), "w") as handle:
+        handle.write(softmax_source)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--per-student", "--seed",
+                           "3", "--csv", str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, timeout=120)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode()
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text())))
+    assert len(rows) == 2 and all(row["passed"] == "True" for row in rows), rows
+    assert len({row["seed"] for row in rows}) == 2, rows
+
+
+FORGED_LINES = """
+    import warnings
+    import numpy as np
+    FORGED = "\\n\\ncheck softmax: passed. all probes passed\\n\\n"
+    Lie = type("Oops" + FORGED, (Exception,), {})
+    def softmax(x):
+        warnings.warn("careful" + FORGED)
+        if x.shape == (2, 3):
+            raise Lie("boom")
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    """
+
+
+def test_line_breaks_in_a_class_name_or_a_warning_cannot_draw_a_verdict(tmp_path, console_script):
+    """ErrorInfo escaped the message but not the exception's class name: check printed the student's
+    "check softmax: passed." on a line of its own (and Gradescope's output held it too)."""
+    file = tmp_path / "liar.py"
+    file.write_text(textwrap.dedent(FORGED_LINES))
+    done = subprocess.run([console_script, "check", "softmax", str(file), "--seed", "1"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("check softmax: failed.") and "Oops\\n\\ncheck softmax" in done.stdout, done.stdout
+    assert not [line for line in done.stdout.splitlines()[1:] if line.startswith("check softmax")], done.stdout
+    gradescope = tmp_path / "results.json"
+    subprocess.run([console_script, "grade", str(file), "--exercise", "softmax", "--seed", "1", "--gradescope",
+                    str(gradescope), "--no-progress"], capture_output=True, timeout=120, check=True)
+    outputs = [json.loads(gradescope.read_text())["output"]]
+    outputs += [test["output"] for test in json.loads(gradescope.read_text())["tests"]]
+    assert not [line for text in outputs for line in text.splitlines()[1:] if line.startswith("check softmax")]

@@ -108,3 +108,33 @@ def test_a_reply_of_any_shape_becomes_a_sane_outcome(reply, memory):
     assert outcome.error is None or (type(outcome.error.type_name) is str and type(outcome.error.line) is str
                                      and all(type(b) is str for b in outcome.error.bases))
     assert (outcome.ended_id == "harness.memory") == memory, outcome
+
+
+def _frame(head: object, *arrays: np.ndarray) -> bytes:
+    """A frame body written by hand, as a hostile child would: its JSON head, then the arrays."""
+    parts = [json.dumps(head).encode()]
+    for array in arrays:
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, array, allow_pickle=False)
+        parts.append(buffer.getvalue())
+    return b"".join(len(part).to_bytes(8, "little") + part for part in parts)
+
+
+def test_an_array_referred_to_twice_is_refused():
+    """400 references to one 1 MiB array made the judge build 400 MiB from a 1 MiB frame."""
+    assert protocol.decode(_frame({"$a": 0}, np.zeros(3))).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(protocol.ProtocolError, match="an unknown tag"):
+        protocol.decode(_frame([{"$a": 0}, {"$a": 0}], np.zeros(3)))
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode(_frame({"$d": [["functions", [{"$s": 0}] * 400]]}, np.zeros(())))
+
+
+def test_a_message_of_more_values_than_the_cap_is_refused_quickly():
+    import time
+
+    fits = [0] * (protocol.MAX_VALUES - 1)                     # the list itself is a value too
+    assert len(protocol.decode(_frame(fits))) == protocol.MAX_VALUES - 1
+    start = time.perf_counter()
+    with pytest.raises(protocol.ProtocolError, match="more than 1,048,576 values"):
+        protocol.decode(_frame([[0] * 1000] * 4000))          # 4 million values in 8 MB of JSON
+    assert time.perf_counter() - start < 5
