@@ -3,13 +3,11 @@
 The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a sandboxed
 interpreter of its own (:class:`Remote`), runs the exercise's probes through it, and builds the row
 from what the judge alone knows (the file it was given, the probes, the reference). Every string
-from the student's code is escaped. A notebook runs as it ran in class (docs/teachers.md, "Collect").
+from the student's code is escaped. The code a file or notebook contributes is :mod:`.source`'s.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import os
 import shutil
 import sys
@@ -21,6 +19,7 @@ from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
+from .source import notebook_cells, python_text
 
 __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 
@@ -32,55 +31,6 @@ _WORKER = str(Path(__file__).with_name("worker.py"))
 _LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
 _LOCK = threading.Lock()
 _STOPPED = threading.Event()
-
-
-def _cell_code(source: str) -> str | None:
-    """The code a cell contributes, or None for a cell that calls a checker or only displays."""
-    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
-    try:
-        tree = ast.parse("\n".join(lines))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "\n".join(lines)              # kept: running it reports the error to the student
-    calls = [n.func for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    names = {getattr(f, "id", None) or getattr(f, "attr", None) for f in calls}
-    if any(str(name).startswith("check_") for name in names) or all(isinstance(n, ast.Expr) for n in tree.body):
-        return None
-    for node in tree.body:                   # the notebook's own `import attention_edu`: left out
-        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [
-            node.module or "."] if isinstance(node, ast.ImportFrom) else []
-        if modules and all(m.partition(".")[0] == "attention_edu" for m in modules):
-            lines[node.lineno - 1:node.end_lineno] = ["pass"] + [""] * (node.end_lineno - node.lineno)
-    return "\n".join(lines)
-
-
-def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
-    """(label, code) of every code cell a notebook submission runs (see the module doc).
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> cells = [{"cell_type": "code", "metadata": {}, "source": "import attention_edu as ae\\nTINY = 1e-300"},
-    ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"},
-    ...          {"cell_type": "code", "metadata": {}, "source": "def f(x):\\n    return x\\n"}]
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
-    ...     json.dump({"cells": cells}, handle)
-    >>> notebook_cells(handle.name)
-    [('code cell 1', 'pass\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x')]
-    >>> os.unlink(handle.name)
-    """
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    listed = notebook.get("cells", []) if type(notebook) is dict else None
-    if type(listed) is not list or not all(type(c) is dict for c in listed):
-        raise ValueError("its cells are not a list of cells")
-    cells = []
-    for index, cell in enumerate(c for c in listed if c.get("cell_type") == "code"):
-        source = cell.get("source", "")
-        if not (type(source) is str or type(source) is list and all(type(s) is str for s in source)):
-            raise ValueError(f"code cell {index + 1} has a source that is not text")
-        code = _cell_code(source if isinstance(source, str) else "".join(source))
-        if code is not None:
-            cells.append((f"code cell {index + 1}", code))
-    return cells
 
 
 def stop_all() -> None:
@@ -207,7 +157,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            cells = notebook_cells(path) if notebook else [(path.name, path.read_text("utf-8"))]
+            cells = notebook_cells(path) if notebook else [(path.name, python_text(path))]
         except (ValueError, RecursionError, MemoryError) as err:      # the student's file, whatever it holds
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:

@@ -1,0 +1,140 @@
+"""A submission's code as the judge reads it: a ``.py`` file's text, a notebook's cells.
+
+A ``.py`` file is decoded as Python decodes it (a BOM, a coding cookie). A notebook runs as it ran
+in class (docs/teachers.md, "Collect"): every code cell in order, less the statements that call one
+of the package's checkers and the cells that only display. Its own imports of ``attention_edu``,
+however nested, become ``pass``: the sandbox cannot import the package, and a later exercise's
+notebook gets an ``ae`` whose helpers the judge computes. Every edit keeps the line numbers, so an
+error points at the line the student wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tokenize
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["python_text", "notebook_cells"]
+
+#: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def python_text(path: str | Path) -> str:
+    """A ``.py`` file's text as Python decodes it (BOM, coding cookie); ValueError where it cannot.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".py", delete=False) as handle:
+    ...     _ = handle.write(b"\\xef\\xbb\\xbfA = 1\\r\\n")
+    >>> python_text(handle.name)
+    'A = 1\\n'
+    >>> os.unlink(handle.name)
+    """
+    try:
+        with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
+            return handle.read()
+    except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
+        raise ValueError(str(err)) from None
+
+
+def _checker_names() -> set[str]:
+    """The names of the package's checkers: ``check_<exercise>`` for every exercise, ``check_answer``."""
+    from .. import EXERCISES                     # not at import time: the checkers package imports the judge
+
+    return {f"check_{name}" for name in EXERCISES} | {"check_answer"}
+
+
+def _calls_checker(statement: ast.stmt, checkers: set[str]) -> bool:
+    """Whether running a top-level statement calls a checker, bare or as ``ae.checkers.check_softmax``.
+
+    A ``def`` or ``class`` is never one: defining it calls nothing the student wrote in its body.
+    """
+    if isinstance(statement, _DEFINITIONS):
+        return False
+    called = [node.func for node in ast.walk(statement) if isinstance(node, ast.Call)]
+    return any(isinstance(f, ast.Name) and f.id in checkers or isinstance(f, ast.Attribute) and f.attr in checkers
+               for f in called)
+
+
+def _ours(module: str | None) -> bool:
+    return (module or "").partition(".")[0] == "attention_edu"
+
+
+def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
+    """(import, what replaces it) for every import of attention_edu in a statement, however nested."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.ImportFrom) and _ours(node.module):
+            yield node, "pass"
+        elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
+            kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
+            yield node, ast.unparse(ast.Import(names=kept)) if kept else "pass"
+
+
+def _column(line: str, offset: int) -> int:
+    """The index in ``line`` of ``ast``'s column offset, which counts UTF-8 bytes."""
+    return len(line.encode("utf-8")[:offset].decode("utf-8"))
+
+
+def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
+    """Put ``text`` where ``node`` stood; the other lines it spanned stay, empty, so line numbers hold."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    head = lines[first][:_column(lines[first], node.col_offset)]
+    tail = lines[last][_column(lines[last], node.end_col_offset):]
+    lines[first:last + 1] = [head + text + tail] + [""] * (last - first)
+
+
+def _cell_code(source: str, checkers: set[str]) -> str | None:
+    """The code a cell contributes, or None for a cell of checker calls and displays only."""
+    lines = _LINE_END.split(source)
+    if lines[-1] == "":                          # as str.splitlines: no empty line after the last line end
+        lines.pop()
+    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in lines]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "\n".join(lines)                  # kept: running it reports the error to the student
+    checks = [statement for statement in tree.body if _calls_checker(statement, checkers)]
+    rest = [statement for statement in tree.body if statement not in checks]
+    if all(isinstance(statement, ast.Expr) for statement in rest):
+        return None
+    edits = [(statement, "pass") for statement in checks]
+    edits += [edit for statement in rest for edit in _package_imports(statement)]
+    for node, text in sorted(edits, key=lambda edit: (edit[0].lineno, edit[0].col_offset), reverse=True):
+        _replace(lines, node, text)              # the last first: an edit moves nothing before it
+    return "\n".join(lines)
+
+
+def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
+    """(label, code) of every code cell a notebook submission runs (see the module doc).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> cells = [{"cell_type": "code", "metadata": {}, "source": "import attention_edu as ae\\nTINY = 1e-300"},
+    ...          {"cell_type": "code", "metadata": {}, "source": "check_softmax(f)"},
+    ...          {"cell_type": "code", "metadata": {}, "source": "def f(x):\\n    return x\\n\\ncheck_softmax(f)"}]
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
+    ...     json.dump({"cells": cells}, handle)
+    >>> notebook_cells(handle.name)
+    [('code cell 1', 'pass\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x\\n\\npass')]
+    >>> os.unlink(handle.name)
+    """
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    listed = notebook.get("cells", []) if type(notebook) is dict else None
+    if type(listed) is not list or not all(type(c) is dict for c in listed):
+        raise ValueError("its cells are not a list of cells")
+    checkers, cells = _checker_names(), []
+    for index, cell in enumerate(c for c in listed if c.get("cell_type") == "code"):
+        source = cell.get("source", "")
+        if not (type(source) is str or type(source) is list and all(type(s) is str for s in source)):
+            raise ValueError(f"code cell {index + 1} has a source that is not text")
+        code = _cell_code(source if isinstance(source, str) else "".join(source), checkers)
+        if code is not None:
+            cells.append((f"code cell {index + 1}", code))
+    return cells

@@ -1,0 +1,140 @@
+"""What the judge reads of a submission: honest notebooks and files that work in class work in the
+grader (issue 16, item 7). Each case runs end to end through ``grade_one``, beside unit tests of
+the cell filter (which cells and statements of a notebook run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_edu.checkers.judge.submission import grade_one, notebook_cells
+
+SOFTMAX = ("def softmax(x):\n"
+           "    top = np.max(x, axis=-1, keepdims=True)\n"
+           "    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))\n"
+           "    total = np.sum(e, axis=-1, keepdims=True)\n"
+           "    return e / np.where(total > 0, total, 1.0)\n")
+
+
+def _notebook(path, *sources):
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
+             for s in sources]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def _code(tmp_path, *sources) -> list[str]:
+    """The code of each cell the judge runs of a notebook with these cells."""
+    return [code for _, code in notebook_cells(_notebook(tmp_path / "unit.ipynb", *sources))]
+
+
+def _grade(tmp_path, *sources):
+    return grade_one("softmax", _notebook(tmp_path / "class.ipynb", *sources), seed=2)
+
+
+# --- the cell filter -----------------------------------------------------------------------------
+
+def test_only_the_packages_checkers_count_as_checker_calls(tmp_path):
+    helper = "def check_finite(x):\n    return x\n\ny = check_finite(1.0)"
+    assert _code(tmp_path, helper) == [helper]
+    assert _code(tmp_path, "check_softmax(f)", "ae.checkers.check_causal_mask(f)", "check_answer('x', a=1)",
+                 "r = check_softmax(f)", "r = ae.checkers.check_answer('x', a=1)") == []
+
+
+def test_a_checker_call_beside_a_definition_drops_that_statement_only(tmp_path):
+    cell = "def f(x):\n    return x\n\nresult = check_softmax(\n    f)\nprint(result)\nTINY = 1e-300"
+    assert _code(tmp_path, cell) == ["def f(x):\n    return x\n\npass\n\nprint(result)\nTINY = 1e-300"]
+    assert _code(tmp_path, "x = 1; check_softmax(f)") == ["x = 1; pass"]
+    assert _code(tmp_path, "f(1)\nprint(f(2))") == []              # display only: dropped whole
+    definition = "def run_checks():\n    check_softmax(f)\n\nclass C:\n    def m(self):\n        check_answer('x')"
+    assert _code(tmp_path, definition) == [definition]               # defining them calls nothing
+
+
+def test_only_the_attention_edu_part_of_a_mixed_import_goes(tmp_path):
+    assert _code(tmp_path, "import numpy as np, attention_edu as ae, math\nx = 1") == [
+        "import numpy as np, math\nx = 1"]
+    assert _code(tmp_path, "import attention_edu.checkers; import numpy") == ["pass; import numpy"]
+
+
+def test_a_nested_import_of_attention_edu_becomes_pass(tmp_path):
+    cell = ("try:\n    import attention_edu as ae\n    from attention_edu.checkers import (check_softmax,\n"
+            "        check_answer)\nexcept ImportError:\n    ae = None\n"
+            "def g():\n    import numpy as np, attention_edu\n    return np")
+    assert _code(tmp_path, cell) == [
+        "try:\n    pass\n    pass\n\nexcept ImportError:\n    ae = None\n"
+        "def g():\n    import numpy as np\n    return np"]
+
+
+def test_cells_split_into_lines_as_python_does(tmp_path):
+    for separator in "\u2028\u2029\x0b\x0c\x1c\x85":
+        cell = f"s = 'a{separator}b'\nimport attention_edu\nt = 2"
+        assert _code(tmp_path, cell) == [f"s = 'a{separator}b'\npass\nt = 2"], repr(separator)
+    assert _code(tmp_path, "a = 1\r\nimport attention_edu\rb = 2\n") == ["a = 1\npass\nb = 2"]
+
+
+def test_a_statement_after_non_ascii_text_on_its_line_is_cut_at_the_right_place(tmp_path):
+    assert _code(tmp_path, "s = 'é∑'; import attention_edu as ae; t = 'ü'") == ["s = 'é∑'; pass; t = 'ü'"]
+
+
+# --- end to end through grade_one ----------------------------------------------------------------
+
+def test_a_softmax_calling_its_own_check_helper_passes(tmp_path):
+    row = _grade(tmp_path, "import numpy as np\nimport attention_edu as ae",
+                 "def check_finite(x):\n    return x\n\n"
+                 + SOFTMAX.replace("    top =", "    x = check_finite(x)\n    top ="),
+                 "ae.checkers.check_softmax(softmax)")
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_definition_and_its_check_in_one_cell_passes(tmp_path):
+    row = _grade(tmp_path, "import numpy as np\nfrom attention_edu.checkers import check_softmax",
+                 SOFTMAX + "\ncheck_softmax(softmax)\n")
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_mixed_import_line_passes(tmp_path):
+    row = _grade(tmp_path, "import numpy as np, attention_edu as ae", SOFTMAX, "ae.checkers.check_softmax(softmax)")
+    assert row.passed and row.error is None, row.message
+
+
+def test_an_import_of_attention_edu_in_a_try_block_passes(tmp_path):
+    row = _grade(tmp_path, "import numpy as np\ntry:\n    import attention_edu as ae\nexcept ImportError:\n"
+                 "    ae = None", SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_line_separator_inside_a_string_passes(tmp_path):
+    row = _grade(tmp_path, "import numpy as np\nimport attention_edu as ae",
+                 "NOTE = 'rows sum to one\u2028(along the last axis)'\n" + SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+def test_the_graded_function_is_still_the_students_own(tmp_path):
+    """Dropping a checker statement keeps the rest: a wrong softmax beside its check still fails."""
+    wrong = SOFTMAX.replace("axis=-1", "axis=0")
+    row = _grade(tmp_path, "import numpy as np\nfrom attention_edu.checkers import check_softmax",
+                 wrong + "check_softmax(softmax)")
+    assert not row.passed and row.attempted and row.error is None, row.message
+
+
+@pytest.mark.parametrize("name, data", [
+    ("bom.py", b"\xef\xbb\xbfimport numpy as np\r\n" + SOFTMAX.replace("\n", "\r\n").encode()),
+    ("latin.py", b"# -*- coding: latin-1 -*-\nimport numpy as np\nNAME = 'Ren\xe9e'\n" + SOFTMAX.encode()),
+])
+def test_a_py_file_is_decoded_as_python_decodes_it(tmp_path, name, data):
+    (tmp_path / name).write_bytes(data)
+    row = grade_one("softmax", tmp_path / name, seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+@pytest.mark.parametrize("data, reason", [
+    (b"# -*- coding: no-such-codec -*-\ndef softmax(x):\n    return x\n", "no-such-codec"),
+    (b"def softmax(x):\n    return x  # \xff\xfe\n", "utf-8"),
+    (b"\xef\xbb\xbf# coding: latin-1\ndef softmax(x):\n    return x\n", "encoding problem"),
+])
+def test_a_py_file_python_cannot_decode_is_that_rows_error(tmp_path, data, reason):
+    (tmp_path / "bad.py").write_bytes(data)
+    row = grade_one("softmax", tmp_path / "bad.py", seed=2)
+    assert not row.passed and row.error.startswith("the file could not be read as text ("), row.error
+    assert reason in row.error, row.error
