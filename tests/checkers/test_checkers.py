@@ -506,3 +506,12 @@ def test_an_array_of_the_wrong_kind_is_named_by_its_dtype(dtype):
     """It read "weights is a ndarray, not an array" with the hint to return a NumPy array."""
     result = C.check_softmax(lambda x: np.zeros(x.shape, dtype=dtype))
     assert result.hint_id == "harness.dtype" and f"has dtype {np.dtype(dtype)}" in result.summary, result
+
+
+@pytest.mark.parametrize("name", ["softmax", "causal_mask", "attention_entropy"])
+def test_right_values_in_a_one_element_tuple_name_no_misconception(name):
+    """(w,) for w matched a mutant that agrees with the reference on the small case (softmax without
+    its max shift): the hint named a mistake the code does not make."""
+    reference = EXERCISES[name].reference
+    result = CHECKERS[name](lambda *args: (reference(*args),))
+    assert result.hint_id == "harness.wrong-type" and "is a tuple, not an array" in result.summary, result

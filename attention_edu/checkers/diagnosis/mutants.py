@@ -174,7 +174,8 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     """The CheckResult for ``failure``: diagnosis, hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
-    telling = mine is not None and failure.probe not in ("inputs", "determinism")   # its output shows the mistake
+    telling = (mine is not None and failure.probe not in ("inputs", "determinism")    # its output shows the mistake,
+               and not same_output(mine, expected, case.float_dtypes))    # unless its values are right: (w,) for w
     named = None                                        # (hint id, hint): a mutant's, else the evidence's
     if telling and failure.probe != "properties":
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
