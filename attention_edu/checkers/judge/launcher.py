@@ -29,14 +29,14 @@ _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
-# seccomp per machine: AUDIT_ARCH; socket(2), chmod, chown, utime and xattr calls (denied)
-_DENIED_CALLS = {
-    "x86_64": (0xC000003E, (41, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235,
-                            260, 261, 268, 280, 452, 463, 466)),
-    "aarch64": (0xC00000B7, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
-_CAN_FILTER = _LINUX and os.uname().machine in _DENIED_CALLS
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT = 22, 2, 0x40000000
-_RET_ALLOW, _RET_EACCES, _RET_KILL_PROCESS = 0x7FFF0000, 0x00050000 | 13, 0x80000000
+# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied: socket(2), fork, vfork, metadata
+_SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198,
+                                     199, 235, 260, 261, 268, 280, 452, 463, 466)),
+    "aarch64": (0xC00000B7, 220, 435, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
+_CAN_FILTER = _LINUX and os.uname().machine in _SYSCALLS
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT, _CLONE_THREAD = 22, 2, 0x40000000, 0x10000
+_RET_ALLOW, _RET_KILL_PROCESS, _RET_EACCES, _RET_ENOSYS = 0x7FFF0000, 0x80000000, 0x50000 | 13, 0x50000 | 38
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
@@ -81,23 +81,29 @@ def _bound_root_namespace(processes: int) -> None:
 
 
 def _deny_calls() -> None:
-    """seccomp: ``socket(2)`` (pathname unix sockets, UDP) and metadata changes fail with
-    EACCES; a call of another ABI (i386, x32) kills the process."""
-    arch, denied = _DENIED_CALLS[os.uname().machine]
-    load, jump_eq, jump_ge, ret = 0x20, 0x15, 0x35, 0x06    # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
-    deny, kill = 5 + len(denied), 6 + len(denied)       # positions of the last two returns
-    program = [                     # (code, jump if true, jump if false, operand)
-        (load, 0, 0, 4), (jump_eq, 0, kill - 2, arch),                # seccomp_data.arch
-        (load, 0, 0, 0), (jump_ge, kill - 4, 0, _X32_SYSCALL_BIT),    # seccomp_data.nr
-        *((jump_eq, deny - 5 - i, 0, number) for i, number in enumerate(denied)),
-        (ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_EACCES), (ret, 0, 0, _RET_KILL_PROCESS)]
+    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``),
+    ``socket(2)`` (pathname unix sockets, UDP) and metadata changes fail with EACCES; ``clone3``,
+    whose flags a filter cannot read, fails with ENOSYS (glibc then makes its threads with
+    ``clone``); a call of another ABI (i386, x32) kills the process."""
+    arch, clone, clone3, denied = _SYSCALLS[os.uname().machine]
+    load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
+    program = [                     # (code, jump if true, jump if false, operand k); a name: that return
+        (load, 0, 0, 4), (jump_eq, 0, "kill", arch),                  # seccomp_data.arch
+        (load, 0, 0, 0), (jump_ge, "kill", 0, _X32_SYSCALL_BIT),      # seccomp_data.nr
+        (jump_eq, 0, 2, clone), (load, 0, 0, 16),                     # clone (else on by 2): its flags
+        (jump_set, "allow", "deny", _CLONE_THREAD),                   # (args[0], low half): a thread only
+        (jump_eq, "enosys", 0, clone3),                               # clone3: glibc falls back to clone
+        *((jump_eq, "deny", 0, number) for number in denied)]
+    returns = {"allow": _RET_ALLOW, "deny": _RET_EACCES, "kill": _RET_KILL_PROCESS, "enosys": _RET_ENOSYS}
+    at = {name: len(program) + i for i, name in enumerate(returns)}    # a jump's offset counts from i + 1
+    program = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
+               for i, (code, *jumps, k) in enumerate(program)] + [(ret, 0, 0, k) for k in returns.values()]
     code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in program))
     fprog = ctypes.create_string_buffer(struct.pack("HP", len(program), ctypes.addressof(code)))
     _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
 
 
-def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool,
-                    filter_sockets: bool) -> None:
+def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, filter_calls: bool) -> None:
     if own_user_namespace:
         _bound_root_namespace(limits["processes"])
     processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
@@ -117,7 +123,7 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool,
                      (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
             with contextlib.suppress(OSError):   # EPERM: no capabilities to give up at all
                 _libc_call("prctl", *args)
-        if filter_sockets:
+        if filter_calls:
             _deny_calls()
     os.execvp(argv[0], argv)
 

@@ -284,3 +284,47 @@ def test_grade_prints_one_line_per_submission(classroom):
     assert len(lines) == len(ATTACKS) + 2 + 2, lines          # "wrote N rows", a line a file, "N of M passed"
     assert [line for line in lines if line.startswith("passed")] == [
         line for line in lines if line.startswith("passed") and line.endswith("right.py")], lines
+
+
+FORKS_MEMORY = """
+import os, time
+
+def softmax(x):
+    children = []
+    for _ in range(2):                # each child holds 600 MB, more than --memory 512, at once
+        pid = os.fork()
+        if pid == 0:
+            held = b"\\x01" * (600 << 20)     # written, so resident
+            time.sleep(0.3)
+            os._exit(len(held) != 600 << 20)
+        children.append(pid)
+    if any(os.waitpid(pid, 0)[1] for pid in children):
+        raise RuntimeError("a child could not hold its 600 MB")
+    return right_softmax(x)           # only the forks can fail it
+"""
+
+
+def test_a_submission_cannot_multiply_its_memory_by_forking(tmp_path, softmax_source, console_script):
+    """The memory limit is per process: two forked children of 600 MB each under ``--memory 512``
+    would together hold more than the limit (with the process bound, tens of GB: the grader
+    OOM-killed). The fork fails (seccomp), so the row fails with the reason (``check`` names it);
+    the classmate passes and nothing of the submission is left running."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "forker.py").write_text(FORKS_MEMORY + softmax_source.replace("def softmax", "def right_softmax"))
+    book = tmp_path / "grades.csv"
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book),
+                           "--memory", "512", "--timeout", "10", "--seed", "11", "--no-progress"],
+                          capture_output=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = _rows(book.read_bytes())
+    forker = rows["forker.py"]
+    assert (forker["passed"], forker["hint_id"], forker["probe"]) == ("False", "error.other", "runs"), forker
+    assert rows["right.py"]["passed"] == "True" and rows["right.py"]["error"] == "", rows["right.py"]
+    check = subprocess.run([console_script, "check", "softmax", str(folder / "forker.py"), "--memory", "512",
+                            "--timeout", "10"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    fork_line = FORKS_MEMORY.splitlines().index("        pid = os.fork()") + 1     # lines count from 1
+    assert check.returncode == 1, check
+    assert f"PermissionError: [Errno 13] Permission denied (line {fork_line} in softmax)" in check.stdout, check
+    assert _running() == []

@@ -4,7 +4,9 @@ Each attack runs as a child interpreter through ``sandbox.spawn`` (with and with
 and, where the attack is one Landlock stops, after ``worker.restrict`` loaded by path, as the
 student's interpreter does. Each attack has a control beside it (the same move on a place it
 may reach succeeds), so a test fails when a layer is missing, not only when the attack works.
-A test skips only where this kernel lacks the layer, and says so.
+A test skips only where this kernel lacks the layer, and says so. The seccomp filter refuses a
+new process: the tests of the kill sweeps and of the process bound fork on purpose, so they run
+with ``seccomp=False``, testing the other layers alone.
 """
 
 from __future__ import annotations
@@ -372,7 +374,8 @@ attempt("detach", detach)
 @pytest.mark.parametrize("how", ["killed", "exits"])
 def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
     """A setsid + double-fork grandchild that writes later: gone when the worker is killed, and
-    gone when the worker ends on its own (it would rewrite the gradebook after the grader)."""
+    gone when the worker ends on its own (it would rewrite the gradebook after the grader).
+    Without seccomp, which refuses the fork itself: the namespaces and the launcher's sweep."""
     marker = uuid.uuid4().hex
     private = tmp_path / "private"
     private.mkdir()
@@ -382,7 +385,7 @@ def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
     code = PRELUDE + textwrap.dedent(DETACH) + wait
     args = json.dumps({"landlock": False, "late": str(late), "delay": 3, "marker": marker})
     with spawn([sys.executable, "-I", "-S", "-c", code, args], cwd=str(private), env={},
-               namespaces=namespaces) as sandboxed:
+               namespaces=namespaces, seccomp=False) as sandboxed:
         assert json.loads(sandboxed.process.stdout.readline()) == ["detach", "done"]
         assert len(processes_with(marker)) >= 3       # launcher, worker, grandchild
         if how == "exits":
@@ -396,7 +399,8 @@ def test_no_detached_grandchild_outlives_the_worker(tmp_path, namespaces, how):
 
 def test_fallback_sweeps_the_session_when_the_launcher_is_killed(tmp_path):
     """Without namespaces or Landlock a worker can SIGKILL its launcher; kill() still finds
-    the children left in the launcher's session (not one that called setsid: documented)."""
+    the children left in the launcher's session (not one that called setsid: documented).
+    Without seccomp, which refuses the fork itself."""
     marker = uuid.uuid4().hex
     late = tmp_path / "late.txt"
     body = """
@@ -411,7 +415,7 @@ def test_fallback_sweeps_the_session_when_the_launcher_is_killed(tmp_path):
     """
     args = json.dumps({"landlock": False, "late": str(late), "delay": 2, "marker": marker})
     with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
-               cwd=str(tmp_path), env={}, namespaces=False) as sandboxed:
+               cwd=str(tmp_path), env={}, namespaces=False, seccomp=False) as sandboxed:
         assert sandboxed.process.stdout.readline() == b'["forked", true]\n'
         time.sleep(0.5)
         assert len(processes_with(marker)) >= 1          # the orphaned child lives on
@@ -464,12 +468,13 @@ def process_bound(namespaces: bool, limits: Limits) -> int | None:
 
 @both_modes
 def test_a_fork_bomb_is_bounded_and_all_gone_after_kill(tmp_path, namespaces):
+    """The process bound and the kill sweep, without seccomp (which refuses the first fork)."""
     marker = uuid.uuid4().hex
     limits = Limits(processes=40)
     bound = process_bound(namespaces, limits)
     args = json.dumps({"landlock": False, "tries": 400, "marker": marker})
     with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(FORK_MANY), args],
-               cwd=str(tmp_path), env={}, limits=limits, namespaces=namespaces) as sandboxed:
+               cwd=str(tmp_path), env={}, limits=limits, namespaces=namespaces, seccomp=False) as sandboxed:
         outcomes = {}
         while "ready" not in outcomes:
             outcomes.update([json.loads(sandboxed.process.stdout.readline())])
@@ -488,7 +493,7 @@ sys.path.insert(0, sys.argv[1])
 from judge_copy.sandbox import spawn, Limits
 code, limits = sys.argv[2], Limits(**json.loads(sys.argv[3]))
 with spawn([sys.executable, "-I", "-S", "-c", code, sys.argv[4]], cwd=sys.argv[5], env={}, limits=limits,
-           namespaces=False) as sandboxed:
+           namespaces=False, seccomp=False) as sandboxed:
     outcomes = {}
     while "ready" not in outcomes:
         outcomes.update([json.loads(sandboxed.process.stdout.readline())])
@@ -536,17 +541,58 @@ def fork_bomb_as_nobody(tmp_path: Path, limits: Limits) -> dict:
 
 @needs_namespaces
 def test_hundreds_of_processes_are_all_gone_after_kill(tmp_path):
-    """With the process limit raised, 300 sleeping children, some of them setsid'ed."""
+    """With the process limit raised, 300 sleeping children, some of them setsid'ed (without
+    seccomp, which refuses the first fork)."""
     marker = uuid.uuid4().hex
     body = FORK_MANY.replace("if os.fork() == 0:", "if os.fork() == 0:\n                os.setsid()")
     args = json.dumps({"landlock": False, "tries": 300, "marker": marker})
     for namespaces in (True, False):
         with spawn([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(body), args],
                    cwd=str(tmp_path), env={}, limits=Limits(processes=100_000),
-                   namespaces=namespaces) as sandboxed:
+                   namespaces=namespaces, seccomp=False) as sandboxed:
             assert json.loads(sandboxed.process.stdout.readline()) == ["fork", "done"]
             assert len(processes_with(marker)) >= 300
         assert processes_with(marker) == [], namespaces
+
+
+NEW_PROCESS = """
+import multiprocessing, subprocess, threading, time
+def fork():
+    if os.fork() == 0:
+        os._exit(0)
+    os.wait()
+attempt("os.fork", fork)
+attempt("subprocess.run", lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+attempt("os.posix_spawn", lambda: os.waitpid(os.posix_spawn(sys.executable, [sys.executable, "-c", "pass"], {}), 0))
+def multiprocessing_fork():
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(0,))
+    child.start()
+    child.join()
+attempt("multiprocessing fork", multiprocessing_fork)
+ran = []
+def thread():
+    runner = threading.Thread(target=ran.append, args=(threading.get_native_id(),))
+    runner.start()
+    runner.join()
+attempt("thread", thread)
+print(json.dumps(["thread ran", len(ran)]), flush=True)
+"""
+
+
+@needs_seccomp
+@both_modes
+@pytest.mark.parametrize("seccomp", [True, False], ids=["seccomp", "control"])
+def test_a_student_starts_no_process_but_threads(tmp_path, namespaces, seccomp):
+    """The memory limit is per process: a submission that forks children would hold that much
+    again per child. seccomp refuses every way to a new process (``fork``, a ``clone`` without
+    ``CLONE_THREAD``, ``clone3``: glibc falls back to ``clone``) and lets threads start (NumPy's,
+    ``threading``). Control: without the filter, the same calls start their processes."""
+    outcomes, process = run_attack(NEW_PROCESS, tmp_path / "private", namespaces=namespaces,
+                                   use_landlock=False, seccomp=seccomp)
+    calls = ("os.fork", "subprocess.run", "os.posix_spawn", "multiprocessing fork")
+    assert {call: outcomes[call] for call in calls} == dict.fromkeys(calls, "EACCES" if seccomp else "done")
+    assert outcomes["thread"] == "done" and outcomes["thread ran"] == 1, outcomes
+    assert process.returncode == 0
 
 
 # ------------------------------------------------------------------ resource limits
@@ -617,7 +663,8 @@ def test_cpu_time_is_bounded(tmp_path, namespaces):
 
 def test_everything_dies_with_the_judge(tmp_path):
     """A judge that dies without kill() (a crash, SIGKILL) leaves nothing running: the
-    launcher sees its lifeline pipe close and kills the worker's whole tree."""
+    launcher sees its lifeline pipe close and kills the worker's whole tree (forked without
+    seccomp, which refuses the fork itself)."""
     marker = uuid.uuid4().hex
     late = tmp_path / "late.txt"
     args = json.dumps({"landlock": False, "late": str(late), "delay": 1.5, "marker": marker})
@@ -626,7 +673,8 @@ def test_everything_dies_with_the_judge(tmp_path):
         from attention_edu.checkers.judge.sandbox import spawn
         for namespaces in (True, False):
             sandboxed = spawn([sys.executable, "-I", "-S", "-c", {PRELUDE + DETACH + "time.sleep(60)"!r},
-                               {args!r}], cwd={str(tmp_path)!r}, env={{}}, namespaces=namespaces)
+                               {args!r}], cwd={str(tmp_path)!r}, env={{}}, namespaces=namespaces,
+                              seccomp=False)
             sandboxed.process.stdout.readline()
         print("spawned", flush=True)
         os._exit(0)
