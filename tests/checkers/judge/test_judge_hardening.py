@@ -337,8 +337,10 @@ AMPLIFY = """
         return x
     """
 
-PEAK = ("import resource, sys\nfrom attention_edu.cli import main\nrc = main(sys.argv[1:])\n"
-        "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)\n")
+# the grader's own peak: VmHWM (ru_maxrss would carry the parent's peak across a vfork and exec)
+PEAK = ("import re, sys\nfrom attention_edu.cli import main\nrc = main(sys.argv[1:])\n"
+        "print('peak', re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1], file=sys.stderr)\n"
+        "sys.exit(rc)\n")
 
 
 @sandboxed
