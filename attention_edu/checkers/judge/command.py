@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ...arguments import output_path, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
-from . import FIELDS, Row, csv_cell, escape
+from . import FIELDS, Row, csv_cell
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
 from .submission import grade_one, stop_all
@@ -70,16 +70,6 @@ def filesystem_layer() -> str | None:
     return None if landlock_abi() else "the kernel offers no Landlock"
 
 
-def _graded(exercise: str, file: str, args: argparse.Namespace, seed: int) -> Row:
-    """The row of one submission; should the grader itself fail on it, the row says so (never a traceback)."""
-    try:
-        return grade_one(exercise, file, args.function, args.timeout, args.memory, seed)
-    except Exception as err:  # a bug of ours, which a hostile submission might provoke: never the whole batch
-        error = escape(f"the grader failed on this submission ({type(err).__name__}: {err}); please report it", False)
-        return Row(escape(file), attempted=True, status="failed", seed=seed, error=error,
-                   message=f"check {exercise}: failed. {error}")
-
-
 def _usage(command: str, message: str) -> int:
     print(f"attention-edu {command}: {message}", file=sys.stderr)
     return 2
@@ -101,7 +91,7 @@ def run_check(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
     seed = fresh_seed() if args.seed is None else args.seed
-    row = _graded(name, args.file, args, seed)
+    row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed=seed)
     if row.usage:
         hint = "" if row.error.startswith("no such file") else (
             f"; name it {EXERCISES[name].function} or pass --function NAME")
@@ -140,7 +130,8 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
     """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:     # leaving it waits for every thread
-        futures = {pool.submit(_graded, args.exercise, f, args, seed_of(f)): f for f in files}
+        futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
+                               seed_of(f)): f for f in files}
         pending = set(futures)
         try:
             while pending:

@@ -161,32 +161,36 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         except (ValueError, RecursionError, MemoryError) as err:      # the student's file, whatever it holds
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:
-        earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
-        helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
-        allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
-        with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
-            load = remote.start()
-            row.sandbox = list(remote.layers)
-            if isinstance(load, Outcome):
-                row.error = f"{what} {load.ended or f'did not finish within {max(10.0, timeout):g} s'}"
-            elif (error := ErrorInfo.read(load.get("error"))) is not None:
-                where = f" ({error.line})" if error.line else ""
-                row.error = f"{what} raised {error.type_name}: {error.message}{where}"
-            row.error = row.error or next(iter(remote.violations), None)
-            functions, cell_errors = (texts(load, key, 100, 500) for key in ("functions", "cell_errors"))
-            if row.error is None and name not in functions:
-                row.usage = not cell_errors
-                row.error = (f"{path} defines no function {name!r} (functions found: "
-                             f"{', '.join(functions) or 'none'})" + "".join(f"; {e}" for e in cell_errors[:1]))
-            if row.error is None:
-                result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
-                                     invoke=remote, seed=seed)
-                for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total"):
-                    setattr(row, key, getattr(result, key))
-                row.mistakes = [{k: m.get(k) for k in ("hint_id", "probe", "hint")} for m in result.mistakes]
-                notes = "".join(f"\nNote: while the notebook ran, {e}" for e in cell_errors[:3])
-                row.message = str(result) + ("" if result.passed else notes)   # a failed import cell, say
-                row.error = next(iter(remote.violations), None)
+        try:
+            earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
+            helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
+            allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
+            with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
+                load = remote.start()
+                row.sandbox = list(remote.layers)
+                if isinstance(load, Outcome):
+                    row.error = f"{what} {load.ended or f'did not finish within {max(10.0, timeout):g} s'}"
+                elif (error := ErrorInfo.read(load.get("error"))) is not None:
+                    where = f" ({error.line})" if error.line else ""
+                    row.error = f"{what} raised {error.type_name}: {error.message}{where}"
+                row.error = row.error or next(iter(remote.violations), None)
+                functions, cell_errors = (texts(load, key, 100, 500) for key in ("functions", "cell_errors"))
+                if row.error is None and name not in functions:
+                    row.usage = not cell_errors
+                    row.error = (f"{path} defines no function {name!r} (functions found: "
+                                 f"{', '.join(functions) or 'none'})" + "".join(f"; {e}" for e in cell_errors[:1]))
+                if row.error is None:
+                    result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
+                                         invoke=remote, seed=seed)
+                    for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total"):
+                        setattr(row, key, getattr(result, key))
+                    row.mistakes = [{k: m.get(k) for k in ("hint_id", "probe", "hint")} for m in result.mistakes]
+                    notes = "".join(f"\nNote: while the notebook ran, {e}" for e in cell_errors[:3])
+                    row.message = str(result) + ("" if result.passed else notes)   # a failed import cell, say
+                    row.error = next(iter(remote.violations), None)
+        except Exception as err:  # a bug of ours, which a hostile submission might provoke: this row, not the batch
+            row.usage = False
+            row.error = f"the grader failed on this submission ({type(err).__name__}: {err}); please report it"
     if row.error is not None:
         row.passed, row.attempted = False, not row.usage
         row.status = "failed" if row.attempted else "not graded"
