@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from importlib import metadata
 from typing import Mapping, Sequence
@@ -60,11 +61,24 @@ def landlock_abi() -> int:
         return 0
 
 
-@functools.lru_cache(maxsize=None)
+_FIRST_CALLS = threading.RLock()
+
+
+def _once(function):
+    """``function``'s value per argument, once per process, one thread at a time: sysconfig's lazy set-up is not
+    thread-safe (under ``grade --jobs 2`` a thread read MULTIARCH as None: its worker lost ``/lib/<arch>``)."""
+    cached = functools.lru_cache(maxsize=None)(function)
+    @functools.wraps(function)
+    def once(*args):
+        with _FIRST_CALLS:
+            return cached(*args)
+    return once
+
+
+@_once
 def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """(directories, top-level module names) of the installed packages ``names`` and of those they
-    require: what the worker may read beyond the interpreter. From the distributions' metadata,
-    once per process; nothing is imported."""
+    require: what the worker may read beyond the interpreter, from the distributions' metadata (nothing imported)."""
     owners, dirs, found, todo = metadata.packages_distributions(), set(), set(), list(names)
     while todo:
         name = todo.pop()
@@ -83,18 +97,18 @@ def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return sorted(d for d in dirs if d and os.path.exists(d)), sorted(found | set(names))
 
 
-@functools.lru_cache(maxsize=None)
+@_once
 def standard_library() -> list[str]:
     """The base interpreter's standard-library folders (a virtual environment's hold only site-packages)."""
     paths = sysconfig.get_paths(vars={"installed_base": sys.base_prefix, "platbase": sys.base_exec_prefix})
     return sorted({paths["stdlib"], paths["platstdlib"], os.path.dirname(os.__file__)})
 
 
-@functools.lru_cache(maxsize=None)
+@_once
 def readable(packages: tuple[str, ...]) -> list[str]:
     """What a worker may read besides its own directory: the standard library entry by entry without
     ``site-packages`` (Landlock grants whole subtrees, and other packages live beneath it), the
-    interpreter, the C libraries and ``packages``. Once per process and list of packages."""
+    interpreter, the C libraries and ``packages``."""
     arch = sysconfig.get_config_var("MULTIARCH") or ""
     read = {os.path.realpath(sys.executable), "/dev/null", "/dev/urandom", "/proc/self",
             "/etc/ld.so.cache", "/lib64", *packages, *(f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch)}
@@ -107,7 +121,7 @@ def _canonical(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
 
 
-@functools.lru_cache(maxsize=None)
+@_once
 def _probed() -> tuple[tuple[str, str], ...]:
     abi = landlock_abi()
     found = {"landlock": f"active (ABI {abi})" if abi else "unavailable: the kernel has no Landlock"}

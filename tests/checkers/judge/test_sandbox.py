@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 import uuid
@@ -823,3 +824,29 @@ def test_numpy_runs_under_landlock_with_the_workers_own_paths(tmp_path, namespac
                              package=str(ROOT / "attention_edu" / "softmax.py"),
                              read=readable(tuple(package_dirs(("numpy",))[0])))
     assert outcomes == {"sum": 125000.0, "package source": "EACCES"}
+
+
+RACE = """
+import json, sys, threading
+from attention_edu.checkers.judge import sandbox
+found = [None, None]
+def first_call(i):
+    found[i] = sandbox.readable(("/nonexistent",))
+threads = [threading.Thread(target=first_call, args=(i,)) for i in range(2)]
+[thread.start() for thread in threads]
+[thread.join() for thread in threads]
+print(json.dumps(found))
+"""
+
+
+def test_two_graders_threads_asking_first_get_the_same_read_list():
+    """grade --jobs 2 asks for the read list from two threads at once; sysconfig's lazy set-up is not
+    thread-safe, and one thread used to miss /lib/<arch> (a correct notebook then failed: its
+    matplotlib could not load libdl.so.2). Fresh interpreters, so that every first call races."""
+    arch = sysconfig.get_config_var("MULTIARCH")
+    for _ in range(6):
+        done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=120, check=True)
+        one, other = json.loads(done.stdout)
+        assert one == other, sorted(set(one) ^ set(other))
+        if arch and os.path.isdir(f"/usr/lib/{arch}"):
+            assert f"/usr/lib/{arch}" in one
