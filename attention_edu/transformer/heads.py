@@ -23,6 +23,7 @@ from typing import Any
 from ..backend import to_numpy
 from ..backend import host_numpy as np
 from .model import Transformer, answer_accuracy
+from .tasks import ALPHABETS, LENGTHS, TASKS
 from .training import held_out_pairs
 
 __all__ = ["head_scores", "ablate", "pattern_targets"]
@@ -96,6 +97,14 @@ def _accuracy(model: Transformer, batches: list[dict[str, Any]]) -> float:
     return right / total
 
 
+def _foreign_pairs(model: Transformer, task: str, seed: int, size: int) -> list[tuple[str, str]]:
+    """Held-out ``task`` pairs in the tokens of a model trained on another task, as long as it reads."""
+    alphabet = ALPHABETS[model.config.task]
+    low, high = LENGTHS[task]
+    high = min(high, model.config.max_source, len(alphabet) if task == "induction" else high)
+    return held_out_pairs(task, seed, size, lengths=(min(low, high), high), alphabet=alphabet)
+
+
 def head_scores(model: Transformer, task: str | None = None, *, seed: int = 1, size: int = 256,
                 ablation: bool = True) -> list[dict[str, Any]]:
     """Per layer and head, the mean weight on each pattern and (``ablation``) the accuracy lost.
@@ -104,7 +113,11 @@ def head_scores(model: Transformer, task: str | None = None, *, seed: int = 1, s
     ----------
     model : Transformer
     task : {"sort", "induction"}, optional
-        Whose held-out sequences to score on; default the model's task.
+        Whose held-out sequences to score on; default the model's task. Another task's
+        sequences are drawn in the model's own tokens, with sources no longer than the model
+        reads: ``head_scores(sort_model, "induction")`` scores a sort model on strings of
+        distinct digits repeated twice, the usual probe for induction heads
+        (``accuracy_drop`` is then the accuracy lost at repeating them).
     seed : int
         Seed of the held-out sequences.
     size : int
@@ -128,9 +141,9 @@ def head_scores(model: Transformer, task: str | None = None, *, seed: int = 1, s
     ([(0, 0), (0, 1)], ['accuracy_drop', 'head', 'induction'])
     """
     task = model.config.task if task is None else task
-    if task != model.config.task:
-        raise ValueError(f"head_scores: the model was trained on {model.config.task!r}, not {task!r}")
-    pairs = held_out_pairs(task, seed, size)
+    if task not in TASKS:
+        raise ValueError(f"head_scores: unknown task {task!r}; choose one of {', '.join(TASKS)}")
+    pairs = held_out_pairs(task, seed, size) if task == model.config.task else _foreign_pairs(model, task, seed, size)
     by_length: dict[int, list] = {}
     for pair in pairs:
         by_length.setdefault(len(pair[0]), []).append(pair)

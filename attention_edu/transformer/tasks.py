@@ -43,8 +43,7 @@ def is_held_out(source: str) -> bool:
     return zlib.crc32(source.encode()) % HELD_OUT_EVERY == 0
 
 
-def _source(task: str, rng: np.random.Generator, length: int) -> str:
-    alphabet = ALPHABETS[task]
+def _source(task: str, rng: np.random.Generator, length: int, alphabet: str) -> str:
     if task == "sort":
         return "".join(alphabet[i] for i in rng.integers(0, len(alphabet), size=length))
     return "".join(alphabet[i] for i in rng.permutation(len(alphabet))[:length])
@@ -55,7 +54,7 @@ def _target(task: str, source: str) -> str:
 
 
 def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
-                 lengths: tuple[int, int] | None = None) -> list[tuple[str, str]]:
+                 lengths: tuple[int, int] | None = None, alphabet: str | None = None) -> list[tuple[str, str]]:
     """``size`` (source, target) pairs of ``task`` drawn with ``seed``.
 
     Parameters
@@ -69,6 +68,10 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
         Draw from the held-out split (sources training never sees).
     lengths : (low, high), optional
         Source lengths, both included; default :data:`LENGTHS` of the task.
+    alphabet : str, optional
+        The tokens sources are drawn from; default the task's own (:data:`ALPHABETS`).
+        Another task's alphabet writes this task's pattern in that task's tokens, e.g.
+        induction sequences a sort model can read (:func:`.heads.head_scores`).
 
     Returns
     -------
@@ -81,16 +84,22 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
     (True, 3)
     >>> [s == t for s, t in make_dataset("induction", 2, seed=0)]
     [True, True]
+    >>> [s.isdigit() and len(set(s)) == len(s) for s, _ in make_dataset("induction", 2, lengths=(6, 10), alphabet="0123456789")]
+    [True, True]
     """
     if task not in TASKS:
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
         raise ValueError(f"make_dataset: size must be an int >= 0, got {size!r}")
+    alphabet = ALPHABETS[task] if alphabet is None else alphabet
+    if not (isinstance(alphabet, str) and alphabet and SEPARATOR not in alphabet and len(set(alphabet)) == len(alphabet)):
+        raise ValueError(f"make_dataset: alphabet must be a non-empty str of distinct characters without "
+                         f"{SEPARATOR!r}, got {alphabet!r}")
     low, high = LENGTHS[task] if lengths is None else lengths
-    longest = len(ALPHABETS[task]) if task == "induction" else 64
+    longest = len(alphabet) if task == "induction" else 64
     if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= longest):
         raise ValueError(f"make_dataset: lengths must be (low, high) with 1 <= low <= high <= {longest} "
-                         f"for {task}, got {lengths!r}")
+                         f"for {task}{'' if alphabet == ALPHABETS[task] else ' in this alphabet'}, got {(low, high)!r}")
     rng = np.random.default_rng(seed)
     pairs: list[tuple[str, str]] = []
     tries = 0
@@ -99,7 +108,7 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
         if tries > 100 * size + 1000:
             raise ValueError(f"make_dataset: cannot draw {size} {'held-out' if held_out else 'training'} "
                              f"{task} sources of lengths {low}-{high}; too few exist")
-        source = _source(task, rng, int(rng.integers(low, high + 1)))
+        source = _source(task, rng, int(rng.integers(low, high + 1)), alphabet)
         if is_held_out(source) == held_out:
             pairs.append((source, _target(task, source)))
     return pairs

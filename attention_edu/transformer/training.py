@@ -40,10 +40,10 @@ DEFAULT_LEARNING_RATES = {"sort": 3e-3, "induction": 3e-3}
 DEFAULT_WEIGHT_DECAYS = {"sort": 0.0, "induction": 1.0}
 
 
-def held_out_pairs(task: str, seed: int, size: int = 1000,
-                   lengths: tuple[int, int] | None = None) -> list[tuple[str, str]]:
+def held_out_pairs(task: str, seed: int, size: int = 1000, lengths: tuple[int, int] | None = None,
+                   alphabet: str | None = None) -> list[tuple[str, str]]:
     """``size`` held-out pairs (sources training never draws), seeded apart from training."""
-    return make_dataset(task, size, seed + 7919, held_out=True, lengths=lengths)
+    return make_dataset(task, size, seed + 7919, held_out=True, lengths=lengths, alphabet=alphabet)
 
 
 def evaluate(model: Transformer, pairs: list[tuple[str, str]], chunk: int = 512) -> dict[str, float]:

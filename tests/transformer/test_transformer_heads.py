@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_edu.transformer import Transformer, TransformerConfig, ablate, head_scores
+from attention_edu.transformer import Transformer, TransformerConfig, ablate, head_scores, make_dataset
 from attention_edu.transformer.heads import pattern_targets
 
 
@@ -55,7 +55,33 @@ def test_ablating_a_head_removes_its_contribution_and_only_that():
         ablate(model, 0, 2)
 
 
-def test_head_scores_refuse_another_task():
-    model = Transformer.initialize(TransformerConfig("sort", layers=1, heads=2, d_model=8), seed=1)
-    with pytest.raises(ValueError, match="trained on 'sort', not 'induction'"):
-        head_scores(model, "induction")
+def test_head_scores_score_a_model_on_another_tasks_pattern_in_its_own_tokens():
+    # DESIGN's example: a sort model scored on induction sequences (digits, distinct, repeated)
+    sort_model = Transformer.initialize(TransformerConfig("sort", layers=1, heads=2, d_model=8), seed=1)
+    scores = head_scores(sort_model, "induction", seed=1, size=16)
+    assert [(s["layer"], s["head"]) for s in scores] == [(0, 0), (0, 1)]
+    assert all(0 <= s["induction"] <= 1 and np.isfinite(s["accuracy_drop"]) for s in scores)
+    # the planted previous-token head is found on the other task's sequences too
+    planted = head_scores(planted_previous_token_model(60.0), "sort", seed=2, size=32, ablation=False)
+    assert planted[0]["previous_token"] > 0.95, planted
+    # every answer token of an induction sequence has an induction target, so a head attending
+    # uniformly scores about 1/t on it: the probe used sequences of the induction pattern
+    uniform = Transformer.initialize(TransformerConfig("sort", layers=1, heads=1, d_model=8), seed=1)
+    params = dict(uniform.params, **{"blocks.0.W_Q": np.zeros((8, 8))})
+    flat = Transformer(uniform.config, params, uniform.backend)
+    induction, sort = (head_scores(flat, task, seed=3, size=32, ablation=False)[0]["induction"]
+                       for task in ("induction", "sort"))
+    assert 0.03 < induction < 0.2 and induction != sort
+    with pytest.raises(ValueError, match="unknown task 'copy'"):
+        head_scores(sort_model, "copy")
+
+
+def test_make_dataset_draws_a_pattern_in_another_alphabet_and_refuses_a_bad_one():
+    pairs = make_dataset("induction", 20, seed=0, alphabet="0123456789", lengths=(6, 10))
+    assert all(s == t and s.isdigit() and len(set(s)) == len(s) and 6 <= len(s) <= 10 for s, t in pairs)
+    assert make_dataset("induction", 5, seed=0) == make_dataset("induction", 5, seed=0, alphabet="abcdefghijklmnopqrst")
+    with pytest.raises(ValueError, match="lengths must be"):
+        make_dataset("induction", 2, alphabet="0123456789", lengths=(6, 12))
+    for bad in ("", "aa", "a|b", 5):
+        with pytest.raises(ValueError, match="alphabet must be"):
+            make_dataset("sort", 2, alphabet=bad)
