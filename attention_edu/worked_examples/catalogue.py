@@ -72,7 +72,15 @@ def _built(id: str) -> Example:
     if not ex.checks:
         raise RuntimeError(f"worked example {id!r} checks nothing")
     return Example(spec.id, spec.title, spec.source, ex.inputs, ex.printed, ex.computed,
-                   tuple(ex.checks), ex.steps, tuple(ex.walkthrough), tuple(ex.notes))
+                   tuple(ex.checks), ex.steps, tuple(ex.walkthrough), tuple(ex.notes),
+                   functools.partial(_compute, spec.build))
+
+
+def _compute(build: Callable[[Builder], None]) -> dict:
+    """The values a builder computes, from a fresh run."""
+    ex = Builder()
+    build(ex)
+    return dict(ex.computed)
 
 
 def get(id: str) -> Example:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from ..steps import Steps
@@ -88,13 +88,14 @@ class Example:
     """
 
     __slots__ = ("id", "title", "source", "_inputs", "_printed", "_computed", "checks",
-                 "steps", "walkthrough", "notes")
+                 "steps", "walkthrough", "notes", "_compute")
 
     def __init__(self, id: str, title: str, source: str, inputs: dict, printed: dict,
                  computed: dict, checks: tuple[Check, ...], steps: Steps | None,
-                 walkthrough: tuple[str, ...], notes: tuple[str, ...]):
+                 walkthrough: tuple[str, ...], notes: tuple[str, ...],
+                 compute: Callable[[], dict] | None = None):
         values = dict(id=id, title=title, source=source, checks=tuple(checks), steps=steps,
-                      walkthrough=tuple(walkthrough), notes=tuple(notes),
+                      walkthrough=tuple(walkthrough), notes=tuple(notes), _compute=compute,
                       _inputs={k: _frozen(v) for k, v in inputs.items()}, _printed=dict(printed),
                       _computed={k: _frozen(v) for k, v in computed.items()})
         for key, value in values.items():
@@ -144,6 +145,19 @@ class Example:
     def rounding(self) -> tuple[Check, ...]:
         """The checks whose printed value is off only by rounding."""
         return tuple(c for c in self.checks if c.severity == "rounding")
+
+    def compute(self) -> dict[str, Any]:
+        """Compute the values again with the library: this entry's own computation, run afresh
+        (its result equals :attr:`computed`).
+
+        >>> from attention_edu.worked_examples import get
+        >>> example = get("fund.bahdanau-params")
+        >>> example.compute() == example.computed
+        True
+        """
+        if self._compute is None:
+            raise ValueError(f"worked example {self.id!r} was built without its computation")
+        return {key: _frozen(value) for key, value in self._compute().items()}
 
     def show(self) -> str:
         """The example step by step, with every shape, then the checks."""
