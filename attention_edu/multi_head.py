@@ -9,6 +9,8 @@ concatenated and projected: output = concat(heads) W_O, W_O (H*d_v, d_model).
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from .backend import get_xp, quiet_overflow
@@ -120,7 +122,14 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
     dims.array("W_O", W_O, "Hd_v d_model")
     _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
     _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
+    batch = dims.batch
     dims.mask("mask", mask, "... m n")
+    if mask is not None and len(mask.shape) - 2 > len(batch) and math.prod(dims.batch) > math.prod(batch):
+        # e.g. a (B, 1, 1, n) mask with a head axis: the output's batch would be (B, B)
+        raise dims.error(f"mask has shape {tuple(mask.shape)}: more leading axes than the batch {batch} of "
+                         f"X_q and X_kv, which would widen the output's batch to {dims.batch}; the mask is "
+                         f"(..., m, n), shared by every head, with no head axis (drop it: mask[:, 0]); "
+                         f"for several masks on one input, give X_q and X_kv that batch axis")
     xp = get_xp(X_q, X_kv, W_Q, W_K, W_V, W_O, mask)
     head_mask = None if mask is None else xp.expand_dims(mask, axis=-3)  # (..., 1, m, n): shared by the heads
     with quiet_overflow():  # too-large inputs: one clear error from weigh, no RuntimeWarning first
@@ -219,7 +228,8 @@ def multi_head_attention(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any, W_O:
     num_heads : int
         H; must divide the columns of W_Q and W_V.
     mask : bool array broadcastable to (..., m, n), optional
-        Shared by all heads (it has no head axis).
+        Shared by all heads (it has no head axis). Its leading axes broadcast with the
+        inputs' batch but may not enlarge it (a (B, 1, 1, n) mask is refused).
 
     Returns
     -------

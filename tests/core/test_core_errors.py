@@ -152,6 +152,10 @@ BAD_CALLS = [
      ["multi_head_attention:", "W_K has shape (3, 4)", "= 6", "bound by W_Q (3, 6)"]),
     ("mha-X_kv", lambda: ae.multi_head_attention(Q, V, W3x6, W3x6, W3x6, W3x6.T, 2), ae.ShapeError,
      ["multi_head_attention:", "X_kv has shape (6, 4)", "d_model = 3", "bound by X_q (5, 3)"]),
+    # a torch-style (B, 1, 1, n) mask with a head axis would silently make the batch (B, B)
+    ("mha-mask-head-axis", lambda: ae.multi_head_attention(np.ones((2, 5, 3)), np.ones((2, 4, 3)), W3x6, W3x6, W3x6,
+                                                           W3x6.T, 2, np.ones((2, 1, 1, 4), bool)), ae.ShapeError,
+     ["multi_head_attention:", "mask has shape (2, 1, 1, 4)", "batch (2,)", "(2, 2)", "no head axis"]),
     ("mha-num_heads-zero", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 0), ValueError,
      ["multi_head_attention:", "num_heads must be a positive int", "got 0"]),
     ("mha-num_heads-float", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 2.0), ValueError,
@@ -250,3 +254,14 @@ def test_scores_that_overflow_get_one_clear_error_naming_the_caller(name):
 def test_blockwise_attention_names_a_list_argument(method):
     with pytest.raises(TypeError, match=r"^blockwise_attention: Q is a list, not an array"):
         ae.blockwise_attention([[1.0, 2.0]], np.ones((3, 2)), np.ones((3, 2)), method=method)
+
+
+def test_a_multi_head_mask_may_add_only_unit_batch_axes():
+    rng = np.random.default_rng(0)
+    X, W = rng.standard_normal((4, 6)), [rng.standard_normal((6, 6)) for _ in range(4)]
+    one = ae.padding_mask(np.array([3]), 4)                         # (1, 1, 4) on an unbatched input
+    out, weights = ae.multi_head_attention(X, X, *W, 2, one)
+    assert out.shape == (1, 4, 6) and weights.shape == (1, 2, 4, 4)
+    assert np.all(weights[..., 3] == 0)
+    with pytest.raises(ae.ShapeError, match="for several masks on one input"):
+        ae.multi_head_attention(X, X, *W, 2, ae.padding_mask(np.array([3, 2]), 4))
