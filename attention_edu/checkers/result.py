@@ -63,6 +63,9 @@ class CheckResult:
     mistakes : tuple of dict
         Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe
         that shows it (empty when passed).
+    probes_failed : dict
+        The probes not passed, counted by group (a case's probe id, ``"properties"``,
+        ``"determinism"``), those skipped after a time limit or a crash included.
 
     Examples
     --------
@@ -84,6 +87,7 @@ class CheckResult:
     probes_passed: int | None = None
     probes_total: int | None = None
     mistakes: tuple[dict, ...] = field(default_factory=tuple)
+    probes_failed: dict[str, int] = field(default_factory=dict)
 
     @property
     def status(self) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+from collections import Counter
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
@@ -171,36 +172,43 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
+    not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if index == 0 and is_stub(outcome):
-            return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total)
+            return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total,
+                                       probes_failed=counts)
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             failures.append((failure, outcome, expected, None))
+            not_passed[case.probe] += 1
         if outcome.timed_out or outcome.ended:                  # each further call would cost as much
-            return report(exercise, failures, runs_by_rank, log, total, total - index - 1)
+            not_passed.update({probe: n for probe, n in probe_counts(exercise, cases[index + 1:]).items()})
+            return report(exercise, failures, runs_by_rank, log, total, not_passed)
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
             failures.append((stopped.args[0], log[-1], (), None))
+            not_passed["properties"] += 1
             continue
         if problem:
             case = Case("properties", prop.title, (), ())
             failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
             failures.append((failure, log[-1], (), prop.hint))
+            not_passed["properties"] += 1
     sample = next((c for c in cases if c.probe == "random"), cases[0])
     failure = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
         failures.append((failure, log[-1], (), None))
+        not_passed["determinism"] += 1
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
-    return report(exercise, failures, runs_by_rank, log, total)
+    return report(exercise, failures, runs_by_rank, log, total, not_passed)
 
 
 def rank_of(case: Case) -> int | None:
@@ -216,9 +224,9 @@ _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "err
 
 
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
-           total: int, not_run: int = 0) -> CheckResult:
+           total: int, not_passed: dict[str, int]) -> CheckResult:
     """The first failure's result, with every distinct mistake (its hint and first probe) listed;
-    ``not_run`` probes were skipped after a time limit or a crash (they count as not passed)."""
+    ``not_passed`` counts the probes not passed by group, with those skipped after a time limit or a crash."""
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     cases_failed = any(f.probe not in ("properties", "determinism") for f, *_ in failures)
@@ -234,5 +242,5 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     mistakes: dict[str, dict] = {}
     for r in results:
         mistakes.setdefault(r.hint_id, {"hint_id": r.hint_id, "probe": r.probe, "hint": r.hint})
-    return dataclasses.replace(results[0], probes_passed=total - len(failures) - not_run, probes_total=total,
-                               mistakes=tuple(mistakes.values()))
+    return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,
+                               mistakes=tuple(mistakes.values()), probes_failed=dict(not_passed))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import attention_edu as ae
-from attention_edu.checkers import CHECKERS, all_mistakes, hint_ids
+from attention_edu.checkers import CHECKERS, EXERCISES, all_mistakes, hint_ids
 from attention_edu.checkers.diagnosis.evidence import (constant_relation, extra_axis, rank_hint,
                                                       sums_to_one_axis)
 from attention_edu.checkers.diagnosis.mutants import variants_of
@@ -173,3 +173,21 @@ def test_the_students_guide_shows_a_real_multi_mistake_report():
     for line in lines[:4]:
         assert line in guide, line
     assert "2 mistakes found" in lines[0]
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_probes_failed_counts_each_group_as_a_loop_over_the_cases_does(axis):
+    def naive(x):                                   # no max subtracted; axis 0 is also the wrong axis
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+    exercise = EXERCISES["softmax"]
+    expected: dict[str, int] = {}
+    for case in exercise.cases():                   # the oracle: every public case, called here
+        with np.errstate(all="ignore"):
+            mine, want = naive(*case.args), exercise.reference(*case.args)
+        if not (np.shape(mine) == np.shape(want) and np.allclose(mine, want, rtol=1e-5, atol=1e-8)):
+            expected[case.probe] = expected.get(case.probe, 0) + 1
+    result = CHECKERS["softmax"](naive)
+    cases_only = {k: v for k, v in result.probes_failed.items() if k not in ("properties", "determinism")}
+    assert cases_only == expected
+    assert sum(result.probes_failed.values()) == result.probes_total - result.probes_passed
