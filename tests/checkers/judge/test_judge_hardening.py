@@ -407,3 +407,38 @@ def test_line_breaks_in_a_class_name_or_a_warning_cannot_draw_a_verdict(tmp_path
     outputs = [json.loads(gradescope.read_text())["output"]]
     outputs += [test["output"] for test in json.loads(gradescope.read_text())["tests"]]
     assert not [line for text in outputs for line in text.splitlines()[1:] if line.startswith("check softmax")]
+
+
+def _recorded(name: str, keep=lambda case: True, extra=()) -> dict:
+    """The answers a student could record at home: the public cases' (those ``keep`` takes), and ``extra`` inputs'."""
+    spec = EXERCISES[name]
+    inputs = [case.args for case in spec.cases() if keep(case)] + list(extra)
+    return {repr([np.asarray(a).tolist() for a in args]): spec.reference(*args).tolist() for args in inputs}
+
+
+# exercise -> (recorded answers, what the function does on any other input: wrong)
+SPECIAL_CASE_TABLES = {
+    "softmax": (_recorded("softmax", lambda case: case.probe in ("small", "stability", "masks")),
+                "e = np.exp(args[0])\n    return e / e.sum(axis=-1, keepdims=True)     # overflows, NaN when masked"),
+    "causal_mask": (_recorded("causal_mask", extra=[(6, 8), (5,), (5, 5)]),        # the properties' inputs too
+                    "return np.ones((args[0], args[-1]), dtype=bool)"),
+    "padding_mask": (_recorded("padding_mask", extra=[(np.array([3, 0, 6, 1]), 6)]),
+                     "return np.ones((len(args[0]), 1, args[1]), dtype=bool)"),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_CASE_TABLES))
+def test_answers_recorded_for_the_public_cases_do_not_pass(tmp_path, console_script, name):
+    table, otherwise = SPECIAL_CASE_TABLES[name]
+    dtype = "bool" if "mask" in name else "float"
+    source = tmp_path / f"{name}_table.py"
+    source.write_text(f"import numpy as np\nTABLE = {table!r}\n\ndef {EXERCISES[name].function}(*args):\n"
+                      f"    key = repr([np.asarray(a).tolist() for a in args])\n    if key in TABLE:\n"
+                      f"        return np.array(TABLE[key], dtype={dtype})\n    {otherwise}\n")
+    check = subprocess.run([console_script, "check", name, str(source), "--seed", "7"], capture_output=True,
+                           text=True, timeout=300)
+    assert check.returncode == 1 and "hidden case" in check.stdout, check.stdout + check.stderr
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", name, "--per-student", "--json",
+                            "--seed", "7", "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] < row["probes_total"], row
