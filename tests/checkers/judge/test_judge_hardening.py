@@ -442,3 +442,19 @@ def test_answers_recorded_for_the_public_cases_do_not_pass(tmp_path, console_scr
                             "--seed", "7", "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
     assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] < row["probes_total"], row
+
+
+def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, softmax_source):
+    """The judge parses a notebook's cells (to drop its checker calls): 16 MiB of ``X = [1, 1, ...]``
+    made it hold 7.7 GB for 54 s; this 2 MiB one, about 1 GB."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "literal.ipynb", "X = [" + "1," * (1 << 20) + "]\n", softmax_source)
+    (folder / "honest.py").write_text(softmax_source)
+    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stderr.rsplit("peak ", 1)[1]) >> 10 < 250, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
+    assert rows["literal.ipynb"]["passed"] == "False" and "code cells hold more than" in rows["literal.ipynb"]["error"]
