@@ -6,7 +6,7 @@ The public cases of an exercise are fixed (their names teach); :func:`hidden_cas
 of the same shapes and dtypes whose inputs are drawn afresh, or moved, from a seed, so that no
 table of answers can pass, not even one for the special cases only. ``attention-edu grade``
 draws a seed per run (``--seed S`` reproduces it) and, with ``--per-student``, mixes in the
-submission's file name (:func:`student_seed`).
+submission's file name and contents (:func:`student_seed`).
 
 Examples
 --------
@@ -26,6 +26,7 @@ import hashlib
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
@@ -166,13 +167,20 @@ def fresh_seed() -> int:
 
 
 def student_seed(seed: int, file: str) -> int:
-    """The seed for one submission under ``--per-student``: ``seed`` mixed with the file's name.
+    """The seed for one submission under ``--per-student``: ``seed`` mixed with the file's name and contents,
+    so that a resubmission changed in any way draws new hidden inputs (what its report showed of them is no use).
 
     >>> student_seed(7, "ana.py") == student_seed(7, "/x/ana.py") != student_seed(7, "bo.py")
     True
     """
-    name = file.replace("\\", "/").rsplit("/", 1)[-1]
-    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode("utf-8", "surrogateescape")).digest()[:4], "little")
+    name, path = file.replace("\\", "/").rsplit("/", 1)[-1], Path(file)
+    try:        # the file as grade_one will read it: a link, a FIFO or a huge file is not read
+        content = path.read_bytes() if path.is_file() and not path.is_symlink() and path.stat().st_size <= 16 << 20 \
+            else b""
+    except OSError:
+        content = b""
+    digest = hashlib.sha256(f"{seed}:{name}:".encode("utf-8", "surrogateescape") + content).digest()
+    return int.from_bytes(digest[:4], "little")
 
 
 def _fresh(value: object, rng: np.random.Generator) -> object:

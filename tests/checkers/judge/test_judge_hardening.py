@@ -458,3 +458,28 @@ def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, 
     rows = _rows(tmp_path / "grades.csv")
     assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
     assert rows["literal.ipynb"]["passed"] == "False" and "code cells hold more than" in rows["literal.ipynb"]["error"]
+
+
+def test_a_hidden_input_shown_in_a_report_is_no_use_to_the_next_submission(tmp_path, console_script):
+    """With a course's fixed --seed and --per-student (the Gradescope recipe), the hidden inputs hung on the
+    file's name alone: a submission raising its input showed one hidden input per report, and ten
+    resubmissions of a growing table of answers scored 20/20 without any softmax."""
+    import attention_edu as ae                        # the student's own install, at home
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    table = {repr(case.args[0].tolist()): ae.softmax(case.args[0]).tolist() for case in EXERCISES["softmax"].cases()}
+    scores, firsts = [], []
+    for _ in range(2):
+        (folder / "softmax.py").write_text(
+            f"import numpy as np\nTABLE = {table!r}\ndef softmax(x):\n    key = repr(x.tolist())\n"
+            f"    if key in TABLE:\n        return np.array(TABLE[key])\n    raise ValueError('LEAK' + key + 'LEAK')\n")
+        subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "1234",
+                        "--per-student", "--no-progress", "--gradescope", str(tmp_path / "results.json")],
+                       capture_output=True, timeout=300, check=True)
+        results = json.loads((tmp_path / "results.json").read_text())
+        leaked = results["output"].split("LEAK")[1]       # the first hidden input, as the report showed it
+        scores.append(results["score"])
+        firsts.append(leaked)
+        table[leaked] = ae.softmax(np.array(eval(leaked, {"inf": np.inf}))).tolist()
+    assert scores[1] == scores[0] < 20 and firsts[0] != firsts[1], (scores, firsts)
