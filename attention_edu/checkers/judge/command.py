@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ...arguments import output_path, positive_seconds, written_atomically
+from ...arguments import non_negative_int, output_path, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
                             help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
         parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                             help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
-        parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
+        parser.add_argument("--seed", type=non_negative_int, metavar="S", help="seed of the hidden probes (default: fresh)")
         parser.set_defaults(run=run)
 
 

@@ -483,3 +483,11 @@ def test_a_hidden_input_shown_in_a_report_is_no_use_to_the_next_submission(tmp_p
         firsts.append(leaked)
         table[leaked] = ae.softmax(np.array(eval(leaked, {"inf": np.inf}))).tolist()
     assert scores[1] == scores[0] < 20 and firsts[0] != firsts[1], (scores, firsts)
+
+
+@pytest.mark.parametrize("command", ["check softmax", "grade --exercise softmax"])
+def test_a_negative_seed_is_a_usage_error_not_a_failed_row(tmp_path, console_script, softmax_source, command):
+    (tmp_path / "right.py").write_text(softmax_source)          # every row failed: "the grader failed ..."
+    done = subprocess.run([console_script, *command.split(), str(tmp_path / "right.py"), "--seed", "-1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--seed: must be a whole number of at least 0" in done.stderr, done.stderr
