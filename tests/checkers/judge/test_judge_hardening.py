@@ -491,3 +491,23 @@ def test_a_negative_seed_is_a_usage_error_not_a_failed_row(tmp_path, console_scr
     done = subprocess.run([console_script, *command.split(), str(tmp_path / "right.py"), "--seed", "-1"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--seed: must be a whole number of at least 0" in done.stderr, done.stderr
+
+
+def test_a_coding_cookie_for_a_codec_that_is_not_text_is_that_rows_error(tmp_path, console_script, softmax_source):
+    """``# coding: rot13`` made tokenize raise LookupError, which ended grade with a traceback and no gradebook."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    for codec in ("rot13", "base64"):
+        (folder / f"{codec}.py").write_text(f"# -*- coding: {codec} -*-\nvzcbeg ahzcl nf ac\n")
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--jobs", "2", "--no-progress"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+    for codec in ("rot13", "base64"):
+        assert "is not a text encoding" in rows[f"{codec}.py"]["error"], rows
+    check = subprocess.run([console_script, "check", "softmax", str(folder / "rot13.py")], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 1 and "could not be read as text" in check.stdout, check.stderr
