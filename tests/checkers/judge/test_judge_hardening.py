@@ -511,3 +511,22 @@ def test_a_coding_cookie_for_a_codec_that_is_not_text_is_that_rows_error(tmp_pat
     check = subprocess.run([console_script, "check", "softmax", str(folder / "rot13.py")], capture_output=True,
                            text=True, timeout=120)
     assert check.returncode == 1 and "could not be read as text" in check.stdout, check.stderr
+
+
+def test_a_folder_too_deep_to_list_is_named_and_the_others_are_graded(tmp_path, console_script, softmax_source):
+    """A submission folder nested deeper than PATH_MAX (tar extracts one) made grade's listing raise
+    OSError: File name too long, ending it with a traceback before anyone was graded."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(20):                                   # 20 x 250 characters: beyond 4096
+        os.mkdir("d" * 250, dir_fd=fd)
+        fd, parent = os.open("d" * 250, os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    os.close(os.open("deep.py", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    os.close(fd)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "could not list a folder" in done.stderr, done.stderr
+    assert _rows(tmp_path / "grades.csv")["right.py"]["passed"] == "True"
