@@ -530,3 +530,19 @@ def test_a_folder_too_deep_to_list_is_named_and_the_others_are_graded(tmp_path, 
                            str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "could not list a folder" in done.stderr, done.stderr
     assert _rows(tmp_path / "grades.csv")["right.py"]["passed"] == "True"
+
+
+@pytest.mark.parametrize("value", ["[[]] * 1_000_000", "[0.5] * 1_000_000", "np.zeros(2_000_000)"])
+def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_path, softmax_source, value):
+    """The grader keeps every call's outcome until the verdict: 16 MiB replies of a million floats (or
+    of empty lists, 60 bytes each once decoded) on each of 20 calls made it hold 978 MB (and more)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "hoard.py").write_text(f"import numpy as np\ndef softmax(x):\n    return {value}\n")
+    (folder / "honest.py").write_text(softmax_source)
+    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stderr.rsplit("peak ", 1)[1]) >> 10 < 250, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["honest.py"]["passed"] == "True" and rows["hoard.py"]["passed"] == "False", rows
