@@ -193,7 +193,7 @@ def _fresh(value: object, rng: np.random.Generator) -> object:
 def _nudged(value: object, rng: np.random.Generator) -> object:
     """Floats scaled by about one per cent each, as signs, zeros, infinities and rows of weights (rows of
     non-negative entries summing to 1) stay: a special case's kind, with no recorded answer."""
-    if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size):
+    if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim and value.size):
         return value
     with np.errstate(invalid="ignore"):
         moved = value * np.exp(0.01 * rng.standard_normal(value.shape))
