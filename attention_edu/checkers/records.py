@@ -213,8 +213,7 @@ def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
     drawn = [(models[index % len(models)], _fresh) for index in range(HIDDEN_COUNT)]
     cases = []
     for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
-        floats = any(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in model.args)
-        shift = 0 if floats else int(rng.integers(1, 33))
+        shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
         args = tuple(a + shift if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind in "iu")
                      else change(a, rng) for a in model.args)
         if any(a is not b for a, b in zip(args, model.args)):
