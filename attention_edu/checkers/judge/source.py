@@ -11,6 +11,7 @@ error points at the line the student wrote.
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import re
 import tokenize
@@ -39,6 +40,9 @@ def python_text(path: str | Path) -> str:
     >>> os.unlink(handle.name)
     """
     try:
+        with open(path, "rb") as handle:         # punycode (idna uses it) decodes in time quadratic in the length
+            if codecs.lookup(tokenize.detect_encoding(handle.readline)[0]).name in ("punycode", "idna"):
+                raise ValueError("its coding line names punycode or idna, which the grader does not decode")
         with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
             return handle.read()
     except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM

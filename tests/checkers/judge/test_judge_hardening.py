@@ -544,3 +544,20 @@ def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_p
     rows, peak_mb = _graded_at_peak(tmp_path, folder)
     assert peak_mb < 250, peak_mb
     assert rows["honest.py"]["passed"] == "True" and rows["hoard.py"]["passed"] == "False", rows
+
+
+@pytest.mark.parametrize("cookie, body", [("punycode", b""), ("idna", b".xn--")])
+def test_a_codec_that_decodes_in_quadratic_time_cannot_hold_grade(tmp_path, console_script, softmax_source,
+                                                                   cookie, body):
+    """The grader decodes a .py file itself, outside every limit: 2 MB under ``# coding: punycode`` would
+    take it about eight minutes (3 s for 160 kB, quadratic), 16 MiB about eight hours, and Ctrl-C waits."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "slow.py").write_bytes(f"# coding: {cookie}\n".encode() + body + b"a" * 10 + b"-" + b"9" * 2_000_000)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--jobs", "2", "--no-progress"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == "True" and "punycode or idna" in rows["slow.py"]["error"], rows
