@@ -3,17 +3,19 @@ the hidden probes drawn from a grading run's seed.
 
 Plain data: the other modules of the package import these and nothing here imports them back.
 The public cases of an exercise are fixed (their names teach); :func:`hidden_cases` adds cases
-of the same shapes and dtypes whose floating-point inputs are drawn afresh from a seed, so that
-no table of answers can pass. ``attention-edu grade`` draws a seed per run (``--seed S``
-reproduces it) and, with ``--per-student``, mixes in the submission's file name
-(:func:`student_seed`).
+of the same shapes and dtypes whose inputs are drawn afresh, or moved, from a seed, so that no
+table of answers can pass, not even one for the special cases only. ``attention-edu grade``
+draws a seed per run (``--seed S`` reproduces it) and, with ``--per-student``, mixes in the
+submission's file name and contents (:func:`student_seed`).
 
 Examples
 --------
 >>> from attention_edu.checkers import EXERCISES
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
->>> [c.probe for c in a], bool((a[0].args[0] != b[0].args[0]).any())
-(['hidden', 'hidden'], True)
+>>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
+(6, {'hidden'}, True)
+>>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][2:]   # m = 4; m = 3, n = 5, both moved
+[(24,), (26, 28)]
 >>> hidden_cases(EXERCISES["softmax"], None)
 []
 """
@@ -24,6 +26,7 @@ import hashlib
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
@@ -164,13 +167,20 @@ def fresh_seed() -> int:
 
 
 def student_seed(seed: int, file: str) -> int:
-    """The seed for one submission under ``--per-student``: ``seed`` mixed with the file's name.
+    """The seed for one submission under ``--per-student``: ``seed`` mixed with the file's name and contents,
+    so that a resubmission changed in any way draws new hidden inputs (what its report showed of them is no use).
 
     >>> student_seed(7, "ana.py") == student_seed(7, "/x/ana.py") != student_seed(7, "bo.py")
     True
     """
-    name = file.replace("\\", "/").rsplit("/", 1)[-1]
-    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode("utf-8", "surrogateescape")).digest()[:4], "little")
+    name, path = file.replace("\\", "/").rsplit("/", 1)[-1], Path(file)
+    try:        # the file as grade_one will read it: a link, a FIFO or a huge file is not read
+        content = path.read_bytes() if path.is_file() and not path.is_symlink() and path.stat().st_size <= 16 << 20 \
+            else b""
+    except OSError:
+        content = b""
+    digest = hashlib.sha256(f"{seed}:{name}:".encode("utf-8", "surrogateescape") + content).digest()
+    return int.from_bytes(digest[:4], "little")
 
 
 def _fresh(value: object, rng: np.random.Generator) -> object:
@@ -180,17 +190,32 @@ def _fresh(value: object, rng: np.random.Generator) -> object:
     return value
 
 
+def _nudged(value: object, rng: np.random.Generator) -> object:
+    """Floats scaled by about one per cent each, as signs, zeros, infinities and rows of weights (rows of
+    non-negative entries summing to 1) stay: a special case's kind, with no recorded answer."""
+    if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim and value.size):
+        return value
+    with np.errstate(invalid="ignore"):
+        moved = value * np.exp(0.01 * rng.standard_normal(value.shape))
+        weights = np.isclose(np.sum(value, axis=-1, keepdims=True), 1.0) & np.all(value >= 0, axis=-1, keepdims=True)
+        return np.where(weights, moved / np.sum(moved, axis=-1, keepdims=True), moved).astype(value.dtype)
+
+
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
-    """:data:`HIDDEN_COUNT` cases like the exercise's random ones, floats redrawn from ``seed`` ([] for None)."""
+    """:data:`HIDDEN_COUNT` cases like the exercise's random ones, floats redrawn from ``seed``, and one like each
+    other public case, floats nudged (:func:`_nudged`); a case with no floats has its integers all moved by one
+    draw (sizes, lengths). [] for no ``seed``."""
     if seed is None:
         return []
     public = exercise.cases()
     models = [c for c in public if c.probe in ("random", "batched")] or public
     rng = np.random.default_rng([seed, int.from_bytes(exercise.name.encode()[:8], "little")])
+    drawn = [(models[index % len(models)], _fresh) for index in range(HIDDEN_COUNT)]
     cases = []
-    for index in range(HIDDEN_COUNT):
-        model = models[index % len(models)]
-        args = tuple(_fresh(a, rng) for a in model.args)
+    for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
+        shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
+        args = tuple(a + shift if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind in "iu")
+                     else change(a, rng) for a in model.args)
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
     return cases

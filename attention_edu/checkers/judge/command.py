@@ -17,9 +17,9 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ...arguments import output_path, positive_seconds, written_atomically
+from ...arguments import non_negative_int, output_path, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
-from . import FIELDS, Row, csv_cell
+from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
 from .submission import grade_one, stop_all
@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
                             help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
         parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                             help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
-        parser.add_argument("--seed", type=int, metavar="S", help="seed of the hidden probes (default: fresh)")
+        parser.add_argument("--seed", type=non_negative_int, metavar="S", help="seed of the hidden probes (default: fresh)")
         parser.set_defaults(run=run)
 
 
@@ -103,12 +103,16 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _submissions(paths: list[str]) -> list[str]:
-    """The files given, and the .py and .ipynb files in the folders given, each once."""
+    """The files given, and the .py and .ipynb files in the folders given, each once; a folder that cannot
+    be listed (a path too long, no permission) is named on stderr, the others are graded."""
     found: list[str] = []
     for text in paths:
         if Path(text).is_dir():
-            found += sorted(str(p) for p in Path(text).rglob("*") if p.suffix in (".py", ".ipynb")
-                            and p.is_file() and ".ipynb_checkpoints" not in p.parts)
+            walk = os.walk(text, onerror=lambda err: print(f"attention-edu grade: could not list a folder, its files "
+                                                           f"are not graded: {escape(str(err), False)}", file=sys.stderr))
+            found += sorted(os.path.normpath(os.path.join(folder, name)) for folder, _, names in walk for name in names
+                            if Path(name).suffix in (".py", ".ipynb") and os.path.isfile(os.path.join(folder, name))
+                            and ".ipynb_checkpoints" not in Path(folder).parts)
         else:
             found.append(text)
     return list(dict.fromkeys(found))

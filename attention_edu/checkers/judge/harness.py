@@ -36,7 +36,7 @@ DEFAULT_MEMORY_MB = 1024
 OUTPUT_LIMIT = 64_000
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
-_REPLY_CAP = 16 << 20
+_REPLY_CAP = 4 << 20
 HELPER_LIMIT = 1 << 24      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",

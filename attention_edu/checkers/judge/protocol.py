@@ -37,7 +37,7 @@ __all__ = ["MAX_FRAME", "MAX_VALUES", "ProtocolError", "Unsupported", "plain", "
 #: The largest frame either side accepts, in bytes.
 MAX_FRAME = 64 << 20
 #: The most values (numbers, strings, lists, arrays ...) one message may hold: its decoding is bounded too.
-MAX_VALUES = 1 << 20
+MAX_VALUES = 1 << 16
 _MAX_DEPTH = 32
 
 

@@ -11,6 +11,7 @@ error points at the line the student wrote.
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import re
 import tokenize
@@ -22,6 +23,8 @@ __all__ = ["python_text", "notebook_cells"]
 #: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: The most characters a notebook's code cells may hold in all (the course's notebooks hold about 10,000).
+MAX_CODE = 256 << 10
 
 
 def python_text(path: str | Path) -> str:
@@ -37,6 +40,9 @@ def python_text(path: str | Path) -> str:
     >>> os.unlink(handle.name)
     """
     try:
+        with open(path, "rb") as handle:         # punycode (idna uses it) decodes in time quadratic in the length
+            if codecs.lookup(tokenize.detect_encoding(handle.readline)[0]).name in ("punycode", "idna"):
+                raise ValueError("its coding line names punycode or idna, which the grader does not decode")
         with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
             return handle.read()
     except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
@@ -129,12 +135,15 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     listed = notebook.get("cells", []) if type(notebook) is dict else None
     if type(listed) is not list or not all(type(c) is dict for c in listed):
         raise ValueError("its cells are not a list of cells")
-    checkers, cells = _checker_names(), []
-    for index, cell in enumerate(c for c in listed if c.get("cell_type") == "code"):
-        source = cell.get("source", "")
+    sources = [cell.get("source", "") for cell in listed if cell.get("cell_type") == "code"]
+    for index, source in enumerate(sources):
         if not (type(source) is str or type(source) is list and all(type(s) is str for s in source)):
             raise ValueError(f"code cell {index + 1} has a source that is not text")
-        code = _cell_code(source if isinstance(source, str) else "".join(source), checkers)
-        if code is not None:
+        sources[index] = "".join(source)
+    if sum(map(len, sources)) > MAX_CODE:        # parsing costs the judge about 500 bytes a character
+        raise ValueError(f"its code cells hold more than {MAX_CODE:,} characters")
+    checkers, cells = _checker_names(), []
+    for index, source in enumerate(sources):
+        if (code := _cell_code(source, checkers)) is not None:
             cells.append((f"code cell {index + 1}", code))
     return cells

@@ -158,7 +158,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     else:
         try:
             cells = notebook_cells(path) if notebook else [(path.name, python_text(path))]
-        except (ValueError, RecursionError, MemoryError) as err:      # the student's file, whatever it holds
+        except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:
         try:

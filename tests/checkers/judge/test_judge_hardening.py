@@ -343,6 +343,14 @@ PEAK = ("import re, sys\nfrom attention_edu.cli import main\nrc = main(sys.argv[
         "sys.exit(rc)\n")
 
 
+def _graded_at_peak(tmp_path: Path, folder: Path) -> tuple[dict[str, dict], int]:
+    """``grade`` of ``folder`` (softmax) in an interpreter of its own: the CSV's rows and the grader's peak in MB."""
+    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return _rows(tmp_path / "grades.csv"), int(done.stderr.rsplit("peak ", 1)[1]) >> 10
+
+
 @sandboxed
 def test_a_small_frame_cannot_make_the_grader_build_a_large_one(tmp_path, softmax_source):
     """A 1 MiB load reply whose JSON refers to one array 400 times made the grader hold 455 MB
@@ -351,12 +359,8 @@ def test_a_small_frame_cannot_make_the_grader_build_a_large_one(tmp_path, softma
     folder.mkdir()
     (folder / "amplify.py").write_text(textwrap.dedent(AMPLIFY))
     (folder / "honest.py").write_text(softmax_source)
-    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", "softmax", "--csv",
-                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    peak_mb = int(done.stderr.rsplit("peak ", 1)[1]) >> 10
+    rows, peak_mb = _graded_at_peak(tmp_path, folder)
     assert peak_mb < 250, peak_mb
-    rows = _rows(tmp_path / "grades.csv")
     assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
     assert rows["amplify.py"]["passed"] == "False" and "not a plain answer" in rows["amplify.py"]["error"], rows
 
@@ -407,3 +411,153 @@ def test_line_breaks_in_a_class_name_or_a_warning_cannot_draw_a_verdict(tmp_path
     outputs = [json.loads(gradescope.read_text())["output"]]
     outputs += [test["output"] for test in json.loads(gradescope.read_text())["tests"]]
     assert not [line for text in outputs for line in text.splitlines()[1:] if line.startswith("check softmax")]
+
+
+def _recorded(name: str, keep=lambda case: True, extra=()) -> dict:
+    """The answers a student could record at home: the public cases' (those ``keep`` takes), and ``extra`` inputs'."""
+    spec = EXERCISES[name]
+    inputs = [case.args for case in spec.cases() if keep(case)] + list(extra)
+    return {repr([np.asarray(a).tolist() for a in args]): spec.reference(*args).tolist() for args in inputs}
+
+
+# exercise -> (recorded answers, what the function does on any other input: wrong)
+SPECIAL_CASE_TABLES = {
+    "softmax": (_recorded("softmax", lambda case: case.probe in ("small", "stability", "masks")),
+                "e = np.exp(args[0])\n    return e / e.sum(axis=-1, keepdims=True)     # overflows, NaN when masked"),
+    "causal_mask": (_recorded("causal_mask", extra=[(6, 8), (5,), (5, 5)]),        # the properties' inputs too
+                    "return np.ones((args[0], args[-1]), dtype=bool)"),
+    "padding_mask": (_recorded("padding_mask", extra=[(np.array([3, 0, 6, 1]), 6)]),
+                     "return np.ones((len(args[0]), 1, args[1]), dtype=bool)"),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECIAL_CASE_TABLES))
+def test_answers_recorded_for_the_public_cases_do_not_pass(tmp_path, console_script, name):
+    table, otherwise = SPECIAL_CASE_TABLES[name]
+    dtype = "bool" if "mask" in name else "float"
+    source = tmp_path / f"{name}_table.py"
+    source.write_text(f"import numpy as np\nTABLE = {table!r}\n\ndef {EXERCISES[name].function}(*args):\n"
+                      f"    key = repr([np.asarray(a).tolist() for a in args])\n    if key in TABLE:\n"
+                      f"        return np.array(TABLE[key], dtype={dtype})\n    {otherwise}\n")
+    check = subprocess.run([console_script, "check", name, str(source), "--seed", "7"], capture_output=True,
+                           text=True, timeout=300)
+    assert check.returncode == 1 and "hidden case" in check.stdout, check.stdout + check.stderr
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", name, "--per-student", "--json",
+                            "--seed", "7", "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] < row["probes_total"], row
+
+
+def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, softmax_source):
+    """The judge parses a notebook's cells (to drop its checker calls): 16 MiB of ``X = [1, 1, ...]``
+    made it hold 7.7 GB for 54 s; this 2 MiB one, about 1 GB."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "literal.ipynb", "X = [" + "1," * (1 << 20) + "]\n", softmax_source)
+    (folder / "honest.py").write_text(softmax_source)
+    rows, peak_mb = _graded_at_peak(tmp_path, folder)
+    assert peak_mb < 250, peak_mb
+    assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
+    assert rows["literal.ipynb"]["passed"] == "False" and "code cells hold more than" in rows["literal.ipynb"]["error"]
+
+
+def test_a_hidden_input_shown_in_a_report_is_no_use_to_the_next_submission(tmp_path, console_script):
+    """With a course's fixed --seed and --per-student (the Gradescope recipe), the hidden inputs hung on the
+    file's name alone: a submission raising its input showed one hidden input per report, and ten
+    resubmissions of a growing table of answers scored 20/20 without any softmax."""
+    import attention_edu as ae                        # the student's own install, at home
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    table = {repr(case.args[0].tolist()): ae.softmax(case.args[0]).tolist() for case in EXERCISES["softmax"].cases()}
+    scores, firsts = [], []
+    for _ in range(2):
+        (folder / "softmax.py").write_text(
+            f"import numpy as np\nTABLE = {table!r}\ndef softmax(x):\n    key = repr(x.tolist())\n"
+            f"    if key in TABLE:\n        return np.array(TABLE[key])\n    raise ValueError('LEAK' + key + 'LEAK')\n")
+        subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "1234",
+                        "--per-student", "--no-progress", "--gradescope", str(tmp_path / "results.json")],
+                       capture_output=True, timeout=300, check=True)
+        results = json.loads((tmp_path / "results.json").read_text())
+        leaked = results["output"].split("LEAK")[1]       # the first hidden input, as the report showed it
+        scores.append(results["score"])
+        firsts.append(leaked)
+        table[leaked] = ae.softmax(np.array(eval(leaked, {"inf": np.inf}))).tolist()
+    assert scores[1] == scores[0] < 20 and firsts[0] != firsts[1], (scores, firsts)
+
+
+@pytest.mark.parametrize("command", ["check softmax", "grade --exercise softmax"])
+def test_a_negative_seed_is_a_usage_error_not_a_failed_row(tmp_path, console_script, softmax_source, command):
+    (tmp_path / "right.py").write_text(softmax_source)          # every row failed: "the grader failed ..."
+    done = subprocess.run([console_script, *command.split(), str(tmp_path / "right.py"), "--seed", "-1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--seed: must be a whole number of at least 0" in done.stderr, done.stderr
+
+
+def test_a_coding_cookie_for_a_codec_that_is_not_text_is_that_rows_error(tmp_path, console_script, softmax_source):
+    """``# coding: rot13`` made tokenize raise LookupError, which ended grade with a traceback and no gradebook."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    for codec in ("rot13", "base64"):
+        (folder / f"{codec}.py").write_text(f"# -*- coding: {codec} -*-\nvzcbeg ahzcl nf ac\n")
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--jobs", "2", "--no-progress"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+    for codec in ("rot13", "base64"):
+        assert "is not a text encoding" in rows[f"{codec}.py"]["error"], rows
+    check = subprocess.run([console_script, "check", "softmax", str(folder / "rot13.py")], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 1 and "could not be read as text" in check.stdout, check.stderr
+
+
+def test_a_folder_too_deep_to_list_is_named_and_the_others_are_graded(tmp_path, console_script, softmax_source):
+    """A submission folder nested deeper than PATH_MAX (tar extracts one) made grade's listing raise
+    OSError: File name too long, ending it with a traceback before anyone was graded."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(20):                                   # 20 x 250 characters: beyond 4096
+        os.mkdir("d" * 250, dir_fd=fd)
+        fd, parent = os.open("d" * 250, os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    os.close(os.open("deep.py", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    os.close(fd)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "could not list a folder" in done.stderr, done.stderr
+    assert _rows(tmp_path / "grades.csv")["right.py"]["passed"] == "True"
+
+
+@pytest.mark.parametrize("value", ["[[]] * 1_000_000", "[0.5] * 1_000_000", "np.zeros(2_000_000)"])
+def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_path, softmax_source, value):
+    """The grader keeps every call's outcome until the verdict: 16 MiB replies of a million floats (or
+    of empty lists, 60 bytes each once decoded) on each of 20 calls made it hold 978 MB (and more)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "hoard.py").write_text(f"import numpy as np\ndef softmax(x):\n    return {value}\n")
+    (folder / "honest.py").write_text(softmax_source)
+    rows, peak_mb = _graded_at_peak(tmp_path, folder)
+    assert peak_mb < 250, peak_mb
+    assert rows["honest.py"]["passed"] == "True" and rows["hoard.py"]["passed"] == "False", rows
+
+
+@pytest.mark.parametrize("cookie, body", [("punycode", b""), ("idna", b".xn--")])
+def test_a_codec_that_decodes_in_quadratic_time_cannot_hold_grade(tmp_path, console_script, softmax_source,
+                                                                   cookie, body):
+    """The grader decodes a .py file itself, outside every limit: 2 MB under ``# coding: punycode`` would
+    take it about eight minutes (3 s for 160 kB, quadratic), 16 MiB about eight hours, and Ctrl-C waits."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "slow.py").write_bytes(f"# coding: {cookie}\n".encode() + body + b"a" * 10 + b"-" + b"9" * 2_000_000)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--jobs", "2", "--no-progress"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == "True" and "punycode or idna" in rows["slow.py"]["error"], rows
