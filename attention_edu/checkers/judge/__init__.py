@@ -94,6 +94,7 @@ class Row:
     sandbox: list = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    probes_failed: dict = field(default_factory=dict)     # by group: see CheckResult.probes_failed
     usage: bool = False          # the error is the caller's (no such file/function), not the student's
     message: str = ""            # the full check message
 

@@ -154,16 +154,18 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
 
 
 def results(exercise: Exercise, row: Row) -> dict[str, Any]:
-    """Gradescope's ``results.json`` for one row: a test per group of probes, hidden ones shown late.
+    """Gradescope's ``results.json`` for one row: a test per group of probes, scored by the probes of that group
+    passed (they add up to ``score``), hidden ones shown late; text is shown as text, never as HTML.
 
     Examples
     --------
     >>> from attention_edu.checkers import EXERCISES
-    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=3, probes_total=10,
-    ...           mistakes=[{"hint_id": "softmax.wrong-axis", "probe": "random", "hint": "Use axis=-1."}], seed=1)
+    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=18, probes_total=20,
+    ...           mistakes=[{"hint_id": "softmax.no-max", "probe": "stability", "hint": "Subtract the max."}],
+    ...           probes_failed={"stability": 1, "hidden": 1}, seed=1)
     >>> out = results(EXERCISES["softmax"], row)
-    >>> out["score"], out["max_score"], [t["status"] for t in out["tests"] if t["name"].startswith("random")]
-    (3, 10, ['failed'])
+    >>> out["score"], sum(t["score"] for t in out["tests"]), [t["status"] for t in out["tests"]][3:7]
+    (18, 18, ['failed', 'passed', 'failed', 'passed'])
     """
     groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
     found: dict[str, list[str]] = {}
@@ -174,14 +176,16 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
         found[row.probe] = [row.hint_id or row.status]
     tests = []
     for probe in list(groups) + [p for p in found if p not in groups]:
-        failed = row.error is not None or probe in found
-        tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": 0 if failed else groups.get(probe, 0),
-                      "max_score": groups.get(probe, 0), "status": "failed" if failed else "passed",
-                      "output": row.error or "\n".join(found.get(probe, []))})
-        if probe == "hidden":
-            tests[-1]["visibility"] = "after_published"
-    return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
-            "visibility": "visible", "output": row.error or row.message, "tests": tests}
+        size = groups.get(probe, 0)
+        missed = size if row.error is not None else min(row.probes_failed.get(probe, 0), size)
+        output = row.error or "\n".join(found.get(probe, [])) or (
+            f"{missed} of {size} failed, with a mistake named under an earlier test" if missed else "")
+        tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
+                      "status": "failed" if missed or probe in found else "passed", "output": output,
+                      "visibility": "after_published" if probe == "hidden" else "visible"})
+    return {"score": 0 if row.error else row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
+            "visibility": "visible", "output_format": "text", "test_output_format": "text",
+            "output": row.error or row.message, "tests": tests}
 
 
 def run_grade(args: argparse.Namespace) -> int:

@@ -182,7 +182,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 if row.error is None:
                     result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
                                          invoke=remote, seed=seed)
-                    for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total"):
+                    for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
+                                "probes_failed"):
                         setattr(row, key, getattr(result, key))
                     row.mistakes = [{k: m.get(k) for k in ("hint_id", "probe", "hint")} for m in result.mistakes]
                     notes = "".join(f"\nNote: while the notebook ran, {e}" for e in cell_errors[:3])
@@ -191,8 +192,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         except Exception as err:  # a bug of ours, which a hostile submission might provoke: this row, not the batch
             row.usage = False
             row.error = f"the grader failed on this submission ({type(err).__name__}: {err}); please report it"
-    if row.error is not None:
-        row.passed, row.attempted = False, not row.usage
+    if row.error is not None:           # a refused import fails the whole submission: no partial credit
+        row.passed, row.attempted, row.probes_passed = False, not row.usage, 0 if row.probes_total else None
         row.status = "failed" if row.attempted else "not graded"
         row.message = f"check {exercise}: {row.status}. {escape(row.error, newlines=False)}"
     row.seconds = round(time.perf_counter() - start, 3)

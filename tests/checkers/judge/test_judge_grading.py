@@ -115,7 +115,7 @@ GRADESCOPE_SCHEMA = {
         "score": {"type": "number", "minimum": 0}, "max_score": {"type": "number", "minimum": 0},
         "output": {"type": "string"},
         "tests": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["name", "score", "max_score", "status", "output"],
+            "type": "object", "required": ["name", "score", "max_score", "status", "output", "visibility"],
             "properties": {"name": {"type": "string"}, "score": {"type": "number"},
                            "max_score": {"type": "number"}, "status": {"enum": ["passed", "failed"]},
                            "output": {"type": "string"},
@@ -133,6 +133,34 @@ def test_gradescope_results_validate(tmp_path, console_script):
     assert results["score"] < results["max_score"] and any(t["status"] == "failed" for t in results["tests"])
     assert [t.get("visibility") for t in results["tests"] if t["name"].startswith("hidden")] == ["after_published"]
     assert any("softmax.wrong-axis" in t["output"] for t in results["tests"])
+    assert sum(t["score"] for t in results["tests"]) == results["score"], "the tests add up to the score"
+    assert results["output_format"] == results["test_output_format"] == "text"   # a student's <b> stays text
+    for test in results["tests"]:
+        assert (test["status"] == "passed") == (test["score"] == test["max_score"] > 0), test
+
+
+def test_gradescope_tests_fail_every_group_a_mistake_shows_in(tmp_path, console_script):
+    """The tests' statuses agree with the score: a group passes only when every probe of it passed."""
+    (tmp_path / "naive.py").write_text("import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n"
+                                       "    return e / e.sum(axis=-1, keepdims=True)\n")
+    (tmp_path / "raises.py").write_text("def softmax(x):\n    raise ValueError('no')\n")
+    (tmp_path / "imports.py").write_text("try:\n    import attention_edu\nexcept ImportError:\n    pass\n"
+                                         "import numpy as np\ndef softmax(x):\n    e = np.exp(x - x.max(-1, keepdims=True))\n"
+                                         "    return e / e.sum(-1, keepdims=True)\n")
+    scores = {}
+    for name in ("naive.py", "raises.py", "imports.py"):
+        out = tmp_path / f"{name}.json"
+        done = _grade(console_script, tmp_path / name, "--exercise", "softmax", "--gradescope", out, "--seed", "4")
+        assert done.returncode == 0, done.stderr
+        results = json.loads(out.read_text())
+        jsonschema.validate(results, GRADESCOPE_SCHEMA)
+        tests = {t["name"].split(":")[0]: t for t in results["tests"]}
+        assert sum(t["score"] for t in tests.values()) == results["score"]
+        scores[name] = (results["score"], {k: t["status"] for k, t in tests.items() if t["max_score"]})
+    naive = scores["naive.py"][1]        # no max subtracted: only large logits (and a hidden copy of them) fail
+    assert naive["stability"] == naive["hidden"] == "failed" and naive["small"] == naive["random"] == "passed"
+    assert scores["raises.py"][0] == 0 and set(scores["raises.py"][1].values()) == {"failed"}
+    assert scores["imports.py"][0] == 0 and set(scores["imports.py"][1].values()) == {"failed"}, "no credit for a refused import"
 
 
 def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, softmax_source):
