@@ -107,15 +107,10 @@ def test_the_walk_sees_the_core_and_resolves_relative_imports():
     assert ("attention_edu", "additive") in luong and ("attention_edu", "shapes") in luong
 
 
-#: Files the judge's sandboxed worker loads by path, where attention_edu (and its backend) must
-#: never be imported: they import NumPy themselves.
-STANDALONE = {"attention_edu/checkers/judge/protocol.py", "attention_edu/checkers/judge/worker.py"}
-
-
 @pytest.mark.parametrize("path", SOURCES, ids=relative)
 def test_only_backend_imports_array_libraries_and_only_plotting_imports_matplotlib(path):
     for line, parts in imported_modules(path):
-        if parts[0] in HOST_LIBRARIES and not (parts[0] == "numpy" and relative(path) in STANDALONE):
+        if parts[0] in HOST_LIBRARIES:
             assert relative(path) == "attention_edu/backend.py", (
                 f"{relative(path)}:{line} imports {'.'.join(parts)}; use get_xp, or "
                 f"'from .backend import host_numpy as np' for host-only code")

@@ -4,7 +4,7 @@
 (:func:`main`: Landlock, the import rule, the submission run once, then one call frame after
 another; see docs/teachers.md) or a notebook check's fork, which holds the function
 (:func:`answer_once`). Imports: the standard library, NumPy, ``landlockpy`` and, by path,
-``protocol.py``; never ``attention_edu``.
+``protocol.py`` and ``backend.py`` (NumPy comes through it); never the ``attention_edu`` package.
 """
 
 import builtins
@@ -17,8 +17,6 @@ import time
 import traceback
 import warnings
 
-import numpy as np
-
 try:
     import resource
 except ImportError:  # Windows: no limits (and no forked children)
@@ -28,6 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #: Standard-library modules a submission may not import (processes, raw memory, sockets).
 DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess", "pty", "_ctypes",
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
+#: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
+OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
 
 if __package__:          # imported by the judge: a notebook check's forked child
     from . import protocol
@@ -35,6 +35,7 @@ else:                    # run by path in the sandbox, without the package
     _spec = importlib.util.spec_from_file_location("protocol", os.path.join(HERE, "protocol.py"))
     protocol = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(protocol)
+np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
@@ -201,8 +202,8 @@ def main():
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
     refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)])
     sys.meta_path.insert(0, refuse)
-    for name in [m for m in sys.modules if m.partition(".")[0] in DENIED]:
-        del sys.modules[name]       # NumPy loaded them: a plain ``import ctypes`` meets the rule too
+    for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
+        del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("submission")

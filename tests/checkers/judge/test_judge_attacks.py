@@ -96,6 +96,9 @@ ATTACKS = {
             return e / e.sum(axis=-1, keepdims=True)
         """, "RuntimeError: site-packages unreachable"),
     "ctypes_cached_by_numpy": ("import ctypes\n" + WRONG, "`import ctypes` is not allowed here"),
+    "modules_the_worker_loaded": ("import landlockpy\n" + WRONG, "`import landlockpy` is not allowed here"),
+    "backend_the_worker_loaded": ("import array_api_compat, _attention_edu_backend\n" + WRONG,
+                                  "`import array_api_compat` is not allowed here"),
     "interpreter_folder": (textwrap.dedent("""
         import os, sys
         os.listdir(os.path.dirname(os.path.realpath(sys.executable)))    # other packages' scripts live there
