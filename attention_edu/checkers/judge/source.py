@@ -25,6 +25,8 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: The most characters a notebook's code cells may hold in all (the course's notebooks hold about 10,000).
 MAX_CODE = 256 << 10
+#: The most code cells with code the grader runs (the course's notebooks have about 30).
+MAX_CELLS = 2000
 
 
 def python_text(path: str | Path) -> str:
@@ -146,4 +148,6 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     for index, source in enumerate(sources):
         if (code := _cell_code(source, checkers)) is not None:
             cells.append((f"code cell {index + 1}", code))
+    if len(cells) > MAX_CELLS:                   # each crosses to the worker as values of one message
+        raise ValueError(f"it has {len(cells):,} code cells to run, more than the {MAX_CELLS:,} the grader runs")
     return cells

@@ -26,6 +26,7 @@ import pytest
 from attention_edu.checkers import EXERCISES
 from attention_edu.checkers.judge import harness
 from attention_edu.checkers.judge.sandbox import available_layers
+from attention_edu.checkers.judge.submission import grade_one
 
 LAYERS = available_layers()
 sandboxed = pytest.mark.skipif(
@@ -459,6 +460,19 @@ def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, 
     assert peak_mb < 250, peak_mb
     assert rows["honest.py"]["passed"] == "True", rows["honest.py"]
     assert rows["literal.ipynb"]["passed"] == "False" and "code cells hold more than" in rows["literal.ipynb"]["error"]
+
+
+def test_a_notebook_of_too_many_cells_is_its_own_row_with_a_reason(tmp_path, softmax_source):
+    """Each cell crosses to the worker as values of one message: 30,000 empty cells overflowed its cap and
+    the row read "ended the process with os._exit(1)"."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1") for _ in range(30_000)]
+                                        + [nbformat.v4.new_code_cell(softmax_source)])
+    path = tmp_path / "cells.ipynb"
+    path.write_text(nbformat.writes(notebook))
+    row = grade_one("softmax", path, seed=1)
+    assert not row.passed and "30,001 code cells to run, more than the 2,000" in (row.error or ""), row
 
 
 def test_a_hidden_input_shown_in_a_report_is_no_use_to_the_next_submission(tmp_path, console_script):
