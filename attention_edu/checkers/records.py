@@ -203,8 +203,8 @@ def _nudged(value: object, rng: np.random.Generator) -> object:
 
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
     """:data:`HIDDEN_COUNT` cases like the exercise's random ones, floats redrawn from ``seed``, and one like each
-    other public case, floats nudged (:func:`_nudged`); a case with no floats has its integers all moved by one
-    draw (sizes, lengths). [] for no ``seed``."""
+    other public case, floats nudged (:func:`_nudged`); a case with no floats has its non-zero integers all moved
+    by one draw (sizes, lengths). [] for no ``seed``."""
     if seed is None:
         return []
     public = exercise.cases()
@@ -214,8 +214,8 @@ def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
     cases = []
     for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
-        args = tuple(a + shift if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind in "iu")
-                     else change(a, rng) for a in model.args)
+        args = tuple(a + shift * (a != 0) if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind
+                     in "iu") else change(a, rng) for a in model.args)     # a length 0 stays: a special case too
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
     return cases

@@ -575,3 +575,26 @@ def test_a_codec_that_decodes_in_quadratic_time_cannot_hold_grade(tmp_path, cons
     assert done.returncode == 0, done.stderr
     rows = _rows(tmp_path / "grades.csv")
     assert rows["right.py"]["passed"] == "True" and "punycode or idna" in rows["slow.py"]["error"], rows
+
+
+ZERO_LENGTH_WRONG = """
+import numpy as np
+
+def padding_mask(lengths, n):
+    lengths = np.asarray(lengths)
+    if lengths.tolist() in ([0, 7, 3], [3, 0, 6, 1]):       # the public case and the property's input: right
+        return np.arange(n)[None, None, :] < lengths[:, None, None]
+    full = np.where(lengths == 0, n, lengths)                 # wrong: a length 0 read as "no padding"
+    return np.arange(n)[None, None, :] < full[:, None, None]
+"""
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path, console_script, seed):
+    """The hidden cases had no length 0 (the public one was a random case, and integers were all moved): right
+    everywhere else, with the public length-0 inputs recorded, this wrong mask passed every probe."""
+    (tmp_path / "zero.py").write_text(ZERO_LENGTH_WRONG)
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "padding_mask", "--json", "--seed",
+                            seed, "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
