@@ -12,8 +12,8 @@ Examples
 --------
 >>> from attention_edu.checkers import EXERCISES
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
->>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
-(6, {'hidden'}, True)
+>>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())   # 5 kinds of x, 4 special cases
+(9, {'hidden'}, True)
 >>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][2:]   # m = 4; m = 3, n = 5, both moved
 [(24,), (26, 28)]
 >>> hidden_cases(EXERCISES["softmax"], None)
@@ -202,15 +202,21 @@ def _nudged(value: object, rng: np.random.Generator) -> object:
 
 
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
-    """:data:`HIDDEN_COUNT` cases like the exercise's random ones, floats redrawn from ``seed``, and one like each
-    other public case, floats nudged (:func:`_nudged`); a case with no floats has its non-zero integers all moved
-    by one draw (sizes, lengths). [] for no ``seed``."""
+    """Cases like the exercise's random ones (the first of each kind of input, its arrays' ranks and dtypes, and at
+    least :data:`HIDDEN_COUNT`), floats redrawn from ``seed``, and one like each other public case, floats nudged
+    (:func:`_nudged`); a case with no floats has its non-zero integers all moved by one draw (sizes, lengths).
+    [] for no ``seed``."""
     if seed is None:
         return []
     public = exercise.cases()
     models = [c for c in public if c.probe in ("random", "batched")] or public
     rng = np.random.default_rng([seed, int.from_bytes(exercise.name.encode()[:8], "little")])
-    drawn = [(models[index % len(models)], _fresh) for index in range(HIDDEN_COUNT)]
+    firsts: dict = {}     # one of each kind: a rank or dtype no hidden case had could be served from a table
+    for case in models:
+        firsts.setdefault(tuple((a.ndim, a.dtype.str) if isinstance(a, np.ndarray) else type(a) for a in case.args),
+                          case)
+    more = [case for case in models if id(case) not in {id(first) for first in firsts.values()}]
+    drawn = [(model, _fresh) for model in [*firsts.values(), *more][:max(HIDDEN_COUNT, len(firsts))]]
     cases = []
     for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))

@@ -598,3 +598,24 @@ def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path,
                             seed, "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
     assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tmp_path, console_script, command):
+    """The hidden cases copied only the first two random cases (2-D): a softmax over axis 1, right on 2-D input
+    only, with the public 1-D, 3-D and 4-D answers recorded, passed 20/20 on every seed."""
+    table = _recorded("softmax", lambda case: case.probe == "batched")
+    (tmp_path / "rank2.py").write_text(
+        f"import numpy as np\nTABLE = {table!r}\n\ndef softmax(x):\n    key = repr([np.asarray(x).tolist()])\n"
+        "    if key in TABLE:\n        return np.array(TABLE[key])\n"
+        "    top = x.max(axis=1, keepdims=True)                    # axis 1: right on 2-D input only\n"
+        "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
+        "    return e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)\n")
+    argv = ([command, "softmax", str(tmp_path / "rank2.py")] if command == "check" else
+            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
+    run = subprocess.run([console_script, *argv, "--seed", "3"], capture_output=True, text=True, timeout=300)
+    if command == "check":
+        assert run.returncode == 1 and "hidden case" in run.stdout, run.stdout + run.stderr
+    else:
+        row, = json.loads(run.stdout)
+        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 3, row    # the 1-D, 3-D, 4-D
