@@ -12,10 +12,10 @@ Examples
 --------
 >>> from attention_edu.checkers import EXERCISES
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
->>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())   # 5 kinds of x, 4 special cases
-(9, {'hidden'}, True)
->>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][2:]   # m = 4; m = 3, n = 5, both moved
-[(24,), (26, 28)]
+>>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
+(11, {'hidden'}, True)
+>>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5
+[(1, 27), (35, 36), (36,), (27, 29)]
 >>> hidden_cases(EXERCISES["softmax"], None)
 []
 """
@@ -157,10 +157,6 @@ def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:
     return dict(counts)
 
 
-#: Hidden cases added per run.
-HIDDEN_COUNT = 2
-
-
 def fresh_seed() -> int:
     """A new seed for a grading run (printed and recorded, so the run can be repeated)."""
     return secrets.randbits(32)
@@ -202,26 +198,20 @@ def _nudged(value: object, rng: np.random.Generator) -> object:
 
 
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
-    """Cases like the exercise's random ones (the first of each kind of input, its arrays' ranks and dtypes, and at
-    least :data:`HIDDEN_COUNT`), floats redrawn from ``seed``, and one like each other public case, floats nudged
-    (:func:`_nudged`); a case with no floats has its non-zero integers all moved by one draw (sizes, lengths).
+    """One case like each public case: the random ones' floats redrawn from ``seed``, the others' nudged
+    (:func:`_nudged`); a case with no floats has its integers above 1 all moved by one draw (sizes, lengths).
     [] for no ``seed``."""
     if seed is None:
         return []
     public = exercise.cases()
     models = [c for c in public if c.probe in ("random", "batched")] or public
     rng = np.random.default_rng([seed, int.from_bytes(exercise.name.encode()[:8], "little")])
-    firsts: dict = {}     # one of each kind: a rank or dtype no hidden case had could be served from a table
-    for case in models:
-        firsts.setdefault(tuple((a.ndim, a.dtype.str) if isinstance(a, np.ndarray) else type(a) for a in case.args),
-                          case)
-    more = [case for case in models if id(case) not in {id(first) for first in firsts.values()}]
-    drawn = [(model, _fresh) for model in [*firsts.values(), *more][:max(HIDDEN_COUNT, len(firsts))]]
+    drawn = [(c, _fresh) for c in models]         # each: a rank, a dtype, a size 1 no hidden case had could be tabled
     cases = []
     for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
-        args = tuple(a + shift * (a != 0) if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind
-                     in "iu") else change(a, rng) for a in model.args)     # a length 0 stays: a special case too
+        args = tuple(a + shift * (a > 1) if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind
+                     in "iu") else change(a, rng) for a in model.args)     # a size or length 0 or 1 stays: special too
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
     return cases

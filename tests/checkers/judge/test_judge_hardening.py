@@ -619,3 +619,24 @@ def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tm
     else:
         row, = json.loads(run.stdout)
         assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 3, row    # the 1-D, 3-D, 4-D
+
+
+SINGLE_QUERY_SQUEEZED = """
+import numpy as np
+
+def causal_mask(m, n=None):
+    n = m if n is None else n
+    if (m, n) == (1, 4):                                     # the public single-query case, recorded
+        return np.ones((1, 4), dtype=bool)
+    return np.squeeze(np.tril(np.ones((m, n), dtype=bool), k=n - m))    # wrong: shape (n,) for one query
+"""
+
+
+def test_a_causal_mask_wrong_for_a_single_query_fails_a_hidden_case(tmp_path, console_script):
+    """No hidden case had m = 1 (the sizes all moved, and random cases past the first two were not copied):
+    a mask squeezed to shape (n,) for a single query, with the public (1, 4) answer recorded, passed every probe."""
+    (tmp_path / "squeezed.py").write_text(SINGLE_QUERY_SQUEEZED)
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "causal_mask", "--json", "--seed",
+                            "5", "--per-student", "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
