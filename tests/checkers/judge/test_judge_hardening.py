@@ -640,3 +640,25 @@ def test_a_causal_mask_wrong_for_a_single_query_fails_a_hidden_case(tmp_path, co
                             "5", "--per-student", "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
     assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_path, console_script):
+    """At (0.5, 0, 0.5) the Jacobian moves only to second order: its hidden copy, moved about 1 %, matched the
+    recorded public answer within the float32 tolerance on most seeds, and a Jacobian that is NaN wherever a weight
+    is 0 passed 15/15. A row of weights is now redrawn, its zeros kept."""
+    (tmp_path / "jacobian.py").write_text(textwrap.dedent("""
+        import numpy as np
+        TABLE = [[0.25, 0.0, -0.25], [0.0, 0.0, 0.0], [-0.25, 0.0, 0.25]]      # the public (0.5, 0, 0.5), recorded
+
+        def softmax_jacobian(w):
+            w = np.asarray(w)
+            if w.shape == (3,) and w[1] == 0:                     # weights like it: the recorded answer, float32
+                return np.array(TABLE, dtype=np.float32)
+            nan_at_zero = 0 * np.log(np.abs(w))                   # wrong: NaN in the row of a zero weight
+            return w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :]) + nan_at_zero[..., :, None]
+        """))
+    for seed in ("1", "2", "3"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "softmax_jacobian", "--json",
+                                "--seed", seed, "--no-progress"], capture_output=True, text=True, timeout=300)
+        row, = json.loads(grade.stdout)
+        assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
