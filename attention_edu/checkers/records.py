@@ -13,9 +13,9 @@ Examples
 >>> from attention_edu.checkers import EXERCISES
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
 >>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
-(6, {'hidden'}, True)
->>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][2:]   # m = 4; m = 3, n = 5, both moved
-[(24,), (26, 28)]
+(11, {'hidden'}, True)
+>>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5
+[(1, 27), (35, 36), (36,), (27, 29)]
 >>> hidden_cases(EXERCISES["softmax"], None)
 []
 """
@@ -157,10 +157,6 @@ def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:
     return dict(counts)
 
 
-#: Hidden cases added per run.
-HIDDEN_COUNT = 2
-
-
 def fresh_seed() -> int:
     """A new seed for a grading run (printed and recorded, so the run can be repeated)."""
     return secrets.randbits(32)
@@ -192,30 +188,32 @@ def _fresh(value: object, rng: np.random.Generator) -> object:
 
 def _nudged(value: object, rng: np.random.Generator) -> object:
     """Floats scaled by about one per cent each, as signs, zeros, infinities and rows of weights (rows of
-    non-negative entries summing to 1) stay: a special case's kind, with no recorded answer."""
+    non-negative entries summing to 1) stay: a special case's kind, with no recorded answer. A row of weights is
+    redrawn (its zeros stay): at (0.5, 0, 0.5) one per cent moved the softmax Jacobian by less than its tolerance."""
     if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim and value.size):
         return value
     with np.errstate(invalid="ignore"):
-        moved = value * np.exp(0.01 * rng.standard_normal(value.shape))
+        draw = rng.standard_normal(value.shape)
+        moved, spread = value * np.exp(0.01 * draw), value * np.exp(draw)
         weights = np.isclose(np.sum(value, axis=-1, keepdims=True), 1.0) & np.all(value >= 0, axis=-1, keepdims=True)
-        return np.where(weights, moved / np.sum(moved, axis=-1, keepdims=True), moved).astype(value.dtype)
+        return np.where(weights, spread / np.sum(spread, axis=-1, keepdims=True), moved).astype(value.dtype)
 
 
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
-    """:data:`HIDDEN_COUNT` cases like the exercise's random ones, floats redrawn from ``seed``, and one like each
-    other public case, floats nudged (:func:`_nudged`); a case with no floats has its integers all moved by one
-    draw (sizes, lengths). [] for no ``seed``."""
+    """One case like each public case: the random ones' floats redrawn from ``seed``, the others' nudged
+    (:func:`_nudged`); a case with no floats has its integers above 1 all moved by one draw (sizes, lengths).
+    [] for no ``seed``."""
     if seed is None:
         return []
     public = exercise.cases()
     models = [c for c in public if c.probe in ("random", "batched")] or public
     rng = np.random.default_rng([seed, int.from_bytes(exercise.name.encode()[:8], "little")])
-    drawn = [(models[index % len(models)], _fresh) for index in range(HIDDEN_COUNT)]
+    drawn = [(c, _fresh) for c in models]         # each: a rank, a dtype, a size 1 no hidden case had could be tabled
     cases = []
     for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
-        args = tuple(a + shift if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind in "iu")
-                     else change(a, rng) for a in model.args)
+        args = tuple(a + shift * (a > 1) if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind
+                     in "iu") else change(a, rng) for a in model.args)     # a size or length 0 or 1 stays: special too
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
     return cases

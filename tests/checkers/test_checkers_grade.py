@@ -70,9 +70,9 @@ def test_every_row_is_right(folder, console_script):
         assert got == (passed, attempted, status, hint_id, probe), f"{name}: {row}"
         assert (row["error"] is None) == (error is None) and (error is None or error in row["error"]), row
         assert set(row) >= {"file", "passed", "attempted", "hint_id", "probe", "seconds", "error"}
-    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 20        # 14 public + 6 hidden
-    # every probe runs now: only the shift-invariance property and determinism hold for a column softmax
-    assert rows["wrong_axis.py"]["probes_passed"] == 2
+    assert rows["right.py"]["probes_passed"] == rows["right.py"]["probes_total"] == 25        # 14 public + 11 hidden
+    # every probe runs now: only the 1-D cases (public and hidden: axis 0 is the last) and determinism pass
+    assert rows["wrong_axis.py"]["probes_passed"] == 3
 
 
 def test_csv_gradebook_and_summary(folder, console_script, tmp_path):

@@ -120,7 +120,7 @@ def _padding_cases() -> list[Case]:
     for seed, (batch, n) in ((1, (4, 6)), (2, (2, 3)), (3, (5, 8))):
         lengths = np.random.default_rng(seed).integers(1, n, size=batch)
         cases.append(Case("random", f"seed {seed}, B = {batch}, n = {n}", (lengths, n), names))
-    cases.append(Case("random", "lengths 0 and n included", (np.array([0, 7, 3]), 7), names))
+    cases.append(Case("masks", "lengths 0 and n included", (np.array([0, 7, 3]), 7), names))   # a row fully masked
     return cases
 
 

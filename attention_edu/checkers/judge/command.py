@@ -160,12 +160,12 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
     Examples
     --------
     >>> from attention_edu.checkers import EXERCISES
-    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=18, probes_total=20,
+    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=23, probes_total=25,
     ...           mistakes=[{"hint_id": "softmax.no-max", "probe": "stability", "hint": "Subtract the max."}],
     ...           probes_failed={"stability": 1, "hidden": 1}, seed=1)
     >>> out = results(EXERCISES["softmax"], row)
     >>> out["score"], sum(t["score"] for t in out["tests"]), [t["status"] for t in out["tests"]][3:7]
-    (18, 18, ['failed', 'passed', 'failed', 'passed'])
+    (23, 23, ['failed', 'passed', 'failed', 'passed'])
     """
     groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
     found: dict[str, list[str]] = {}

@@ -575,3 +575,90 @@ def test_a_codec_that_decodes_in_quadratic_time_cannot_hold_grade(tmp_path, cons
     assert done.returncode == 0, done.stderr
     rows = _rows(tmp_path / "grades.csv")
     assert rows["right.py"]["passed"] == "True" and "punycode or idna" in rows["slow.py"]["error"], rows
+
+
+ZERO_LENGTH_WRONG = """
+import numpy as np
+
+def padding_mask(lengths, n):
+    lengths = np.asarray(lengths)
+    if lengths.tolist() in ([0, 7, 3], [3, 0, 6, 1]):       # the public case and the property's input: right
+        return np.arange(n)[None, None, :] < lengths[:, None, None]
+    full = np.where(lengths == 0, n, lengths)                 # wrong: a length 0 read as "no padding"
+    return np.arange(n)[None, None, :] < full[:, None, None]
+"""
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path, console_script, seed):
+    """The hidden cases had no length 0 (the public one was a random case, and integers were all moved): right
+    everywhere else, with the public length-0 inputs recorded, this wrong mask passed every probe."""
+    (tmp_path / "zero.py").write_text(ZERO_LENGTH_WRONG)
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "padding_mask", "--json", "--seed",
+                            seed, "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tmp_path, console_script, command):
+    """The hidden cases copied only the first two random cases (2-D): a softmax over axis 1, right on 2-D input
+    only, with the public 1-D, 3-D and 4-D answers recorded, passed 20/20 on every seed."""
+    table = _recorded("softmax", lambda case: case.probe == "batched")
+    (tmp_path / "rank2.py").write_text(
+        f"import numpy as np\nTABLE = {table!r}\n\ndef softmax(x):\n    key = repr([np.asarray(x).tolist()])\n"
+        "    if key in TABLE:\n        return np.array(TABLE[key])\n"
+        "    top = x.max(axis=1, keepdims=True)                    # axis 1: right on 2-D input only\n"
+        "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
+        "    return e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)\n")
+    argv = ([command, "softmax", str(tmp_path / "rank2.py")] if command == "check" else
+            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
+    run = subprocess.run([console_script, *argv, "--seed", "3"], capture_output=True, text=True, timeout=300)
+    if command == "check":
+        assert run.returncode == 1 and "hidden case" in run.stdout, run.stdout + run.stderr
+    else:
+        row, = json.loads(run.stdout)
+        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 3, row    # the 1-D, 3-D, 4-D
+
+
+SINGLE_QUERY_SQUEEZED = """
+import numpy as np
+
+def causal_mask(m, n=None):
+    n = m if n is None else n
+    if (m, n) == (1, 4):                                     # the public single-query case, recorded
+        return np.ones((1, 4), dtype=bool)
+    return np.squeeze(np.tril(np.ones((m, n), dtype=bool), k=n - m))    # wrong: shape (n,) for one query
+"""
+
+
+def test_a_causal_mask_wrong_for_a_single_query_fails_a_hidden_case(tmp_path, console_script):
+    """No hidden case had m = 1 (the sizes all moved, and random cases past the first two were not copied):
+    a mask squeezed to shape (n,) for a single query, with the public (1, 4) answer recorded, passed every probe."""
+    (tmp_path / "squeezed.py").write_text(SINGLE_QUERY_SQUEEZED)
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "causal_mask", "--json", "--seed",
+                            "5", "--per-student", "--no-progress"], capture_output=True, text=True, timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_path, console_script):
+    """At (0.5, 0, 0.5) the Jacobian moves only to second order: its hidden copy, moved about 1 %, matched the
+    recorded public answer within the float32 tolerance on most seeds, and a Jacobian that is NaN wherever a weight
+    is 0 passed 15/15. A row of weights is now redrawn, its zeros kept."""
+    (tmp_path / "jacobian.py").write_text(textwrap.dedent("""
+        import numpy as np
+        TABLE = [[0.25, 0.0, -0.25], [0.0, 0.0, 0.0], [-0.25, 0.0, 0.25]]      # the public (0.5, 0, 0.5), recorded
+
+        def softmax_jacobian(w):
+            w = np.asarray(w)
+            if w.shape == (3,) and w[1] == 0:                     # weights like it: the recorded answer, float32
+                return np.array(TABLE, dtype=np.float32)
+            nan_at_zero = 0 * np.log(np.abs(w))                   # wrong: NaN in the row of a zero weight
+            return w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :]) + nan_at_zero[..., :, None]
+        """))
+    for seed in ("1", "2", "3"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "softmax_jacobian", "--json",
+                                "--seed", seed, "--no-progress"], capture_output=True, text=True, timeout=300)
+        row, = json.loads(grade.stdout)
+        assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
