@@ -79,7 +79,7 @@ def _whole_number(text: str, minimum: int, rule: str) -> int:
 
 @contextlib.contextmanager
 def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary name beside ``path``; on success rename it to ``path``.
+    """Yield a new temporary file beside ``path``, under a name nobody can guess; on success rename it to ``path``.
 
     The temporary file keeps ``path``'s suffix (matplotlib reads the format
     from it). If the body raises, Ctrl-C included, the temporary file is
@@ -103,7 +103,8 @@ def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     ['a.txt']
     """
     target = Path(path)
-    tmp = target.with_name(f".{target.stem}.partial-{os.getpid()}{target.suffix}")
+    tmp = target.with_name(f".{target.stem}.partial-{os.getpid()}-{os.urandom(6).hex()}{target.suffix}")
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))   # made here: never a link planted there
     try:
         yield tmp
         os.replace(tmp, target)
