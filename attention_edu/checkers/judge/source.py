@@ -27,6 +27,8 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 MAX_CODE = 256 << 10
 #: The most code cells with code the grader runs (the course's notebooks have about 30).
 MAX_CELLS = 2000
+#: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
+_PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 
 
 def python_text(path: str | Path) -> str:
@@ -102,14 +104,18 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     lines = _LINE_END.split(source)
     if lines[-1] == "":                          # as str.splitlines: no empty line after the last line end
         lines.pop()
-    lines = [("# " + line) if line.lstrip().startswith(("%", "!")) else line for line in lines]
+    if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
+        return None                              # its text is a shell script, a file's, HTML: not run in class
+    lines = [re.sub(r"^(\s*)%time\s", r"\1", line) if line.lstrip().startswith("%time ") else ("# " + line)
+             if line.lstrip().startswith(("%", "!")) else line for line in lines]     # %time x = 1 assigns x
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "\n".join(lines)                  # kept: running it reports the error to the student
     checks = [statement for statement in tree.body if _calls_checker(statement, checkers)]
     rest = [statement for statement in tree.body if statement not in checks]
-    if all(isinstance(statement, ast.Expr) for statement in rest):
+    if all(isinstance(statement, ast.Expr) for statement in rest) and not any(
+            isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):          # (f := g) assigns f
         return None
     edits = [(statement, "pass") for statement in checks]
     edits += [edit for statement in rest for edit in _package_imports(statement)]

@@ -51,3 +51,36 @@ def test_a_link_planted_at_the_gradebooks_temporary_name_is_not_written_through(
     rows = {Path(r["file"]).name: r for r in csv.DictReader(io.StringIO(gradebook.read_text()))}
     assert rows["right.py"]["passed"] == rows["victim.py"]["passed"] == "True", rows
     assert rows["wrong.py"]["passed"] == "False", rows
+
+
+def _notebook(path: Path, *sources: str) -> None:
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": textwrap.dedent(source)} for source in sources]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_script):
+    # The grader ran the body of every %%cell magic as Python and dropped a cell of expressions whole:
+    # a notebook whose softmax in class was wrong -- its right one only in a %%script false cell, or
+    # replaced by (softmax := ...) or %time softmax = ... -- passed; an honest one failed when a later
+    # %%writefile cell held a draft of softmax.
+    folder = tmp_path / "class"
+    folder.mkdir()
+    wrong_then = {"skipped": (WRONG, "%%script false --no-raise-error\n" + RIGHT),
+                  "walrus": (RIGHT, "(softmax := lambda x: x / x.sum())"),
+                  "time": (RIGHT, "%time softmax = lambda x: x / x.sum()")}
+    for name, cells in wrong_then.items():
+        _notebook(folder / f"{name}.ipynb", *cells)
+    _notebook(folder / "draft.ipynb", RIGHT, "%%writefile draft.py\ndef softmax(x):\n    return x\n",
+              "%%time\nimport numpy as np\n")
+    (folder / "right.py").write_text(RIGHT)
+    (folder / "wrong.py").write_text(WRONG)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--per-student",
+                           "--jobs", "2", "--json", "--no-progress"], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    passed = {Path(row["file"]).name: row["passed"] for row in json.loads(done.stdout)}
+    assert passed == {"skipped.ipynb": False, "walrus.ipynb": False, "time.ipynb": False, "draft.ipynb": True,
+                      "right.py": True, "wrong.py": False}, passed
+    check = subprocess.run([console_script, "check", "softmax", str(folder / "skipped.ipynb")],
+                           capture_output=True, timeout=120)
+    assert check.returncode == 1 and b"failed" in check.stdout, check.stdout.decode()
