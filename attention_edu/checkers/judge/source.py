@@ -29,6 +29,8 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
+#: A line IPython runs as a magic or a shell command: %magic, !ls, and their assigned forms t = %timeit -o f(), x = !ls.
+_MAGIC = re.compile(r"\s*([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!]")
 
 
 def python_text(path: str | Path) -> str:
@@ -107,7 +109,7 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
         return None                              # its text is a shell script, a file's, HTML: not run in class
     lines = [re.sub(r"^(\s*)%time\s", r"\1", line) if line.lstrip().startswith("%time ") else ("# " + line)
-             if line.lstrip().startswith(("%", "!")) else line for line in lines]     # %time x = 1 assigns x
+             if _MAGIC.match(line) else line for line in lines]     # %time x = 1 assigns x
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -63,7 +63,8 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
     # The grader ran the body of every %%cell magic as Python and dropped a cell of expressions whole:
     # a notebook whose softmax in class was wrong -- its right one only in a %%script false cell, or
     # replaced by (softmax := ...) or %time softmax = ... -- passed; an honest one failed when a later
-    # %%writefile cell held a draft of softmax.
+    # %%writefile cell held a draft of softmax, or when the cell defining it assigned a magic's result
+    # (t = %timeit -o ..., files = !ls: a SyntaxError, so no softmax at all).
     folder = tmp_path / "class"
     folder.mkdir()
     wrong_then = {"skipped": (WRONG, "%%script false --no-raise-error\n" + RIGHT),
@@ -73,6 +74,7 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
         _notebook(folder / f"{name}.ipynb", *cells)
     _notebook(folder / "draft.ipynb", RIGHT, "%%writefile draft.py\ndef softmax(x):\n    return x\n",
               "%%time\nimport numpy as np\n")
+    _notebook(folder / "assigned.ipynb", RIGHT + "t = %timeit -o softmax(np.ones((2, 3)))\nfiles = !ls\n")
     (folder / "right.py").write_text(RIGHT)
     (folder / "wrong.py").write_text(WRONG)
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--per-student",
@@ -80,7 +82,7 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
     assert done.returncode == 0, done.stderr.decode()
     passed = {Path(row["file"]).name: row["passed"] for row in json.loads(done.stdout)}
     assert passed == {"skipped.ipynb": False, "walrus.ipynb": False, "time.ipynb": False, "draft.ipynb": True,
-                      "right.py": True, "wrong.py": False}, passed
+                      "assigned.ipynb": True, "right.py": True, "wrong.py": False}, passed
     check = subprocess.run([console_script, "check", "softmax", str(folder / "skipped.ipynb")],
                            capture_output=True, timeout=120)
     assert check.returncode == 1 and b"failed" in check.stdout, check.stdout.decode()
