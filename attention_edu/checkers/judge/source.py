@@ -29,8 +29,8 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-#: A line IPython runs as a magic or a shell command: %magic, !ls, and their assigned forms t = %timeit -o f(), x = !ls.
-_MAGIC = re.compile(r"\s*([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!]")
+#: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
+_MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 
 
 def python_text(path: str | Path) -> str:

@@ -64,7 +64,7 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
     # a notebook whose softmax in class was wrong -- its right one only in a %%script false cell, or
     # replaced by (softmax := ...) or %time softmax = ... -- passed; an honest one failed when a later
     # %%writefile cell held a draft of softmax, or when the cell defining it assigned a magic's result
-    # (t = %timeit -o ..., files = !ls: a SyntaxError, so no softmax at all).
+    # (t = %timeit -o ..., files = !ls) or asked for help (np.exp?): a SyntaxError, so no softmax at all).
     folder = tmp_path / "class"
     folder.mkdir()
     wrong_then = {"skipped": (WRONG, "%%script false --no-raise-error\n" + RIGHT),
@@ -74,7 +74,7 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
         _notebook(folder / f"{name}.ipynb", *cells)
     _notebook(folder / "draft.ipynb", RIGHT, "%%writefile draft.py\ndef softmax(x):\n    return x\n",
               "%%time\nimport numpy as np\n")
-    _notebook(folder / "assigned.ipynb", RIGHT + "t = %timeit -o softmax(np.ones((2, 3)))\nfiles = !ls\n")
+    _notebook(folder / "assigned.ipynb", RIGHT + "t = %timeit -o softmax(np.ones((2, 3)))\nfiles = !ls\nnp.exp?\n")
     (folder / "right.py").write_text(RIGHT)
     (folder / "wrong.py").write_text(WRONG)
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--per-student",
