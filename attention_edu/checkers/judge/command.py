@@ -196,6 +196,8 @@ def run_grade(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")
     args.exercise = name
+    if any(out is not None and out.suffix in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
+        return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")

@@ -86,3 +86,19 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
     check = subprocess.run([console_script, "check", "softmax", str(folder / "skipped.ipynb")],
                            capture_output=True, timeout=120)
     assert check.returncode == 1 and b"failed" in check.stdout, check.stdout.decode()
+
+
+def test_a_gradebook_is_never_written_over_a_submission(tmp_path, console_script):
+    # grade --exercise softmax --csv submissions/*.py: the shell makes the first submission the gradebook,
+    # and the grader wrote the CSV over that student's file (the others were graded without it).
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "a.py").write_text(RIGHT)
+    (folder / "b.ipynb").write_text("{}")
+    (folder / "c.py").write_text(WRONG)
+    before = {path.name: _sha1(path) for path in folder.iterdir()}
+    for flag, target in (("--csv", "a.py"), ("--gradescope", "b.ipynb")):
+        done = subprocess.run([console_script, "grade", "--exercise", "softmax", flag, str(folder / target),
+                               str(folder / "c.py")], capture_output=True, timeout=120)
+        assert done.returncode == 2 and b"never a .py or .ipynb" in done.stderr, done.stderr.decode()
+    assert {path.name: _sha1(path) for path in folder.iterdir()} == before
