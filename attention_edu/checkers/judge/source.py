@@ -101,6 +101,17 @@ def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
     lines[first:last + 1] = [head + text + tail] + [""] * (last - first)
 
 
+def _ipython_line(line: str, first: bool) -> str:
+    """A line as the grader runs it: magics, shell and help lines commented out, but %time x = 1 assigns x;
+    a cell magic below its cell's first line raises, as IPython's UsageError stops the cell there."""
+    text = line.lstrip()
+    if text.startswith("%%") and not first:
+        return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
+    if text[:6] in ("%time ", "%time\t"):
+        return line[:len(line) - len(text)] + text[6:].lstrip()
+    return "# " + line if _MAGIC.match(line) else line
+
+
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
     lines = _LINE_END.split(source)
@@ -108,8 +119,8 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
         lines.pop()
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
         return None                              # its text is a shell script, a file's, HTML: not run in class
-    lines = [re.sub(r"^(\s*)%time\s", r"\1", line) if line.lstrip().startswith("%time ") else ("# " + line)
-             if _MAGIC.match(line) else line for line in lines]     # %time x = 1 assigns x
+    head = next((index for index, line in enumerate(lines) if line.strip()), 0)
+    lines = [_ipython_line(line, index == head) for index, line in enumerate(lines)]
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -62,14 +62,16 @@ def _notebook(path: Path, *sources: str) -> None:
 def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_script):
     # The grader ran the body of every %%cell magic as Python and dropped a cell of expressions whole:
     # a notebook whose softmax in class was wrong -- its right one only in a %%script false cell, or
-    # replaced by (softmax := ...) or %time softmax = ... -- passed; an honest one failed when a later
+    # replaced by (softmax := ...) or %time softmax = ..., or after a %%magic below a cell's first line,
+    # where IPython stops the cell with a UsageError -- passed; an honest one failed when a later
     # %%writefile cell held a draft of softmax, or when the cell defining it assigned a magic's result
     # (t = %timeit -o ..., files = !ls) or asked for help (np.exp?): a SyntaxError, so no softmax at all).
     folder = tmp_path / "class"
     folder.mkdir()
     wrong_then = {"skipped": (WRONG, "%%script false --no-raise-error\n" + RIGHT),
                   "walrus": (RIGHT, "(softmax := lambda x: x / x.sum())"),
-                  "time": (RIGHT, "%time softmax = lambda x: x / x.sum()")}
+                  "time": (RIGHT, "%time softmax = lambda x: x / x.sum()"),
+                  "below": (WRONG, "# the right one, kept for later\n%%script false\n" + RIGHT)}
     for name, cells in wrong_then.items():
         _notebook(folder / f"{name}.ipynb", *cells)
     _notebook(folder / "draft.ipynb", RIGHT, "%%writefile draft.py\ndef softmax(x):\n    return x\n",
@@ -81,8 +83,8 @@ def test_a_notebook_is_graded_on_the_function_it_had_in_class(tmp_path, console_
                            "--jobs", "2", "--json", "--no-progress"], capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     passed = {Path(row["file"]).name: row["passed"] for row in json.loads(done.stdout)}
-    assert passed == {"skipped.ipynb": False, "walrus.ipynb": False, "time.ipynb": False, "draft.ipynb": True,
-                      "assigned.ipynb": True, "right.py": True, "wrong.py": False}, passed
+    assert passed == {"skipped.ipynb": False, "walrus.ipynb": False, "time.ipynb": False, "below.ipynb": False,
+                      "draft.ipynb": True, "assigned.ipynb": True, "right.py": True, "wrong.py": False}, passed
     check = subprocess.run([console_script, "check", "softmax", str(folder / "skipped.ipynb")],
                            capture_output=True, timeout=120)
     assert check.returncode == 1 and b"failed" in check.stdout, check.stdout.decode()
