@@ -174,6 +174,10 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
+
+    def fail(group: str, *entry: Any) -> None:
+        failures.append(entry)
+        not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if index == 0 and is_stub(outcome):
@@ -183,28 +187,24 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
-            failures.append((failure, outcome, expected, None))
-            not_passed[case.probe] += 1
+            fail(case.probe, failure, outcome, expected, None)
         if outcome.timed_out or outcome.ended:                  # each further call would cost as much
-            not_passed.update({probe: n for probe, n in probe_counts(exercise, cases[index + 1:]).items()})
+            not_passed.update(probe_counts(exercise, cases[index + 1:]))
             return report(exercise, failures, runs_by_rank, log, total, not_passed)
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
-            failures.append((stopped.args[0], log[-1], (), None))
-            not_passed["properties"] += 1
+            fail("properties", stopped.args[0], log[-1], (), None)
             continue
         if problem:
             case = Case("properties", prop.title, (), ())
             failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
-            failures.append((failure, log[-1], (), prop.hint))
-            not_passed["properties"] += 1
+            fail("properties", failure, log[-1], (), prop.hint)
     sample = next((c for c in cases if c.probe == "random"), cases[0])
     failure = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        failures.append((failure, log[-1], (), None))
-        not_passed["determinism"] += 1
+        fail("determinism", failure, log[-1], (), None)
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)

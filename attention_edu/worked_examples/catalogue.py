@@ -67,8 +67,7 @@ def ids() -> tuple[str, ...]:
 @functools.lru_cache(maxsize=None)
 def _built(id: str) -> Example:
     spec = _REGISTRY[id]
-    ex = Builder()
-    spec.build(ex)
+    ex = _run(spec.build)
     if not ex.checks:
         raise RuntimeError(f"worked example {id!r} checks nothing")
     return Example(spec.id, spec.title, spec.source, ex.inputs, ex.printed, ex.computed,
@@ -76,11 +75,16 @@ def _built(id: str) -> Example:
                    functools.partial(_compute, spec.build))
 
 
-def _compute(build: Callable[[Builder], None]) -> dict:
-    """The values a builder computes, from a fresh run."""
+def _run(build: Callable[[Builder], None]) -> Builder:
+    """A fresh run of a builder: its inputs, printed and computed values, checks."""
     ex = Builder()
     build(ex)
-    return dict(ex.computed)
+    return ex
+
+
+def _compute(build: Callable[[Builder], None]) -> dict:
+    """The values a builder computes, from a fresh run."""
+    return dict(_run(build).computed)
 
 
 def get(id: str) -> Example:

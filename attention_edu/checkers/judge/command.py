@@ -183,7 +183,7 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
         tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
                       "status": "failed" if missed or probe in found else "passed", "output": output,
                       "visibility": "after_published" if probe == "hidden" else "visible"})
-    return {"score": 0 if row.error else row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
+    return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
             "visibility": "visible", "output_format": "text", "test_output_format": "text",
             "output": row.error or row.message, "tests": tests}
 
