@@ -156,23 +156,25 @@ class Sandboxed:
 
     def __init__(self, process: subprocess.Popen, layers: list[str], lifeline: int):
         self.process, self.layers, self._lifeline = process, layers, lifeline
+        self._lock = threading.Lock()      # Ctrl-C's thread and the grading thread may both end it
 
     def kill(self, grace: float = 5.0) -> None:
-        """Stop the worker and everything it started; return when nothing of it runs."""
-        process, pid = self.process, self.process.pid
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)      # the launcher kills the tree, then exits
-            deadline = time.monotonic() + grace
-            while _running(pid):
-                if time.monotonic() > deadline:
-                    os.kill(pid, signal.SIGKILL)     # still unreaped: the pid is still ours
-                time.sleep(0.002)
-            if not set(NAMESPACE_LAYERS) <= set(self.layers):
-                _kill_session(pid)                   # the launcher's zombie keeps the sid ours
-            process.wait()
-        if self._lifeline >= 0:
-            os.close(self._lifeline)
-            self._lifeline = -1
+        """Stop the worker and everything it started; return when nothing of it runs (from any thread)."""
+        with self._lock:
+            process, pid = self.process, self.process.pid
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)      # the launcher kills the tree, then exits
+                deadline = time.monotonic() + grace
+                while _running(pid):
+                    if time.monotonic() > deadline:
+                        os.kill(pid, signal.SIGKILL)     # still unreaped: the pid is still ours
+                    time.sleep(0.002)
+                if not set(NAMESPACE_LAYERS) <= set(self.layers):
+                    _kill_session(pid)                   # the launcher's zombie keeps the sid ours
+                process.wait()
+            if self._lifeline >= 0:
+                os.close(self._lifeline)
+                self._lifeline = -1
 
     def __enter__(self) -> "Sandboxed":
         return self
@@ -222,13 +224,11 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         raise ValueError(f"spawn: cwd {cwd!r} is not a directory")
     if not isinstance(limits, Limits):
         raise TypeError(f"spawn: limits must be a Limits, got {type(limits).__name__}")
-    if os.environ.get(NO_NAMESPACES_VARIABLE, "") not in ("", "0"):
-        namespaces = False
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
-    config = {"namespaces": bool(namespaces) and sys.platform.startswith("linux"),
-              "seccomp": bool(seccomp), "limits": dataclasses.asdict(limits), "status_fd": status_w,
-              "lifeline_fd": lifeline_r}
+    config = {"namespaces": bool(namespaces) and sys.platform.startswith("linux")
+              and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0"), "seccomp": bool(seccomp),
+              "limits": dataclasses.asdict(limits), "status_fd": status_w, "lifeline_fd": lifeline_r}
     try:
         process = subprocess.Popen(
             _launcher_command("--launch", json.dumps(config), "--", *argv),

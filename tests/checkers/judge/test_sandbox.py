@@ -854,3 +854,28 @@ def test_two_graders_threads_asking_first_get_the_same_read_list():
         assert one == other, sorted(set(one) ^ set(other))
         if arch and os.path.isdir(f"/usr/lib/{arch}"):
             assert f"/usr/lib/{arch}" in one
+
+
+@both_modes
+def test_two_threads_ending_one_worker_at_once_both_return(tmp_path, namespaces):
+    """Ctrl-C during ``grade`` ends a sandbox from the main thread while the thread grading it
+    ends it too (its read failed): each must return, and the descriptors be closed once.
+    A lost race closed the lifeline twice (OSError: Bad file descriptor) and grade exited 1."""
+    import threading
+    for _ in range(15):
+        sandboxed = spawn([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"],
+                          cwd=str(tmp_path), env={}, namespaces=namespaces)
+        start, failures = threading.Barrier(4), []
+
+        def end():
+            start.wait()
+            try:
+                sandboxed.__exit__(None, None, None)
+            except Exception as error:  # what the race raised
+                failures.append(repr(error))
+        threads = [threading.Thread(target=end) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert failures == [] and sandboxed.process.returncode is not None
