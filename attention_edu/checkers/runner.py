@@ -2,8 +2,8 @@
 
 The probes run in the order of :data:`.records.PROBES`: the exercise's cases, its properties,
 then a determinism check. On every case the student's function must run, return the right type,
-arity, shape and dtype, leave its inputs alone and match the reference. Only a time limit or a
-crash stops the run; each failure is then named on its own (:func:`.diagnosis.mutants.failed`).
+arity, shape and dtype, leave its inputs alone and match the reference. Only two calls in a row that run
+out of time or crash stop the run; each failure is then named on its own (:func:`.diagnosis.mutants.failed`).
 Across all probes the ranks the function runs on are read too: when some ranks always work and
 the others always fail, a diagnosis that only repeats NumPy's error becomes "your function works
 on 3-D input only". A property's violation is listed only when no input case failed (it is then
@@ -174,6 +174,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
     failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
+    lost = 0                   # calls in a row that ran out of time or ended the process
 
     def fail(group: str, *entry: Any) -> None:
         failures.append(entry)
@@ -188,7 +189,8 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             fail(case.probe, failure, outcome, expected, None)
-        if outcome.timed_out or outcome.ended:                  # each further call would cost as much
+        lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
+        if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
             not_passed.update(probe_counts(exercise, cases[index + 1:]))
             return report(exercise, failures, runs_by_rank, log, total, not_passed)
     for prop in exercise.properties:
@@ -226,7 +228,7 @@ _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "err
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
            total: int, not_passed: dict[str, int]) -> CheckResult:
     """The first failure's result, with every distinct mistake (its hint and first probe) listed;
-    ``not_passed`` counts the probes not passed by group, with those skipped after a time limit or a crash."""
+    ``not_passed`` counts the probes not passed by group, with those skipped after two calls in a row were lost."""
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     cases_failed = any(f.probe not in ("properties", "determinism") for f, *_ in failures)

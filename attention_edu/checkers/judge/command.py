@@ -22,7 +22,7 @@ from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, 
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import landlock_abi
-from .submission import grade_one, stop_all
+from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
 __all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
 
@@ -59,6 +59,8 @@ def register(subparsers: Any) -> None:
         parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
         parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                             help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
+        parser.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET, metavar="SECONDS",
+                            help=f"time for loading and every call in all (default {DEFAULT_BUDGET:g})")
         parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                             help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
         parser.add_argument("--seed", type=non_negative_int, metavar="S", help="seed of the hidden probes (default: fresh)")
@@ -91,7 +93,7 @@ def run_check(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
     seed = fresh_seed() if args.seed is None else args.seed
-    row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed=seed)
+    row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
     if row.usage:
         hint = "" if row.error.startswith("no such file") else (
             f"; name it {EXERCISES[name].function} or pass --function NAME")
@@ -135,7 +137,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:     # leaving it waits for every thread
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
-                               seed_of(f)): f for f in files}
+                               seed_of(f), args.budget): f for f in files}
         pending = set(futures)
         try:
             while pending:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
+from ..records import hidden_cases, probe_counts
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 from .source import notebook_cells, python_text
 
@@ -88,7 +89,7 @@ class Remote:
             self.child.end()
             return ready if isinstance(ready, Outcome) else Outcome(ended="did not start", ended_id="harness.crash")
         self.layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
-        load = self.child.ask(None, max(10.0, self.timeout))
+        load = self.child.ask(None, self.budget)      # the submission's budget bounds it (Child's deadline)
         self.child.printed()                                 # what the submission printed while loading
         self.violations += [v for v in texts(load, "violations", size=500) if v not in self.violations]
         return load
@@ -169,7 +170,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):
-                    row.error = f"{what} {load.ended or f'did not finish within {max(10.0, timeout):g} s'}"
+                    row.error = f"{what} {load.ended or f'did not finish within the {budget:g} s the submission may take'}"
                 elif (error := ErrorInfo.read(load.get("error"))) is not None:
                     where = f" ({error.line})" if error.line else ""
                     row.error = f"{what} raised {error.type_name}: {error.message}{where}"
@@ -192,8 +193,10 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         except Exception as err:  # a bug of ours, which a hostile submission might provoke: this row, not the batch
             row.usage = False
             row.error = f"the grader failed on this submission ({type(err).__name__}: {err}); please report it"
-    if row.error is not None:           # a refused import fails the whole submission: no partial credit
-        row.passed, row.attempted, row.probes_passed = False, not row.usage, 0 if row.probes_total else None
+    if row.error is not None and not row.usage:      # a refused import fails the whole submission: no credit
+        total = row.probes_total or sum(probe_counts(spec, spec.cases() + hidden_cases(spec, seed)).values())
+        row.passed, row.attempted, row.probes_passed, row.probes_total = False, True, 0, total
+    if row.error is not None:
         row.status = "failed" if row.attempted else "not graded"
         row.message = f"check {exercise}: {row.status}. {escape(row.error, newlines=False)}"
     row.seconds = round(time.perf_counter() - start, 3)

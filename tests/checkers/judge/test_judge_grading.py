@@ -252,3 +252,48 @@ def test_an_import_refused_in_a_call_is_kept_when_a_later_crash_restarts_the_wor
         "    e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)\n")
     row = grade_one("softmax", tmp_path / "sly.py", seed=2)
     assert not row.passed and row.error is not None and "`import scipy` is not allowed here" in row.error, row
+
+
+def test_one_lost_call_costs_its_probes_not_the_rest(tmp_path, softmax_source):
+    """A function that hangs (or exits) on 1-D input alone loses the public and the hidden 1-D probes,
+    not every probe after the first; one that hangs on everything is stopped after two calls."""
+    body = softmax_source.replace("def softmax(x):\n", "def softmax(x):\n    if x.ndim == 1:\n        {}\n")
+    (tmp_path / "hang.py").write_text(body.format("while True: pass"))
+    (tmp_path / "exits.py").write_text(body.format("__import__('os')._exit(3)"))
+    (tmp_path / "always.py").write_text("def softmax(x):\n    while True:\n        pass\n")
+    for name, hint in (("hang.py", "harness.timeout"), ("exits.py", "harness.exit")):
+        row = grade_one("softmax", tmp_path / name, timeout=1.0, seed=6)
+        assert (row.probes_passed, row.probes_failed) == (row.probes_total - 2, {"batched": 1, "hidden": 1}), row
+        assert row.hint_id == hint and "1-D x (4,)" in row.message, row
+    start = time.perf_counter()
+    row = grade_one("softmax", tmp_path / "always.py", timeout=1.0, seed=6)
+    assert row.probes_passed == 0 and row.hint_id == "harness.timeout", row
+    assert time.perf_counter() - start < 8.0                  # two calls of 1 s, not 25
+
+
+def test_loading_may_take_the_budget_and_no_more(tmp_path, softmax_source):
+    """A notebook's slow cells (11 s, over the 10 s loading once had) pass within the budget; one that
+    outlasts the budget fails with the budget named, and no sooner."""
+    _notebook(tmp_path / "slow.ipynb", ["import time\ntime.sleep(11)", softmax_source])
+    row = grade_one("softmax", tmp_path / "slow.ipynb", seed=1, budget=30.0)
+    assert row.passed, row.message
+    start = time.perf_counter()
+    row = grade_one("softmax", tmp_path / "slow.ipynb", seed=1, budget=5.0)
+    assert "did not finish within the 5 s the submission may take" in row.error, row
+    assert 5.0 <= time.perf_counter() - start < 15.0
+
+
+def test_a_row_with_an_error_scores_zero_out_of_every_probe(tmp_path, console_script, softmax_source):
+    """A submission that never reached a probe (a refused import, an error while loading) still has
+    a score in the gradebook: 0 of the run's probes; a row not graded (no function) has none."""
+    (tmp_path / "borrows.py").write_text("import attention_edu\n" + softmax_source)
+    (tmp_path / "raises.py").write_text("raise ValueError('oops')\n" + softmax_source)
+    (tmp_path / "other.py").write_text("def soft_max(x):\n    return x\n")
+    (tmp_path / "right.py").write_text(softmax_source)
+    done = _grade(console_script, tmp_path, "--exercise", "softmax", "--json", "--seed", "3")
+    rows = {row["file"].rsplit("/", 1)[-1]: row for row in json.loads(done.stdout)}
+    total = rows["right.py"]["probes_total"]
+    for name in ("borrows.py", "raises.py"):
+        assert (rows[name]["status"], rows[name]["probes_passed"], rows[name]["probes_total"]) == (
+            "failed", 0, total), rows[name]
+    assert (rows["other.py"]["status"], rows["other.py"]["probes_total"]) == ("not graded", None), rows["other.py"]
