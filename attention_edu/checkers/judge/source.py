@@ -3,9 +3,9 @@
 A ``.py`` file is decoded as Python decodes it (a BOM, a coding cookie). A notebook runs as it ran
 in class (docs/teachers.md, "Collect"): every code cell in order, less the statements that call one
 of the package's checkers and the cells that only display. Its own imports of ``attention_edu``,
-however nested, become ``pass``: the sandbox cannot import the package, and a later exercise's
-notebook gets an ``ae`` whose helpers the judge computes. Every edit keeps the line numbers, so an
-error points at the line the student wrote.
+however nested, bind the worker's ``ae`` instead (a submodule's become ``pass``): the sandbox cannot
+import the package, and ``ae`` offers a later exercise's notebook the helpers the judge computes.
+Every edit keeps the line numbers, so an error points at the line the student wrote.
 """
 
 from __future__ import annotations
@@ -79,13 +79,17 @@ def _ours(module: str | None) -> bool:
 
 
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
-    """(import, what replaces it) for every import of attention_edu in a statement, however nested."""
+    """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
+    package and its names become the worker's ``ae`` and its names; a submodule's, ``pass``."""
     for node in ast.walk(statement):
         if isinstance(node, ast.ImportFrom) and _ours(node.module):
-            yield node, "pass"
+            names = [a for a in node.names if node.module == "attention_edu" and a.name != "*"]
+            yield node, "; ".join(f"{a.asname or a.name} = ae.{a.name}" for a in names) or "pass"
         elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
             kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
-            yield node, ast.unparse(ast.Import(names=kept)) if kept else "pass"
+            parts = [ast.unparse(ast.Import(names=kept))] if kept else []
+            parts += [f"{a.asname or a.name} = ae" for a in node.names if a.name == "attention_edu"]
+            yield node, "; ".join(parts) or "pass"
 
 
 def _column(line: str, offset: int) -> int:
@@ -149,7 +153,7 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     >>> with tempfile.NamedTemporaryFile("w", suffix=".ipynb", delete=False) as handle:
     ...     json.dump({"cells": cells}, handle)
     >>> notebook_cells(handle.name)
-    [('code cell 1', 'pass\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x\\n\\npass')]
+    [('code cell 1', 'ae = ae\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x\\n\\npass')]
     >>> os.unlink(handle.name)
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))

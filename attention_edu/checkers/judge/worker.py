@@ -85,18 +85,21 @@ def restrict(read, write):
 
 
 class Helpers:
-    """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge."""
+    """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge. Any other
+    name is one the notebook may hold (``from attention_edu import checkers``) but not call."""
 
     def __init__(self, inp, out, names):
         self._fds, self._names = (inp, out), tuple(names)
 
     def __getattr__(self, name):
-        if name.startswith("_") or name not in self._names:
-            raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy "
-                                 f"code (you may use {', '.join('ae.' + n for n in self._names)})")
+        if name.startswith("_"):
+            raise AttributeError(name)
         inp, out = self._fds
 
         def helper(*args):
+            if name not in self._names:
+                raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy code "
+                                     f"(you may use {', '.join('ae.' + n for n in self._names) or 'nothing of it'})")
             protocol.send(out, {"helper": name, "args": protocol.plain(list(args))})
             reply = protocol.receive(inp, time.monotonic() + 60)
             if reply.get("error"):
@@ -208,7 +211,7 @@ def main():
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("submission")
     module.__file__ = config["file"]
-    if config["helpers"]:
+    if config["notebook"]:
         module.ae = Helpers(inp, out, config["helpers"])
     sys.modules["submission"] = module
     reply = {"cell_errors": [], "error": None}

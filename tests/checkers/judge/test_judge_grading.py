@@ -195,6 +195,21 @@ def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp
     assert not row.passed and "ae.scaled_dot_product_attention is not available here" in row.message, row.message
 
 
+@pytest.mark.parametrize("imports, call", [("import attention_edu as ae", "ae.softmax(x)"),
+                                           ("import attention_edu", "attention_edu.softmax(x)"),
+                                           ("from attention_edu import softmax as sm", "sm(x)")])
+def test_a_notebook_borrowing_the_answer_is_told_why(tmp_path, softmax_source, imports, call):
+    """In the first exercise too, the package's answer fails with the sentence (not "a name it never
+    defines"), however imported; a name of the package the notebook holds but never calls costs nothing."""
+    _notebook(tmp_path / "borrow.ipynb", [f"import numpy as np\n{imports}\n\ndef softmax(x):\n    return {call}"])
+    row = grade_one("softmax", tmp_path / "borrow.ipynb", seed=4)
+    assert not row.passed and "ae.softmax is not available here: this exercise asks for your own NumPy code" in (
+        row.message), row.message
+    _notebook(tmp_path / "right.ipynb", ["from attention_edu import checkers, softmax as sm\n" + softmax_source,
+                                         "checkers.check_softmax(softmax)"])
+    assert grade_one("softmax", tmp_path / "right.ipynb", seed=4).passed
+
+
 def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypatch, capsys, softmax_source):
     from attention_edu import cli
     from attention_edu.checkers.judge import command
