@@ -229,10 +229,14 @@ def run_grade(args: argparse.Namespace) -> int:
             writer.writeheader()
             writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
         print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-    if args.gradescope and done:
+    if args.gradescope and done:         # one submission: several files would leave the choice to the grader
+        names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
+        row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
+            f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
+            f"{args.function or EXERCISES[name].function}"))
         with written_atomically(args.gradescope) as partial:
-            partial.write_text(json.dumps(results(EXERCISES[name], done[0]), indent=2), encoding="utf-8")
-        print(f"wrote Gradescope results for {done[0].file} to {args.gradescope}")
+            partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
+        print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
     if not args.json:
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"

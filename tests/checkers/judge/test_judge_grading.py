@@ -139,6 +139,21 @@ def test_gradescope_results_validate(tmp_path, console_script):
         assert (test["status"] == "passed") == (test["score"] == test["max_score"] > 0), test
 
 
+def test_gradescope_scores_no_pick_of_several_files(tmp_path, console_script, softmax_source):
+    """A Gradescope submission of several files (a wrong try beside a right one, named to sort first)
+    scores 0 with a sentence, instead of the grader picking one."""
+    (tmp_path / "a_try.py").write_text(softmax_source)
+    (tmp_path / "b_\x1b[31m.py").write_text(WRONG)
+    out = tmp_path / "results.json"
+    done = _grade(console_script, tmp_path, "--exercise", "softmax", "--gradescope", out, "--seed", "2")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    jsonschema.validate(results, GRADESCOPE_SCHEMA)
+    assert results["score"] == 0 and results["max_score"] == 25, results
+    assert results["tests"][0]["output"] == (
+        "2 files came in (a_try.py, b_\\x1b[31m.py): submit one .py or .ipynb that defines softmax")
+
+
 def test_gradescope_tests_fail_every_group_a_mistake_shows_in(tmp_path, console_script):
     """The tests' statuses agree with the score: a group passes only when every probe of it passed."""
     (tmp_path / "naive.py").write_text("import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n"
