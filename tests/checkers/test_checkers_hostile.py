@@ -112,6 +112,7 @@ TRIGGERS = {
     "harness.exit": ("softmax", _hard_exit, None),
     "harness.crash": ("softmax", _kill_self, None),
     "harness.memory": ("softmax", _bomb, None),
+    "harness.reply": ("softmax", lambda x: np.zeros((1100, 1100)), None),      # 9.7 MB: over the 4 MiB a reply may hold
     "harness.mutated": ("softmax", lambda x: np.divide(np.exp(x, out=x), np.exp(x).sum(-1, keepdims=True)), None),
     "harness.wrong-type": ("softmax", lambda x: ae.softmax(x).tolist(), None),
     "harness.arity": ("scaled_dot_product_attention", lambda Q, K, V, mask=None: sdpa(Q, K, V, mask)[0], None),

@@ -173,6 +173,8 @@ HINTS: dict[str, str] = {
         "process (os._exit, exit in C code).",
     "harness.crash": "The process running your function died; look for ctypes, a C extension, or code that "
         "kills its own process, and run the function on the inputs below by hand.",
+    "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at "
+        "most) or not plain data: return NumPy arrays of the expected shape.",
     "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, "
         "an outer product over every axis) or a list that grows without end.",
     "error.other": "Read the error and the line it points to; the inputs that triggered it are shown "
