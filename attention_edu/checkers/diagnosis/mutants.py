@@ -215,8 +215,8 @@ def print_notes(log: list[Outcome]) -> tuple[str, ...]:
     """A note when the student's function printed anything during the run."""
     notes = ()
     if any(not o.isolated for o in log):
-        notes = ("your function could not be sent to a separate process (this system does not fork one: "
-                 "Windows, macOS), so it ran in this one, without the time and memory limits.",)
+        notes = ("your function ran in this process, without the time and memory limits (Windows and macOS "
+                 "do not fork one, or ATTENTION_EDU_START_METHOD=inline chose it).",)
     printed = "".join(o.printed for o in log)
     if not printed:
         return notes
