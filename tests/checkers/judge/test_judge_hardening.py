@@ -662,3 +662,17 @@ def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_pat
                                 "--seed", seed, "--no-progress"], capture_output=True, text=True, timeout=300)
         row, = json.loads(grade.stdout)
         assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+def test_an_honest_entropy_with_an_epsilon_scores_every_hidden_probe(tmp_path, console_script):
+    """The hidden copies of the random weights were normal noise (negative entries, rows not summing to 1): the
+    reference counts 0 for a negative weight, log(w + 1e-12) gives NaN, so this right entropy, full marks on every
+    public probe, lost 7 of 23 on every seed, told that 0 · log 0 was its mistake. Rows of weights stay weights."""
+    (tmp_path / "eps.py").write_text("import numpy as np\n\ndef attention_entropy(weights):\n"
+                                     "    return -np.sum(weights * np.log(weights + 1e-12), axis=-1)\n")
+    for seed in ("1", "2", "3"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "attention_entropy", "--json",
+                                "--seed", seed, "--per-student", "--no-progress"], capture_output=True, text=True,
+                               timeout=300)
+        row, = json.loads(grade.stdout)
+        assert row["passed"] and row["probes_passed"] == row["probes_total"] == 23, row
