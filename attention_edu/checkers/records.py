@@ -14,8 +14,8 @@ Examples
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
 >>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
 (11, {'hidden'}, True)
->>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5
-[(1, 27), (35, 36), (36,), (27, 29)]
+>>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5; m = 4, n = 2
+[(1, 27), (35, 36), (36,), (27, 29), (35, 33)]
 >>> hidden_cases(EXERCISES["softmax"], None)
 []
 """

@@ -81,7 +81,9 @@ SOFTMAX = Exercise(
 def _causal_cases() -> list[Case]:
     small = [Case("small", "m = 4 (n left out)", (4,), ("m",), literal=True),
              Case("small", "m = 3, n = 5", (3, 5), ("m", "n"), literal=True,
-                  note="With more keys than queries the last query lines up with the last key.")]
+                  note="With more keys than queries the last query lines up with the last key."),
+             Case("small", "m = 4, n = 2 (more queries than keys)", (4, 2), ("m", "n"), literal=True,
+                  note="Still j ≤ i + n − m: the last query lines up with the last key, the first two see none.")]
     sizes = ((5, 5), (2, 6), (6, 9), (1, 4), (7, 8))
     return small + [Case("random", f"m = {m}, n = {n}", (m, n), ("m", "n")) for m, n in sizes]
 

@@ -676,3 +676,33 @@ def test_an_honest_entropy_with_an_epsilon_scores_every_hidden_probe(tmp_path, c
                                timeout=300)
         row, = json.loads(grade.stdout)
         assert row["passed"] and row["probes_passed"] == row["probes_total"] == 23, row
+
+
+CAUSAL_LOOP_NEGATIVE_STOP = """
+import numpy as np
+
+def causal_mask(m, n=None):
+    n = m if n is None else n
+    mask = np.zeros((m, n), dtype=bool)
+    for i in range(m):
+        mask[i, : i + n - m + 1] = True          # wrong when n < m: a negative stop counts from the end
+    return mask
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_causal_mask_that_shows_the_future_when_queries_outnumber_keys_fails(tmp_path, console_script, command):
+    """Every case had n >= m: a loop whose slice stop i + n - m + 1 goes negative (this repository's own tests held
+    it as a right alternative), or k = |n - m| in place of n - m, passed 17/17 on every seed 1..10."""
+    (tmp_path / "loop.py").write_text(CAUSAL_LOOP_NEGATIVE_STOP)
+    (tmp_path / "abs.py").write_text("import numpy as np\n\ndef causal_mask(m, n=None):\n    n = m if n is None "
+                                     "else n\n    return np.tril(np.ones((m, n), dtype=bool), k=abs(n - m))\n")
+    argv = ([command, "causal_mask", str(tmp_path / "loop.py")] if command == "check" else
+            [command, str(tmp_path), "--exercise", "causal_mask", "--per-student", "--json", "--no-progress"])
+    run = subprocess.run([console_script, *argv, "--seed", "4"], capture_output=True, text=True, timeout=300)
+    if command == "check":
+        assert run.returncode == 1 and "more queries than keys" in run.stdout, run.stdout + run.stderr
+    else:
+        rows = json.loads(run.stdout)
+        assert len(rows) == 2 and all(not r["passed"] and r["probes_total"] - r["probes_passed"] == 2 for r in rows), \
+            rows                                                             # the case and its hidden copy
