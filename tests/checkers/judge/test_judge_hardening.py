@@ -706,3 +706,30 @@ def test_a_causal_mask_that_shows_the_future_when_queries_outnumber_keys_fails(t
         rows = json.loads(run.stdout)
         assert len(rows) == 2 and all(not r["passed"] and r["probes_total"] - r["probes_passed"] == 2 for r in rows), \
             rows                                                             # the case and its hidden copy
+
+
+MEAN_SHIFT_SOFTMAX = """
+import numpy as np
+
+def softmax(x):
+    shift = np.mean(x, axis=-1, keepdims=True)            # wrong: only the maximum keeps exp from overflowing
+    e = np.exp(x - np.where(np.isfinite(shift), shift, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_softmax_shifted_by_the_row_mean_fails_on_a_row_masked_with_minus_1e9(tmp_path, console_script, command):
+    """The large-logits case held rows spread over a few units only: a softmax shifting each row by its mean (or
+    minimum, or first entry) in place of its maximum passed 25/25 on every seed, and gives NaN on scores masked
+    additively with -1e9 (exp(5e8) overflows)."""
+    (tmp_path / "mean.py").write_text(MEAN_SHIFT_SOFTMAX)
+    argv = ([command, "softmax", str(tmp_path / "mean.py")] if command == "check" else
+            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
+    run = subprocess.run([console_script, *argv, "--seed", "6"], capture_output=True, text=True, timeout=300)
+    if command == "check":
+        assert run.returncode == 1 and "masked with -1e9" in run.stdout and "value.nan" in run.stdout, run.stdout
+    else:
+        row, = json.loads(run.stdout)
+        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 2, row   # the case, its hidden copy
