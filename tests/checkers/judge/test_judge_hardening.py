@@ -733,3 +733,35 @@ def test_a_softmax_shifted_by_the_row_mean_fails_on_a_row_masked_with_minus_1e9(
     else:
         row, = json.loads(run.stdout)
         assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 2, row   # the case, its hidden copy
+
+
+NAIVE_SOFTMAX_MHA = """
+import math
+import numpy as np
+
+def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    def heads(X):                                          # (..., L, H*d) -> (..., H, L, d)
+        return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+    Q, K, V = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask[..., None, :, :], scores, -np.inf)
+    e = np.exp(scores)                                     # wrong: no row maximum subtracted, exp overflows
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / np.where(total > 0, total, 1.0)
+    out = np.swapaxes(weights @ V, -2, -3)
+    return out.reshape(*out.shape[:-2], -1) @ W_O, weights
+"""
+
+
+def test_multi_head_attention_with_a_softmax_that_overflows_fails(tmp_path, console_script):
+    """multi_head_attention had no large-scores case (scaled dot-product attention and its backward have one):
+    a softmax without its row maximum subtracted, the overflow the softmax exercise teaches, passed 24/24 under
+    grade on every seed."""
+    (tmp_path / "naive.py").write_text(NAIVE_SOFTMAX_MHA)
+    for seed in ("1", "2"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "multi_head_attention", "--json",
+                                "--seed", seed, "--per-student", "--no-progress"], capture_output=True, text=True,
+                               timeout=300)
+        row, = json.loads(grade.stdout)
+        assert not row["passed"] and row["probe"] == "stability" and row["probes_total"] - row["probes_passed"] == 2, row
