@@ -600,6 +600,13 @@ def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path,
     assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
 
 
+def _check_or_grade(console_script, command, exercise, file, seed):
+    """``check EXERCISE FILE``, or ``grade`` of FILE's folder with --per-student --json; both with --seed."""
+    argv = ([command, exercise, str(file)] if command == "check" else
+            [command, str(file.parent), "--exercise", exercise, "--per-student", "--json", "--no-progress"])
+    return subprocess.run([console_script, *argv, "--seed", seed], capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.parametrize("command", ["check", "grade"])
 def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tmp_path, console_script, command):
     """The hidden cases copied only the first two random cases (2-D): a softmax over axis 1, right on 2-D input
@@ -611,9 +618,7 @@ def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tm
         "    top = x.max(axis=1, keepdims=True)                    # axis 1: right on 2-D input only\n"
         "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
         "    return e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)\n")
-    argv = ([command, "softmax", str(tmp_path / "rank2.py")] if command == "check" else
-            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
-    run = subprocess.run([console_script, *argv, "--seed", "3"], capture_output=True, text=True, timeout=300)
+    run = _check_or_grade(console_script, command, "softmax", tmp_path / "rank2.py", "3")
     if command == "check":
         assert run.returncode == 1 and "hidden case" in run.stdout, run.stdout + run.stderr
     else:
@@ -697,9 +702,7 @@ def test_a_causal_mask_that_shows_the_future_when_queries_outnumber_keys_fails(t
     (tmp_path / "loop.py").write_text(CAUSAL_LOOP_NEGATIVE_STOP)
     (tmp_path / "abs.py").write_text("import numpy as np\n\ndef causal_mask(m, n=None):\n    n = m if n is None "
                                      "else n\n    return np.tril(np.ones((m, n), dtype=bool), k=abs(n - m))\n")
-    argv = ([command, "causal_mask", str(tmp_path / "loop.py")] if command == "check" else
-            [command, str(tmp_path), "--exercise", "causal_mask", "--per-student", "--json", "--no-progress"])
-    run = subprocess.run([console_script, *argv, "--seed", "4"], capture_output=True, text=True, timeout=300)
+    run = _check_or_grade(console_script, command, "causal_mask", tmp_path / "loop.py", "4")
     if command == "check":
         assert run.returncode == 1 and "more queries than keys" in run.stdout, run.stdout + run.stderr
     else:
@@ -725,9 +728,7 @@ def test_a_softmax_shifted_by_the_row_mean_fails_on_a_row_masked_with_minus_1e9(
     minimum, or first entry) in place of its maximum passed 25/25 on every seed, and gives NaN on scores masked
     additively with -1e9 (exp(5e8) overflows)."""
     (tmp_path / "mean.py").write_text(MEAN_SHIFT_SOFTMAX)
-    argv = ([command, "softmax", str(tmp_path / "mean.py")] if command == "check" else
-            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
-    run = subprocess.run([console_script, *argv, "--seed", "6"], capture_output=True, text=True, timeout=300)
+    run = _check_or_grade(console_script, command, "softmax", tmp_path / "mean.py", "6")
     if command == "check":
         assert run.returncode == 1 and "masked with -1e9" in run.stdout and "value.nan" in run.stdout, run.stdout
     else:
@@ -764,4 +765,5 @@ def test_multi_head_attention_with_a_softmax_that_overflows_fails(tmp_path, cons
                                 "--seed", seed, "--per-student", "--no-progress"], capture_output=True, text=True,
                                timeout=300)
         row, = json.loads(grade.stdout)
-        assert not row["passed"] and row["probe"] == "stability" and row["probes_total"] - row["probes_passed"] == 2, row
+        assert not row["passed"] and row["probe"] == "stability", row
+        assert row["probes_total"] - row["probes_passed"] == 2, row          # the case and its hidden copy
