@@ -767,3 +767,28 @@ def test_multi_head_attention_with_a_softmax_that_overflows_fails(tmp_path, cons
         row, = json.loads(grade.stdout)
         assert not row["passed"] and row["probe"] == "stability", row
         assert row["probes_total"] - row["probes_passed"] == 2, row          # the case and its hidden copy
+
+
+SQUEEZED = {
+    "softmax": "def softmax(x):\n    top = x.max(axis=-1, keepdims=True)\n"
+               "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
+               "    return np.squeeze(e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300))\n",
+    "scaled_dot_product_attention":
+        "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
+        "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+        "    top = scores.max(axis=-1, keepdims=True)\n    e = np.exp(scores - np.where(np.isfinite(top), top, 0))\n"
+        "    w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)\n    return np.squeeze(w @ V), np.squeeze(w)\n",
+    "attention_entropy": "def attention_entropy(weights):\n"
+                         "    terms = np.where(weights > 0, weights * np.log(np.where(weights > 0, weights, 1)), 0)\n"
+                         "    return np.squeeze(-terms.sum(axis=-1))\n",
+}
+
+
+@pytest.mark.parametrize("exercise", list(SQUEEZED))
+def test_an_answer_squeezed_fails_on_a_batch_of_one(tmp_path, console_script, exercise):
+    """No case had an axis of size 1: np.squeeze on the result, which drops a batch of one (shape (1, m, n) comes
+    back (m, n)), passed every probe of softmax, attention (and its backward) and entropy on every seed."""
+    (tmp_path / "squeezed.py").write_text("import numpy as np\n\n" + SQUEEZED[exercise])
+    row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "squeezed.py", "7").stdout)
+    assert not row["passed"] and row["probe"] == "returns" and row["probes_total"] - row["probes_passed"] == 2, row
