@@ -55,7 +55,7 @@ def _mha_cases() -> list[Case]:
     fully = np.array([[True, True, False], [False, False, False]])
     large = _inputs(333, (), 2, 4, 5, 2, 3, 2)   # times 30: scores to 1182, top keys 650 apart (float32-safe)
     rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
-             ("batched", "3-D, B=2 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1", _inputs(5, (2,), 3, 4, 5, 3, 2, 1)),
+             ("batched", "3-D, B=1 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1", _inputs(5, (1,), 3, 4, 5, 3, 2, 1)),
              ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
              ("stability", "scores of size about 1000", (30 * large[0], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),)),

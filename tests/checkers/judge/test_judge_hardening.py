@@ -782,13 +782,21 @@ SQUEEZED = {
     "attention_entropy": "def attention_entropy(weights):\n"
                          "    terms = np.where(weights > 0, weights * np.log(np.where(weights > 0, weights, 1)), 0)\n"
                          "    return np.squeeze(-terms.sum(axis=-1))\n",
+    "luong_general_scores": "def luong_general_scores(S, H, W):\n    return np.squeeze(S @ W @ H.T)\n",
+    "split_heads": "def split_heads(X, num_heads):\n"
+                   "    return np.squeeze(np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3))\n",
+    "merge_heads": "def merge_heads(X):\n"
+                   "    return np.squeeze(np.swapaxes(X, -3, -2).reshape(*X.shape[:-3], X.shape[-2], -1))\n",
+    "softmax_jacobian": "def softmax_jacobian(w):\n"
+                        "    return np.squeeze(w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :]))\n",
+    "backward_dv": "def backward_dv(W, d_output):\n    return np.squeeze(np.swapaxes(W, -1, -2) @ d_output)\n",
 }
 
 
 @pytest.mark.parametrize("exercise", list(SQUEEZED))
 def test_an_answer_squeezed_fails_on_a_batch_of_one(tmp_path, console_script, exercise):
     """No case had an axis of size 1: np.squeeze on the result, which drops a batch of one (shape (1, m, n) comes
-    back (m, n)), passed every probe of softmax, attention (and its backward) and entropy on every seed."""
+    back (m, n)) or a single query, passed every probe of 14 of the 17 exercises on every seed."""
     (tmp_path / "squeezed.py").write_text("import numpy as np\n\n" + SQUEEZED[exercise])
     row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "squeezed.py", "7").stdout)
     assert not row["passed"] and row["probe"] == "returns" and row["probes_total"] - row["probes_passed"] == 2, row
