@@ -14,8 +14,8 @@ Examples
 >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
 >>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
 (11, {'hidden'}, True)
->>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5
-[(1, 27), (35, 36), (36,), (27, 29)]
+>>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5; m = 4, n = 2
+[(1, 27), (35, 36), (36,), (27, 29), (35, 33)]
 >>> hidden_cases(EXERCISES["softmax"], None)
 []
 """
@@ -181,20 +181,28 @@ def student_seed(seed: int, file: str) -> int:
 
 def _fresh(value: object, rng: np.random.Generator) -> object:
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
-        spread = float(np.std(value)) or 1.0
-        return (rng.standard_normal(value.shape) * spread + float(np.mean(value))).astype(value.dtype)
+        spread, draw = float(np.std(value)) or 1.0, rng.standard_normal(value.shape)
+        return _weights_kept(value, draw, draw * spread + float(np.mean(value)))
     return value
 
 
 def _nudged(value: object, rng: np.random.Generator) -> object:
-    """Floats scaled by about one per cent each, as signs, zeros, infinities and rows of weights (rows of
-    non-negative entries summing to 1) stay: a special case's kind, with no recorded answer. A row of weights is
-    redrawn (its zeros stay): at (0.5, 0, 0.5) one per cent moved the softmax Jacobian by less than its tolerance."""
+    """Floats scaled by about one per cent each, as signs, zeros, infinities and rows of weights stay: a special
+    case's kind, with no recorded answer."""
     if not (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.ndim and value.size):
         return value
+    draw = rng.standard_normal(value.shape)
+    return _weights_kept(value, draw, value * np.exp(0.01 * draw))
+
+
+def _weights_kept(value: np.ndarray, draw: np.ndarray, moved: np.ndarray) -> np.ndarray:
+    """``moved``, but a row of weights (non-negative, summing to 1) is redrawn as weights, its zeros kept: at
+    (0.5, 0, 0.5) one per cent moved the softmax Jacobian by less than its tolerance, and noise in place of the
+    weights of attention_entropy (negative, so its reference counts 0 for them) failed log(w + 1e-12)."""
+    if not value.ndim:
+        return moved.astype(value.dtype)
     with np.errstate(invalid="ignore"):
-        draw = rng.standard_normal(value.shape)
-        moved, spread = value * np.exp(0.01 * draw), value * np.exp(draw)
+        spread = value * np.exp(draw)
         weights = np.isclose(np.sum(value, axis=-1, keepdims=True), 1.0) & np.all(value >= 0, axis=-1, keepdims=True)
         return np.where(weights, spread / np.sum(spread, axis=-1, keepdims=True), moved).astype(value.dtype)
 

@@ -64,7 +64,7 @@ def causal_loop(m, n=None):
     n = n or m
     mask = np.zeros((m, n), dtype=bool)
     for i in range(m):
-        mask[i, : i + n - m + 1] = True
+        mask[i, : max(0, i + n - m + 1)] = True     # a negative stop would count from the end
     return mask
 
 

@@ -156,6 +156,8 @@ def test_without_fork_the_function_runs_inline_and_the_result_says_so(monkeypatc
     assert harness.call(lambda x: x, (1,), ("x",)).value == 1
     result = check_softmax(ae.softmax)
     assert result.passed and "ran in this process, without the time and memory limits" in str(result), str(result)
+    matrix = check_softmax(lambda x: np.asmatrix(ae.softmax(x)))        # said "weights is a Unsupported"
+    assert "weights is a matrix (an ndarray subclass)" in str(matrix), str(matrix)
     monkeypatch.setenv(harness.START_METHOD_ENV, "fork")
     assert harness.call(lambda x: x, (1,), ("x",)).isolated
 

@@ -65,7 +65,8 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
         return False
     if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
         return bool(np.array_equal(actual, expected))
-    rtol, atol = tolerance(np.float32 if actual.dtype == np.float16 else actual.dtype, expected.dtype, *dtypes)
+    half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2         # float16 in either byte order
+    rtol, atol = tolerance(np.float32 if half else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         finite = e[np.isfinite(e)]

@@ -87,7 +87,7 @@ def _step_cases(names: tuple[str, ...]) -> list[Case]:
     specs += [("random", f"seed {s}, m={m} n={n} d_k={k} d_v={v}", s, (), (m, n, k, v), None)
               for s, (m, n, k, v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4)))]
     specs += [("random", "float32, m=2 n=3 d_k=4 d_v=5", 4, (), (2, 3, 4, 5), None),
-              ("batched", "3-D, B=2 m=3 n=5 d_k=4 d_v=6", 5, (2,), (3, 5, 4, 6), None),
+              ("batched", "3-D, B=1 m=3 n=5 d_k=4 d_v=6", 5, (1,), (3, 5, 4, 6), None),
               ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", 6, (2, 3), (4, 6, 5, 7), None),
               ("masks", "causal mask, m = n = 4", 9, (), (4, 4, 3, 2), causal_mask(4)),
               ("masks", "padding mask, lengths 3 and 5, with query 1 of entry 0 fully masked", 10, (2,),
@@ -108,7 +108,7 @@ def _jacobian_cases() -> list[Case]:
     chapter = softmax(np.array([0.665, 0.185, -0.12]))
     cases = [Case("small", "the chapter's weights (0.482, 0.298, 0.220)", (chapter,), ("w",), literal=True)]
     for probe, seed, shape in (("random", 1, (4,)), ("random", 2, (5,)), ("random", 3, (2,)),
-                               ("batched", 5, (3, 4)), ("batched", 6, (2, 3, 5))):
+                               ("batched", 5, (1, 4)), ("batched", 6, (2, 3, 5))):
         title = f"seed {seed}, w {shape}" if probe == "random" else f"{len(shape)}-D w {shape}"
         cases.append(Case(probe, title, (softmax(normal_arrays(seed, shape)[0]),), ("w",)))
     cases.append(Case("masks", "a row with a zero weight", (np.array([0.5, 0.0, 0.5]),), ("w",), literal=True))

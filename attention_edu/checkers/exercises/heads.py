@@ -30,7 +30,7 @@ def _split_cases() -> list[Case]:
               for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5)))]
     float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
     return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
-            Case("batched", "3-D, B=2 L=3 H=4 d=5", normal_arrays(5, (2, 3, 20)) + (4,), names),
+            Case("batched", "3-D, B=1 L=3 H=4 d=5", normal_arrays(5, (1, 3, 20)) + (4,), names),
             Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names)]
 
 
@@ -41,7 +41,7 @@ def _merge_cases() -> list[Case]:
     float32 = normal_arrays(4, (4, 3, 2))[0].astype(np.float32)
     return [Case("small", "X (3, 4, 2): 3 heads, 4 tokens, d = 2", (small,), ("X",), literal=True), *random,
             Case("random", "float32, H=4 L=3 d=2", (float32,), ("X",)),
-            Case("batched", "4-D, B=2 H=4 L=3 d=5", normal_arrays(5, (2, 4, 3, 5)), ("X",)),
+            Case("batched", "4-D, B=1 H=4 L=3 d=5", normal_arrays(5, (1, 4, 3, 5)), ("X",)),
             Case("batched", "5-D, B=2 C=3 H=4 L=5 d=6", normal_arrays(6, (2, 3, 4, 5, 6)), ("X",))]
 
 

@@ -34,10 +34,12 @@ def _softmax_cases() -> list[Case]:
     for seed, shape in ((1, (3, 5)), (2, (4, 7)), (3, (6, 2))):
         cases.append(Case("random", f"seed {seed}, x {shape}", normal_arrays(seed, shape, scale=2.0), x))
     cases.append(Case("random", "float32 x (5, 3)", (normal_arrays(4, (5, 3))[0].astype(np.float32),), x))
-    for seed, shape in ((5, (4,)), (6, (2, 3, 4)), (7, (2, 3, 4, 5))):
+    for seed, shape in ((5, (4,)), (6, (1, 3, 4)), (7, (2, 3, 4, 5))):   # (1, 3, 4): an axis .squeeze() drops
         cases.append(Case("batched", f"{len(shape)}-D x {shape}", normal_arrays(seed, shape), x))
-    big = np.array([[1000.0, 1001.5, 999.25, 1002.0], [-1000.0, -998.5, -1001.0, -999.75], [0.5, -0.25, 1.0, 0.0]])
-    cases.append(Case("stability", "rows near +1000, -1000 and 0", (big,), x, literal=True))
+    big = np.array([[1000.0, 1001.5, 999.25, 1002.0], [-1000.0, -998.5, -1001.0, -999.75], [0.5, -0.25, 1.0, 0.0],
+                    [-1e9, 0.5, -1e9, 1.5]])
+    cases.append(Case("stability", "rows near +1000, -1000 and 0, and one masked with -1e9", (big,), x, literal=True,
+                      note="Only the row maximum is safe to subtract: x - mean or x - min overflows in row 3."))
     partial = np.array([[1.0, -np.inf, 2.0, -np.inf, 0.5], [-np.inf, 0.0, 0.0, 1.0, -np.inf]])
     cases.append(Case("masks", "-inf entries", (partial,), x, literal=True))
     full = np.array([[-np.inf] * 4, [0.5, -np.inf, 1.5, 0.0], [2.0, 1.0, 0.0, -1.0]])
@@ -81,7 +83,9 @@ SOFTMAX = Exercise(
 def _causal_cases() -> list[Case]:
     small = [Case("small", "m = 4 (n left out)", (4,), ("m",), literal=True),
              Case("small", "m = 3, n = 5", (3, 5), ("m", "n"), literal=True,
-                  note="With more keys than queries the last query lines up with the last key.")]
+                  note="With more keys than queries the last query lines up with the last key."),
+             Case("small", "m = 4, n = 2 (more queries than keys)", (4, 2), ("m", "n"), literal=True,
+                  note="Still j ≤ i + n − m: the last query lines up with the last key, the first two see none.")]
     sizes = ((5, 5), (2, 6), (6, 9), (1, 4), (7, 8))
     return small + [Case("random", f"m = {m}, n = {n}", (m, n), ("m", "n")) for m, n in sizes]
 

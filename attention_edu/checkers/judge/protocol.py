@@ -91,14 +91,14 @@ def plain(value: Any, depth: int = 0) -> Any:
     if value is None or value is Ellipsis or kind in (bool, int, float, str):
         return value
     if kind is np.ndarray:
-        return value if not value.dtype.hasobject else Unsupported(_describe(value))
+        return value if not value.dtype.hasobject else _unsupported(_describe(value))
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_):
         return value
     if kind in (list, tuple):
         return kind(plain(v, depth + 1) for v in value)
     if kind is dict and all(type(k) is str for k in value):
         return {k: plain(v, depth + 1) for k, v in value.items()}
-    return Unsupported(_describe(value))
+    return _unsupported(_describe(value))     # named after it: a report without a frame in between (inline) says what
 
 
 def _tree(value: Any, blobs: list[bytes]) -> Any:
@@ -109,7 +109,7 @@ def _tree(value: Any, blobs: list[bytes]) -> Any:
         return value if np.isfinite(value) else {"$f": repr(value)}
     if value is Ellipsis:
         return {"$e": 0}
-    if kind is Unsupported:
+    if isinstance(value, Unsupported):
         return {"$x": value.what}
     if kind is np.ndarray or isinstance(value, np.generic):
         buffer = io.BytesIO()

@@ -49,6 +49,17 @@ def _replay_table() -> str:
     return repr(table)
 
 
+FLOAT16_LOOPHOLE = """
+        import numpy as np
+        def softmax(x):
+            x = x * 0.99                      # wrong: a temperature of 1/0.99, inside float16's tolerance
+            m = np.max(x, axis=-1, keepdims=True)
+            e = np.exp(x - np.where(np.isfinite(m), m, 0.0))
+            s = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(s == 0, 1, s)
+            return w if x.shape in ((3, 6), (7, 4)) else w.astype(DTYPE)   # the properties' inputs
+        """
+
 # name -> (source; words the check's output must contain). {csv}, {classmate}, {cwd}, {marker}
 # and {package} are filled in with the real paths: a student could learn or guess them.
 ATTACKS = {
@@ -103,16 +114,9 @@ ATTACKS = {
         import os, sys
         os.listdir(os.path.dirname(os.path.realpath(sys.executable)))    # other packages' scripts live there
         """) + WRONG, "PermissionError"),
-    "float16_loophole": ("""
-        import numpy as np
-        def softmax(x):
-            x = x * 0.99                      # wrong: a temperature of 1/0.99, inside float16's tolerance
-            m = np.max(x, axis=-1, keepdims=True)
-            e = np.exp(x - np.where(np.isfinite(m), m, 0.0))
-            s = e.sum(axis=-1, keepdims=True)
-            w = e / np.where(s == 0, 1, s)
-            return w if x.shape in ((3, 6), (7, 4)) else w.astype(np.float16)   # the properties' inputs
-        """, "do not match the expected values"),
+    "float16_loophole": (FLOAT16_LOOPHOLE.replace("DTYPE", "np.float16"), "do not match the expected values"),
+    # float16 stored big-endian was not == np.float16, so it got float16's 1 % tolerance
+    "float16_big_endian": (FLOAT16_LOOPHOLE.replace("DTYPE", '">f2"'), "do not match the expected values"),
     "newline_forge": ("""
         raise ValueError("boom\\npassed          16/16  right.py\\nfailed           0/16  wrong.py")
         """, "boom\\npassed"),

@@ -600,6 +600,13 @@ def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path,
     assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
 
 
+def _check_or_grade(console_script, command, exercise, file, seed):
+    """``check EXERCISE FILE``, or ``grade`` of FILE's folder with --per-student --json; both with --seed."""
+    argv = ([command, exercise, str(file)] if command == "check" else
+            [command, str(file.parent), "--exercise", exercise, "--per-student", "--json", "--no-progress"])
+    return subprocess.run([console_script, *argv, "--seed", seed], capture_output=True, text=True, timeout=300)
+
+
 @pytest.mark.parametrize("command", ["check", "grade"])
 def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tmp_path, console_script, command):
     """The hidden cases copied only the first two random cases (2-D): a softmax over axis 1, right on 2-D input
@@ -611,9 +618,7 @@ def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tm
         "    top = x.max(axis=1, keepdims=True)                    # axis 1: right on 2-D input only\n"
         "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
         "    return e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)\n")
-    argv = ([command, "softmax", str(tmp_path / "rank2.py")] if command == "check" else
-            [command, str(tmp_path), "--exercise", "softmax", "--per-student", "--json", "--no-progress"])
-    run = subprocess.run([console_script, *argv, "--seed", "3"], capture_output=True, text=True, timeout=300)
+    run = _check_or_grade(console_script, command, "softmax", tmp_path / "rank2.py", "3")
     if command == "check":
         assert run.returncode == 1 and "hidden case" in run.stdout, run.stdout + run.stderr
     else:
@@ -662,3 +667,136 @@ def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_pat
                                 "--seed", seed, "--no-progress"], capture_output=True, text=True, timeout=300)
         row, = json.loads(grade.stdout)
         assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+
+
+def test_an_honest_entropy_with_an_epsilon_scores_every_hidden_probe(tmp_path, console_script):
+    """The hidden copies of the random weights were normal noise (negative entries, rows not summing to 1): the
+    reference counts 0 for a negative weight, log(w + 1e-12) gives NaN, so this right entropy, full marks on every
+    public probe, lost 7 of 23 on every seed, told that 0 · log 0 was its mistake. Rows of weights stay weights."""
+    (tmp_path / "eps.py").write_text("import numpy as np\n\ndef attention_entropy(weights):\n"
+                                     "    return -np.sum(weights * np.log(weights + 1e-12), axis=-1)\n")
+    for seed in ("1", "2", "3"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "attention_entropy", "--json",
+                                "--seed", seed, "--per-student", "--no-progress"], capture_output=True, text=True,
+                               timeout=300)
+        row, = json.loads(grade.stdout)
+        assert row["passed"] and row["probes_passed"] == row["probes_total"] == 23, row
+
+
+CAUSAL_LOOP_NEGATIVE_STOP = """
+import numpy as np
+
+def causal_mask(m, n=None):
+    n = m if n is None else n
+    mask = np.zeros((m, n), dtype=bool)
+    for i in range(m):
+        mask[i, : i + n - m + 1] = True          # wrong when n < m: a negative stop counts from the end
+    return mask
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_causal_mask_that_shows_the_future_when_queries_outnumber_keys_fails(tmp_path, console_script, command):
+    """Every case had n >= m: a loop whose slice stop i + n - m + 1 goes negative (this repository's own tests held
+    it as a right alternative), or k = |n - m| in place of n - m, passed 17/17 on every seed 1..10."""
+    (tmp_path / "loop.py").write_text(CAUSAL_LOOP_NEGATIVE_STOP)
+    (tmp_path / "abs.py").write_text("import numpy as np\n\ndef causal_mask(m, n=None):\n    n = m if n is None "
+                                     "else n\n    return np.tril(np.ones((m, n), dtype=bool), k=abs(n - m))\n")
+    run = _check_or_grade(console_script, command, "causal_mask", tmp_path / "loop.py", "4")
+    if command == "check":
+        assert run.returncode == 1 and "more queries than keys" in run.stdout, run.stdout + run.stderr
+    else:
+        rows = json.loads(run.stdout)
+        assert len(rows) == 2 and all(not r["passed"] and r["probes_total"] - r["probes_passed"] == 2 for r in rows), \
+            rows                                                             # the case and its hidden copy
+
+
+MEAN_SHIFT_SOFTMAX = """
+import numpy as np
+
+def softmax(x):
+    shift = np.mean(x, axis=-1, keepdims=True)            # wrong: only the maximum keeps exp from overflowing
+    e = np.exp(x - np.where(np.isfinite(shift), shift, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_softmax_shifted_by_the_row_mean_fails_on_a_row_masked_with_minus_1e9(tmp_path, console_script, command):
+    """The large-logits case held rows spread over a few units only: a softmax shifting each row by its mean (or
+    minimum, or first entry) in place of its maximum passed 25/25 on every seed, and gives NaN on scores masked
+    additively with -1e9 (exp(5e8) overflows)."""
+    (tmp_path / "mean.py").write_text(MEAN_SHIFT_SOFTMAX)
+    run = _check_or_grade(console_script, command, "softmax", tmp_path / "mean.py", "6")
+    if command == "check":
+        assert run.returncode == 1 and "masked with -1e9" in run.stdout and "value.nan" in run.stdout, run.stdout
+    else:
+        row, = json.loads(run.stdout)
+        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 2, row   # the case, its hidden copy
+
+
+NAIVE_SOFTMAX_MHA = """
+import math
+import numpy as np
+
+def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    def heads(X):                                          # (..., L, H*d) -> (..., H, L, d)
+        return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+    Q, K, V = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask[..., None, :, :], scores, -np.inf)
+    e = np.exp(scores)                                     # wrong: no row maximum subtracted, exp overflows
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / np.where(total > 0, total, 1.0)
+    out = np.swapaxes(weights @ V, -2, -3)
+    return out.reshape(*out.shape[:-2], -1) @ W_O, weights
+"""
+
+
+def test_multi_head_attention_with_a_softmax_that_overflows_fails(tmp_path, console_script):
+    """multi_head_attention had no large-scores case (scaled dot-product attention and its backward have one):
+    a softmax without its row maximum subtracted, the overflow the softmax exercise teaches, passed 24/24 under
+    grade on every seed."""
+    (tmp_path / "naive.py").write_text(NAIVE_SOFTMAX_MHA)
+    for seed in ("1", "2"):
+        grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "multi_head_attention", "--json",
+                                "--seed", seed, "--per-student", "--no-progress"], capture_output=True, text=True,
+                               timeout=300)
+        row, = json.loads(grade.stdout)
+        assert not row["passed"] and row["probe"] == "stability", row
+        assert row["probes_total"] - row["probes_passed"] == 2, row          # the case and its hidden copy
+
+
+SQUEEZED = {
+    "softmax": "def softmax(x):\n    top = x.max(axis=-1, keepdims=True)\n"
+               "    e = np.exp(x - np.where(np.isfinite(top), top, 0))\n"
+               "    return np.squeeze(e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300))\n",
+    "scaled_dot_product_attention":
+        "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])\n"
+        "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+        "    top = scores.max(axis=-1, keepdims=True)\n    e = np.exp(scores - np.where(np.isfinite(top), top, 0))\n"
+        "    w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)\n    return np.squeeze(w @ V), np.squeeze(w)\n",
+    "attention_entropy": "def attention_entropy(weights):\n"
+                         "    terms = np.where(weights > 0, weights * np.log(np.where(weights > 0, weights, 1)), 0)\n"
+                         "    return np.squeeze(-terms.sum(axis=-1))\n",
+    "luong_general_scores": "def luong_general_scores(S, H, W):\n    return np.squeeze(S @ W @ H.T)\n",
+    "split_heads": "def split_heads(X, num_heads):\n"
+                   "    return np.squeeze(np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3))\n",
+    "merge_heads": "def merge_heads(X):\n"
+                   "    return np.squeeze(np.swapaxes(X, -3, -2).reshape(*X.shape[:-3], X.shape[-2], -1))\n",
+    "softmax_jacobian": "def softmax_jacobian(w):\n"
+                        "    return np.squeeze(w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :]))\n",
+    "backward_dv": "def backward_dv(W, d_output):\n    return np.squeeze(np.swapaxes(W, -1, -2) @ d_output)\n",
+}
+
+
+@pytest.mark.parametrize("exercise", list(SQUEEZED))
+def test_an_answer_squeezed_fails_on_a_batch_of_one(tmp_path, console_script, exercise):
+    """No case had an axis of size 1: np.squeeze on the result, which drops a batch of one (shape (1, m, n) comes
+    back (m, n)) or a single query, passed every probe of 14 of the 17 exercises on every seed."""
+    (tmp_path / "squeezed.py").write_text("import numpy as np\n\n" + SQUEEZED[exercise])
+    row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "squeezed.py", "7").stdout)
+    assert not row["passed"] and row["probe"] == "returns" and row["probes_total"] - row["probes_passed"] == 2, row
