@@ -157,6 +157,8 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     >>> os.unlink(handle.name)
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    if type(notebook) is dict and "worksheets" in notebook:
+        raise ValueError("it is in nbformat 3 (Jupyter before 2015): open it in Jupyter and save it again")
     listed = notebook.get("cells", []) if type(notebook) is dict else None
     if type(listed) is not list or not all(type(c) is dict for c in listed):
         raise ValueError("its cells are not a list of cells")

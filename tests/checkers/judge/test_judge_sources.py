@@ -139,3 +139,13 @@ def test_a_py_file_python_cannot_decode_is_that_rows_error(tmp_path, data, reaso
     row = grade_one("softmax", tmp_path / "bad.py", seed=2)
     assert not row.passed and row.error.startswith("the file could not be read as text ("), row.error
     assert reason in row.error, row.error
+
+
+def test_an_nbformat_3_notebook_is_told_to_be_saved_again(tmp_path):
+    """nbformat 3 keeps its cells under worksheets, each code cell's text under "input": read as
+    today's format it held no cell, and its row said it defines no function."""
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+        {"cell_type": "code", "input": SOFTMAX, "language": "python", "outputs": []}]}]}
+    (tmp_path / "old.ipynb").write_text(json.dumps(old))
+    row = grade_one("softmax", tmp_path / "old.ipynb", seed=1)
+    assert row.status == "failed" and "nbformat 3" in row.error and "save it again" in row.error, row
