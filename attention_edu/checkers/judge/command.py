@@ -105,16 +105,15 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _submissions(paths: list[str]) -> list[str]:
-    """The files given, and the .py and .ipynb files in the folders given, each once; a folder that cannot
-    be listed (a path too long, no permission) is named on stderr, the others are graded."""
+    """The files given, and the .py and .ipynb entries in the folders given (a link or a FIFO too: its row says
+    what it is), each once; a folder that cannot be listed (a path too long, no permission) is named on stderr."""
     found: list[str] = []
     for text in paths:
         if Path(text).is_dir():
             walk = os.walk(text, onerror=lambda err: print(f"attention-edu grade: could not list a folder, its files "
                                                            f"are not graded: {escape(str(err), False)}", file=sys.stderr))
             found += sorted(os.path.normpath(os.path.join(folder, name)) for folder, _, names in walk for name in names
-                            if Path(name).suffix in (".py", ".ipynb") and os.path.isfile(os.path.join(folder, name))
-                            and ".ipynb_checkpoints" not in Path(folder).parts)
+                            if Path(name).suffix in (".py", ".ipynb") and ".ipynb_checkpoints" not in Path(folder).parts)
         else:
             found.append(text)
     return list(dict.fromkeys(found))

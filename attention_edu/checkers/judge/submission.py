@@ -150,8 +150,9 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     what = "running the notebook" if notebook else "importing the file"
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
-    elif not path.is_file():
-        row.error, row.usage = f"no such file: {path}", True
+    elif not path.is_file():       # a FIFO or a device would hold or flood the grader
+        row.error, row.usage = (f"not a regular file: {path}", False) if path.exists() else (
+            f"no such file: {path}", True)
     elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
         row.error = f"larger than 16 MiB, not a submission: {path}"
     elif path.suffix not in (".py", ".ipynb"):

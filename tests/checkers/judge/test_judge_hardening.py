@@ -800,3 +800,22 @@ def test_an_answer_squeezed_fails_on_a_batch_of_one(tmp_path, console_script, ex
     (tmp_path / "squeezed.py").write_text("import numpy as np\n\n" + SQUEEZED[exercise])
     row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "squeezed.py", "7").stdout)
     assert not row["passed"] and row["probe"] == "returns" and row["probes_total"] - row["probes_passed"] == 2, row
+
+
+def test_every_submission_entry_gets_a_row_a_fifo_and_a_device_link_too(tmp_path, console_script, softmax_source):
+    """A FIFO and a link to /dev/zero named like submissions had no row at all (a student missing from the
+    gradebook without a word), while a link to a file had one; each now has its row, and none is read."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    os.mkfifo(folder / "fifo.py")
+    (folder / "zero.ipynb").symlink_to("/dev/zero")
+    (folder / "link.py").symlink_to(folder / "right.py")
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = _rows(tmp_path / "grades.csv")
+    assert set(rows) == {"right.py", "fifo.py", "zero.ipynb", "link.py"}, rows
+    assert rows["fifo.py"]["error"].startswith("not a regular file") and rows["fifo.py"]["status"] == "failed"
+    assert all(rows[n]["error"].startswith("a symbolic link") for n in ("zero.ipynb", "link.py")), rows
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
