@@ -819,3 +819,23 @@ def test_every_submission_entry_gets_a_row_a_fifo_and_a_device_link_too(tmp_path
     assert rows["fifo.py"]["error"].startswith("not a regular file") and rows["fifo.py"]["status"] == "failed"
     assert all(rows[n]["error"].startswith("a symbolic link") for n in ("zero.ipynb", "link.py")), rows
     assert rows["right.py"]["passed"] == "True", rows["right.py"]
+
+
+@pytest.mark.parametrize("command, seed", [("check", None), ("grade", "5")])
+def test_an_entropy_that_drops_the_small_weights_fails(tmp_path, console_script, command, seed):
+    """No case had a weight below 3e-4 (1e-3 without a seed): an entropy that counted only weights above 1e-3,
+    each dropped term worth up to 0.007 nats, passed every probe of ``check`` and of seed 5; above 1e-4, almost
+    every seed. The causal case's scores are now eight times larger: weights down to 1e-7."""
+    (tmp_path / "dropped.py").write_text("import numpy as np\n\n\ndef attention_entropy(weights):\n"
+                                         "    kept = np.where(weights > 1e-3, weights, 1.0)\n"
+                                         "    return -np.sum(np.where(weights > 1e-3, weights * np.log(kept), 0.0), axis=-1)\n")
+    argv = [command, "attention_entropy", str(tmp_path / "dropped.py")] if command == "check" else [
+        command, str(tmp_path), "--exercise", "attention_entropy", "--per-student", "--json", "--no-progress",
+        "--seed", seed]
+    done = subprocess.run([console_script, *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 or "failed" in done.stdout, done.stdout
+    if command == "grade":
+        row, = json.loads(done.stdout)
+        assert not row["passed"] and row["probe"] == "masks", row
+    else:
+        assert "causal weights (4, 4)" in done.stdout, done.stdout
