@@ -853,15 +853,25 @@ AXIS_SOFTMAX = """
         weights = ae.softmax(scores if mask is None else np.where(mask, scores, -np.inf), axis=-1)
         return weights @ V, weights
     """
+SUBMODULE_SOFTMAX = """
+    from attention_edu.softmax import softmax                  # the package's softmax, by its module
+
+    def scaled_dot_product_attention(Q, K, V, mask=None):
+        scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        weights = softmax(scores if mask is None else np.where(mask, scores, -np.inf))
+        return weights @ V, weights
+    """
 
 
 @pytest.mark.parametrize("exercise, source, passes", [("attention_backward", BORROWED_BACKWARD, False),
-                                                      ("scaled_dot_product_attention", AXIS_SOFTMAX, True)])
+                                                      ("scaled_dot_product_attention", AXIS_SOFTMAX, True),
+                                                      ("scaled_dot_product_attention", SUBMODULE_SOFTMAX, True)])
 def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exercise, source, passes):
     """ae offered every earlier exercise's reference, the package's or not, and only positionally: an
     attention_backward made of ae.backward_ds and its siblings (AttributeError in class: the package has no
     such functions) passed every probe, and an honest attention calling ae.softmax(scores, axis=-1), as
-    the package allows, passed none (TypeError)."""
+    the package allows, passed none (TypeError); one importing softmax from attention_edu.softmax passed none
+    either (NameError: a submodule's import became ``pass``)."""
     _notebook(tmp_path / "nb.ipynb", "import math\nimport numpy as np\nimport attention_edu as ae\n", source)
     row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "nb.ipynb", "3").stdout)
     assert row["passed"] is passes, row
