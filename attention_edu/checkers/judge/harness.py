@@ -105,14 +105,14 @@ class Child:
 
     def _helper(self, request: dict) -> dict:
         """Compute a library function the exercise lets the submission call, on plain data, here."""
-        name, args = request.get("helper"), request.get("args")
+        name, args, kwargs = request.get("helper"), request.get("args"), request.get("kwargs", {})
         function = self.helpers.get(name) if type(name) is str else None     # a forged frame's name: any plain value
-        if function is None or type(args) is not list:
+        if function is None or type(args) is not list or type(kwargs) is not dict:
             return {"error": f"ae.{str(name)[:40]} is not available in this exercise"}
-        if _helper_size(args) > HELPER_LIMIT:      # the judge computes it, outside the sandbox's limits
+        if _helper_size(args + list(kwargs.values())) > HELPER_LIMIT:      # computed here, outside the sandbox's limits
             return {"error": f"ae.{name} is computed here only on smaller inputs: use smaller arrays"}
         try:
-            return {"value": protocol.plain(function(*args))}
+            return {"value": protocol.plain(function(*args, **kwargs))}
         except Exception as err:  # a wrong argument of the student's: the student's error
             return {"error": f"ae.{name} raised {type(err).__name__}: {str(err)[:300]}"}
 

@@ -3,7 +3,7 @@
 A ``.py`` file is decoded as Python decodes it (a BOM, a coding cookie). A notebook runs as it ran
 in class (docs/teachers.md, "Collect"): every code cell in order, less the statements that call one
 of the package's checkers and the cells that only display. Its own imports of ``attention_edu``,
-however nested, bind the worker's ``ae`` instead (a submodule's become ``pass``): the sandbox cannot
+however nested, bind the worker's ``ae`` instead (a submodule's names too): the sandbox cannot
 import the package, and ``ae`` offers a later exercise's notebook the helpers the judge computes.
 Every edit keeps the line numbers, so an error points at the line the student wrote.
 """
@@ -80,10 +80,10 @@ def _ours(module: str | None) -> bool:
 
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
-    package and its names become the worker's ``ae`` and its names; a submodule's, ``pass``."""
+    package and its names, a submodule's names too, become the worker's ``ae`` and its names."""
     for node in ast.walk(statement):
         if isinstance(node, ast.ImportFrom) and _ours(node.module):
-            names = [a for a in node.names if node.module == "attention_edu" and a.name != "*"]
+            names = [a for a in node.names if a.name != "*"]        # attention_edu.softmax.softmax is ae.softmax
             yield node, "; ".join(f"{a.asname or a.name} = ae.{a.name}" for a in names) or "pass"
         elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
             kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu

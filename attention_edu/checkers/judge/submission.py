@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
+from ...dot_product import scaled_dot_product_attention
+from ...masks import causal_mask, padding_mask
+from ...multi_head import merge_heads, multi_head_attention, split_heads
+from ...softmax import softmax, softmax_jacobian
 from ..records import hidden_cases, probe_counts
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 from .source import notebook_cells, python_text
@@ -29,6 +33,9 @@ DEFAULT_BUDGET = 60.0
 #: What a student reads when an import is refused ({name} is the module).
 NOT_ALLOWED = "this exercise asks for your own NumPy code; `import {name}` is not allowed here"
 _WORKER = str(Path(__file__).with_name("worker.py"))
+#: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
+PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
+                                   merge_heads, multi_head_attention, softmax_jacobian)}
 _LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
 _LOCK = threading.Lock()
 _STOPPED = threading.Event()
@@ -165,7 +172,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     if row.error is None:
         try:
             earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
-            helpers = {n: EXERCISES[n].reference for n in earlier} if notebook else {}
+            helpers = {n: PACKAGE[n] for n in earlier if n in PACKAGE} if notebook else {}
             allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
             with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
                 load = remote.start()

@@ -96,11 +96,11 @@ class Helpers:
             raise AttributeError(name)
         inp, out = self._fds
 
-        def helper(*args):
+        def helper(*args, **kwargs):
             if name not in self._names:
                 raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy code "
                                      f"(you may use {', '.join('ae.' + n for n in self._names) or 'nothing of it'})")
-            protocol.send(out, {"helper": name, "args": protocol.plain(list(args))})
+            protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
             reply = protocol.receive(inp, time.monotonic() + 60)
             if reply.get("error"):
                 raise ValueError(reply["error"])

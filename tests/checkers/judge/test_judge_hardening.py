@@ -819,3 +819,69 @@ def test_every_submission_entry_gets_a_row_a_fifo_and_a_device_link_too(tmp_path
     assert rows["fifo.py"]["error"].startswith("not a regular file") and rows["fifo.py"]["status"] == "failed"
     assert all(rows[n]["error"].startswith("a symbolic link") for n in ("zero.ipynb", "link.py")), rows
     assert rows["right.py"]["passed"] == "True", rows["right.py"]
+
+
+@pytest.mark.parametrize("command, seed", [("check", None), ("grade", "5")])
+def test_an_entropy_that_drops_the_small_weights_fails(tmp_path, console_script, command, seed):
+    """No case had a weight below 3e-4 (1e-3 without a seed): an entropy that counted only weights above 1e-3,
+    each dropped term worth up to 0.007 nats, passed every probe of ``check`` and of seed 5; above 1e-4, almost
+    every seed. The causal case's scores are now eight times larger: weights down to 1e-7."""
+    (tmp_path / "dropped.py").write_text("import numpy as np\n\n\ndef attention_entropy(weights):\n"
+                                         "    kept = np.where(weights > 1e-3, weights, 1.0)\n"
+                                         "    return -np.sum(np.where(weights > 1e-3, weights * np.log(kept), 0.0), axis=-1)\n")
+    argv = [command, "attention_entropy", str(tmp_path / "dropped.py")] if command == "check" else [
+        command, str(tmp_path), "--exercise", "attention_entropy", "--per-student", "--json", "--no-progress",
+        "--seed", seed]
+    done = subprocess.run([console_script, *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 or "failed" in done.stdout, done.stdout
+    if command == "grade":
+        row, = json.loads(done.stdout)
+        assert not row["passed"] and row["probe"] == "masks", row
+    else:
+        assert "causal weights (4, 4)" in done.stdout, done.stdout
+
+
+BORROWED_BACKWARD = """
+    def attention_backward(Q, K, V, d_output, mask=None):      # no gradient of the student's own
+        _, W = ae.scaled_dot_product_attention(Q, K, V, mask)
+        dS = ae.backward_ds(W, ae.backward_dw(V, d_output))
+        return ae.backward_dq(dS, K), ae.backward_dk(dS, Q), ae.backward_dv(W, d_output)
+    """
+AXIS_SOFTMAX = """
+    def scaled_dot_product_attention(Q, K, V, mask=None):     # ae.softmax as the package has it, with axis=
+        scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        weights = ae.softmax(scores if mask is None else np.where(mask, scores, -np.inf), axis=-1)
+        return weights @ V, weights
+    """
+SUBMODULE_SOFTMAX = """
+    from attention_edu.softmax import softmax                  # the package's softmax, by its module
+
+    def scaled_dot_product_attention(Q, K, V, mask=None):
+        scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        weights = softmax(scores if mask is None else np.where(mask, scores, -np.inf))
+        return weights @ V, weights
+    """
+
+
+@pytest.mark.parametrize("exercise, source, passes", [("attention_backward", BORROWED_BACKWARD, False),
+                                                      ("scaled_dot_product_attention", AXIS_SOFTMAX, True),
+                                                      ("scaled_dot_product_attention", SUBMODULE_SOFTMAX, True)])
+def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exercise, source, passes):
+    """ae offered every earlier exercise's reference, the package's or not, and only positionally: an
+    attention_backward made of ae.backward_ds and its siblings (AttributeError in class: the package has no
+    such functions) passed every probe, and an honest attention calling ae.softmax(scores, axis=-1), as
+    the package allows, passed none (TypeError); one importing softmax from attention_edu.softmax passed none
+    either (NameError: a submodule's import became ``pass``)."""
+    _notebook(tmp_path / "nb.ipynb", "import math\nimport numpy as np\nimport attention_edu as ae\n", source)
+    row, = json.loads(_check_or_grade(console_script, "grade", exercise, tmp_path / "nb.ipynb", "3").stdout)
+    assert row["passed"] is passes, row
+    if not passes:
+        assert row["probes_passed"] == 0 and row["probe"] == "runs", row
+        done = _check_or_grade(console_script, "check", exercise, tmp_path / "nb.ipynb", "3")
+        assert "AttributeError" in done.stdout and "ae.backward_dw is not available here" in done.stdout, done.stdout
+    import attention_edu
+    from attention_edu.checkers.judge.submission import PACKAGE
+    assert PACKAGE == {n: getattr(attention_edu, n) for n in EXERCISES if hasattr(attention_edu, n)}
+    child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
+    assert "use smaller arrays" in child._helper({"helper": "causal_mask", "args": [], "kwargs": {"m": 10 ** 5}})[
+        "error"]                                                  # a keyword argument counts towards the bound
