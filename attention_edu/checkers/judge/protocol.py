@@ -171,17 +171,18 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
     if tag == "$e":
         return Ellipsis
     if tag == "$x" and type(body) is str:
-        return _unsupported(body)
+        return _unsupported(body, new=left[0] > MAX_VALUES - 256)
     raise ProtocolError(f"an unknown tag {str(tag)[:20]!r}")
 
 
 _KINDS: dict[str, type] = {}
 
 
-def _unsupported(what: str) -> Unsupported:
+def _unsupported(what: str, new: bool = True) -> Unsupported:
     """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
     name = "".join(c if c.isprintable() else "?" for c in what.removeprefix("an ").removeprefix("a ")[:80]) or "value"
-    if name not in _KINDS and len(_KINDS) < 256:
+    if new and name not in _KINDS:      # new: among a message's first 256 values (a class costs a kilobyte); a full
+        _KINDS.clear() if len(_KINDS) >= 256 else None     # table is emptied: one submission's never unname another's
         _KINDS[name] = type(name, (Unsupported,), {})
     return _KINDS.get(name, Unsupported)(what)
 

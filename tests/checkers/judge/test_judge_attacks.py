@@ -335,3 +335,22 @@ def test_a_submission_cannot_multiply_its_memory_by_forking(tmp_path, softmax_so
     assert check.returncode == 1, check
     assert f"PermissionError: [Errno 13] Permission denied (line {fork_line} in softmax)" in check.stdout, check
     assert _running() == []
+
+
+def test_many_kinds_of_object_from_one_submission_leave_a_classmates_kind_named(tmp_path):
+    """The grader names what a submission returned that is not plain data after its class, from one
+    table per grader process of at most 256 names. A submission returning 300 new classes each call
+    filled it, so a classmate graded after it in the same ``grade`` (which grades every file through
+    ``grade_one`` in one process) read "weights is a Unsupported, not an array" instead of "weights is
+    a RedTeamEightWeights object" (red team 8)."""
+    from attention_edu.checkers.judge.submission import grade_one
+
+    flood, classmate = tmp_path / "a_flood.py", tmp_path / "b_object.py"
+    flood.write_text("import itertools\nfresh = itertools.count()\n\ndef softmax(x, axis=-1):\n"
+                     "    return [type(f'Kind{next(fresh)}', (), {})() for _ in range(300)]\n")
+    classmate.write_text("class RedTeamEightWeights:\n    pass\n\ndef softmax(x, axis=-1):\n"
+                         "    return RedTeamEightWeights()\n")
+    assert grade_one("softmax", flood, seed=1).probes_passed == 0
+    row = grade_one("softmax", classmate, seed=1)
+    assert "weights is a RedTeamEightWeights object, not an array" in row.message, row.message
+    assert row.hint_id == "harness.wrong-type", row
