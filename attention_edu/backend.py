@@ -21,7 +21,7 @@ import array_api_compat
 import numpy as np
 
 __all__ = [
-    "Backend", "get_xp", "to_numpy", "numpy_backend", "is_numpy_namespace", "format_array",
+    "Backend", "get_xp", "to_numpy", "numpy_backend", "checked_backend", "is_numpy_namespace", "format_array",
     "host_numpy", "cupy_if_available", "device_of", "quiet_overflow", "read_only",
 ]
 
@@ -206,6 +206,13 @@ def numpy_backend(dtype: str = "float64") -> Backend:
     return Backend(np, None, dtype)
 
 
+def checked_backend(function: str, backend: Any, dtype: str = "float64") -> Backend:
+    """``backend`` itself, NumPy's in ``dtype`` for None, a TypeError naming ``function`` for anything else."""
+    if backend is not None and not isinstance(backend, Backend):
+        raise TypeError(f"{function}: backend must be a Backend, like numpy_backend(), got {backend!r:.40}")
+    return numpy_backend(dtype) if backend is None else backend
+
+
 def format_array(x: Any, precision: int = 3, max_elements: int = 400) -> str:
     """A NumPy-style text picture of any backend's array, for step tables."""
     host = to_numpy(x)
@@ -218,11 +225,8 @@ def cupy_if_available() -> Any:
     """The ``cupy`` module when it imports and sees a CUDA device, else ``None``."""
     try:
         import cupy
-    except ImportError:
-        return None
-    try:
         return cupy if cupy.cuda.is_available() else None
-    except Exception:  # a broken CUDA install reports itself in many ways
+    except Exception:  # not installed (ImportError), or a broken CUDA install, which reports itself in many ways
         return None
 
 

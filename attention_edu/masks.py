@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .backend import Backend, get_xp, numpy_backend
+from .backend import Backend, checked_backend, get_xp
 from .shapes import Dims, positive_int
 
 __all__ = ["causal_mask", "padding_mask", "apply_mask"]
@@ -57,7 +57,7 @@ def causal_mask(m: int, n: int | None = None, backend: Backend | None = None) ->
     """
     m = positive_int("causal_mask", "m", m)
     n = m if n is None else positive_int("causal_mask", "n", n)
-    be = backend or numpy_backend()
+    be = checked_backend("causal_mask", backend)
     xp = be.xp
     rows = xp.reshape(xp.arange(m, device=be.device), (m, 1))  # (m, 1)
     cols = xp.reshape(xp.arange(n, device=be.device), (1, n))  # (1, n)

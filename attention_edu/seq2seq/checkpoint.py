@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..backend import Backend, numpy_backend
+from ..backend import Backend, checked_backend
 from ..backend import host_numpy as np
 from .config import FORMAT, ModelConfig, parameter_shapes
 from .model import Seq2Seq
@@ -101,8 +101,7 @@ def load_model(path: Any, backend: Backend | None, fmt: str, make_config: Any, s
         raise CheckpointError(f"load: {path}: its config does not describe a model ({build.__name__}): {err}") from None
     expected = shapes(config)
     check_arrays(path, arrays, expected, f"{build.__name__} for {config.task}")
-    if backend is None:
-        backend = numpy_backend(str(arrays[next(iter(expected))].dtype))
+    backend = checked_backend("load", backend, str(arrays[next(iter(expected))].dtype))
     return build(config, {k: backend.asarray(arrays[k]) for k in expected}, backend)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..backend import Backend, numpy_backend, to_numpy
+from ..backend import Backend, checked_backend, to_numpy
 from ..backend import host_numpy as np
 from .config import FORMAT, ModelConfig, initial_parameters
 from .decoding import greedy_decode
@@ -52,7 +52,7 @@ class Seq2Seq:
     @classmethod
     def initialize(cls, config: ModelConfig, seed: int = 0, backend: Backend | None = None) -> Seq2Seq:
         """A fresh model: parameters drawn with ``seed`` (see :func:`initial_parameters`)."""
-        backend = numpy_backend("float64") if backend is None else backend
+        backend = checked_backend("Seq2Seq.initialize", backend)
         return cls(config, initial_parameters(config, seed, backend), backend)
 
     # -- data -----------------------------------------------------------------

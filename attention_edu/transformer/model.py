@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backend import Backend, numpy_backend, to_numpy
+from ..backend import Backend, checked_backend, to_numpy
 from ..backend import host_numpy as np
 from ..layers.embedding import embed, embed_backward
 from ..layers.layer_norm import layer_norm, layer_norm_backward
@@ -62,7 +62,7 @@ class Transformer:
 
     @classmethod
     def initialize(cls, config: TransformerConfig, seed: int = 0, backend: Backend | None = None) -> Transformer:
-        backend = numpy_backend("float64") if backend is None else backend
+        backend = checked_backend("Transformer.initialize", backend)
         return cls(config, initial_parameters(config, seed, backend), backend)
 
     # -- data -------------------------------------------------------------------

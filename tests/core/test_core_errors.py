@@ -51,6 +51,8 @@ BAD_CALLS = [
     ("mask-wrong-shape", lambda: SDPA(Q, K, V, np.ones((5, 5), bool)), ae.ShapeError,
      ["scaled_dot_product_attention:", "mask has shape (5, 5)", "(..., m, n)", "m = 5 from Q (5, 3)",
       "n = 6 from K (6, 3)"]),
+    ("backend-a-name", lambda: ae.causal_mask(3, backend="torch"), TypeError,        # 'str' has no attribute 'xp'
+     ["causal_mask:", "backend must be a Backend", "numpy_backend()", "got 'torch'"]),
     ("mask-transposed", lambda: SDPA(Q, K, V, ae.causal_mask(6, 5)), ae.ShapeError,
      ["scaled_dot_product_attention:", "mask has shape (6, 5)", "n = 6 from K (6, 3)"]),
     ("mask-int", lambda: SDPA(Q, K, V, np.ones((5, 6), int)), TypeError,
@@ -254,6 +256,22 @@ def test_scores_that_overflow_get_one_clear_error_naming_the_caller(name):
 def test_blockwise_attention_names_a_list_argument(method):
     with pytest.raises(TypeError, match=r"^blockwise_attention: Q is a list, not an array"):
         ae.blockwise_attention([[1.0, 2.0]], np.ones((3, 2)), np.ones((3, 2)), method=method)
+
+
+def test_models_name_a_backend_that_is_not_one(tmp_path):
+    from attention_edu import seq2seq
+    from attention_edu.seq2seq import Seq2Seq
+    from attention_edu.seq2seq.config import ModelConfig
+    from attention_edu.transformer import Transformer, TransformerConfig
+
+    config = ModelConfig("reverse", "luong-dot", "abcd", "abcd", embedding=3, hidden=4)
+    with pytest.raises(TypeError, match="Seq2Seq.initialize: backend must be a Backend.*got 'cupy'"):
+        Seq2Seq.initialize(config, backend="cupy")
+    with pytest.raises(TypeError, match="Transformer.initialize: backend must be a Backend.*got 'cupy'"):
+        Transformer.initialize(TransformerConfig("sort", layers=1, heads=1, d_model=4), backend="cupy")
+    Seq2Seq.initialize(config).save(tmp_path / "m.npz")
+    with pytest.raises(TypeError, match="load: backend must be a Backend.*got 'float32'"):
+        seq2seq.load(tmp_path / "m.npz", backend="float32")
 
 
 def test_a_multi_head_mask_may_add_only_unit_batch_axes():
