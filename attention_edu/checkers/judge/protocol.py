@@ -70,8 +70,7 @@ class Unsupported:
 def _describe(value: Any) -> str:
     kind = type(value).__name__
     if isinstance(value, np.ndarray):
-        return f"a {kind} (an ndarray subclass)" if type(value) is not np.ndarray else \
-            f"an array of dtype {value.dtype}"
+        return f"a {kind} (an ndarray subclass)" if type(value) is not np.ndarray else f"an array of dtype {value.dtype}"
     try:
         has_array = hasattr(value, "__array__")
     except Exception:
@@ -181,8 +180,9 @@ _KINDS: dict[str, type] = {}
 def _unsupported(what: str, new: bool = True) -> Unsupported:
     """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
     name = "".join(c if c.isprintable() else "?" for c in what.removeprefix("an ").removeprefix("a ")[:80]) or "value"
-    if new and name not in _KINDS:      # new: among a message's first 256 values (a class costs a kilobyte); a full
-        _KINDS.clear() if len(_KINDS) >= 256 else None     # table is emptied: one submission's never unname another's
+    if new and name not in _KINDS:      # new: among a message's first 256 values (a class costs a kilobyte)
+        if len(_KINDS) >= 256:          # full: emptied, so that one submission's kinds never unname another's
+            _KINDS.clear()
         _KINDS[name] = type(name, (Unsupported,), {})
     return _KINDS.get(name, Unsupported)(what)
 
