@@ -1,13 +1,15 @@
 """Shared test configuration: a quick hypothesis profile, a seeded generator, the backend matrix,
-and the notebook readers (``from tests.conftest import load_notebook, cell_source, cell_output_text``:
-pytest registers this module as ``tests.conftest``).
+the notebook readers and the sandbox tests' :func:`ipc_left` (``from tests.conftest import
+load_notebook, ipc_left``: pytest registers this module as ``tests.conftest``).
 
 Tests may import NumPy freely; only the library is restricted to attention_edu/backend.py.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import pathlib
 import sys
 
@@ -145,3 +147,21 @@ def softmax(x):
 def softmax_source() -> str:
     """The source of a correct softmax submission (:data:`SOFTMAX_SOURCE`)."""
     return SOFTMAX_SOURCE
+
+
+def ipc_left(key: int, queue: str, remove: bool) -> list[str]:
+    """The System V objects of ``key`` and the message queue ``queue`` that exist outside (removed if asked)."""
+    libc, left = ctypes.CDLL(None, use_errno=True), []
+    for kind, get, drop in (("shm", lambda: libc.shmget(key, 0, 0), lambda i: libc.shmctl(i, 0, None)),
+                            ("msg", lambda: libc.msgget(key, 0), lambda i: libc.msgctl(i, 0, None)),
+                            ("sem", lambda: libc.semget(key, 0, 0), lambda i: libc.semctl(i, 0, 0))):
+        if (ident := get()) >= 0:                               # IPC_RMID is 0 for all three
+            left.append(kind)
+            if remove:
+                drop(ident)
+    if (mq := libc.mq_open(queue.encode(), os.O_RDONLY)) >= 0:
+        left.append("mq")
+        os.close(mq)
+        if remove:
+            libc.mq_unlink(queue.encode())
+    return left

@@ -1,6 +1,6 @@
 """The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`; stdlib only.
 
-Where an unprivileged user may, it enters new user, PID, network and mount namespaces and mounts a
+Where an unprivileged user may, it enters new user, PID, network, mount and IPC namespaces and mounts a
 tmpfs of ``disk_mb`` over the private directory. It becomes a child subreaper and forks the worker:
 PID 1 of the new PID namespace, dying with the launcher, with the rlimits, ``no_new_privs``, no
 capabilities for a root judge (uid 0 is exempt from ``RLIMIT_NPROC``: ``pid_max`` 301 in its PID
@@ -21,19 +21,20 @@ import signal
 import struct
 import sys
 
-NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace")
+NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace", "ipc-namespace")
 _LINUX = sys.platform.startswith("linux")
-_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
 _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
-# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied: socket(2), fork, vfork, metadata
+# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied: socket(2), fork, vfork, metadata, IPC
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198,
-                                     199, 235, 260, 261, 268, 280, 452, 463, 466)),
-    "aarch64": (0xC00000B7, 220, 435, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466))}
+    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235,
+                                     260, 261, 268, 280, 452, 463, 466, *range(29, 32), *range(64, 72), 220, 240, 241)),
+    "aarch64": (0xC00000B7, 220, 435, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, 452, 463, 466,
+                                       *range(180, 182), *range(186, 197)))}
 _CAN_FILTER = _LINUX and os.uname().machine in _SYSCALLS
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT, _CLONE_THREAD = 22, 2, 0x40000000, 0x10000
 _RET_ALLOW, _RET_KILL_PROCESS, _RET_EACCES, _RET_ENOSYS = 0x7FFF0000, 0x80000000, 0x50000 | 13, 0x50000 | 38
@@ -51,9 +52,8 @@ def _enter_namespaces(disk_mb: int) -> None:
     """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves; a
     tmpfs over the working directory (the new namespace's mounts never propagate out: mount_namespaces(7))."""
     uid, gid, private = os.geteuid(), os.getegid(), os.getcwd()
-    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS)
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                       ("gid_map", f"{gid} {gid} 1")):
+    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
     _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
@@ -81,10 +81,10 @@ def _bound_root_namespace(processes: int) -> None:
 
 
 def _deny_calls() -> None:
-    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``),
-    ``socket(2)`` (pathname unix sockets, UDP) and metadata changes fail with EACCES; ``clone3``,
-    whose flags a filter cannot read, fails with ENOSYS (glibc then makes its threads with
-    ``clone``); a call of another ABI (i386, x32) kills the process."""
+    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``), ``socket(2)``
+    (pathname unix sockets, UDP), metadata changes, System V IPC and POSIX message queues (their objects
+    outlive the worker) fail with EACCES; ``clone3``, whose flags a filter cannot read, fails with ENOSYS
+    (glibc then makes its threads with ``clone``); a call of another ABI (i386, x32) kills the process."""
     arch, clone, clone3, denied = _SYSCALLS[os.uname().machine]
     load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
     program = [                     # (code, jump if true, jump if false, operand k); a name: that return

@@ -27,6 +27,7 @@ import pytest
 
 from attention_edu.checkers.judge.sandbox import available_layers
 from attention_edu.checkers import EXERCISES
+from tests.conftest import ipc_left
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKER = str(ROOT / "attention_edu" / "checkers" / "judge" / "worker.py")
@@ -194,6 +195,15 @@ ATTACKS = {
                     break
             return x
         """, "check softmax: failed."),
+    # System V objects and POSIX message queues outlive their process: 64 MiB left in the grader's machine
+    "ipc_leftovers": (textwrap.dedent("""
+        import sys
+        sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmget({key}, 64 << 20, 0o1666), libc.msgget({key}, 0o1666), libc.semget({key}, 1, 0o1666)
+        libc.mq_open({queue!r}.encode(), 0o102, 0o666, None)           # O_CREAT | O_RDWR
+        """) + WRONG, "check softmax: failed."),
     "terminal_escapes": ("""
         def softmax(x):
             print("\\x1b[2J\\x1b[H\\rcheck softmax: passed.")
@@ -230,7 +240,8 @@ def classroom(tmp_path_factory, softmax_source, console_script):
     for name, source in honest.items():
         (folder / name).write_text(source)
     fill = {"csv": str(book), "classmate": str(folder / "right.py"), "cwd": str(cwd), "marker": str(marker),
-            "package": str(PACKAGE_FILE), "root": str(ROOT), "table": _replay_table()}
+            "package": str(PACKAGE_FILE), "root": str(ROOT), "table": _replay_table(),
+            "key": int.from_bytes(os.urandom(3), "little") + 1, "queue": f"/attention-edu-{os.getpid()}"}
     for name, (source, _) in ATTACKS.items():
         (folder / f"{name}.py").write_text(textwrap.dedent(source).format(**{**fill, "table": "TABLE_"}).replace(
             "TABLE_", fill["table"]))
@@ -254,7 +265,7 @@ def classroom(tmp_path_factory, softmax_source, console_script):
             "again_rows": _rows(book.read_bytes()),
             "before": before, "later": _digest(package + [folder / n for n in honest]), "checks": checks,
             "cwd": sorted(p.name for p in cwd.iterdir()), "outside": sorted(outside.iterdir()),
-            "running": _running(), "folder": folder}
+            "running": _running(), "folder": folder, "ipc": ipc_left(fill["key"], fill["queue"], remove=True)}
 
 
 def _rows(raw: bytes) -> dict[str, dict]:
@@ -276,6 +287,7 @@ def test_attack_fails_and_harms_nobody(classroom, attack):
     assert classroom["after"] == classroom["graded"], "the gradebook changed after grade returned"
     assert classroom["cwd"] == ["grades.csv"] and classroom["outside"] == [], "written outside a private dir"
     assert classroom["running"] == [], classroom["running"]
+    assert classroom["ipc"] == [], f"IPC objects outlived their submission: {classroom['ipc']}"
     assert classroom["again"].returncode == 0 and classroom["again_rows"]["right.py"]["passed"] == "True"
     check = classroom["checks"][attack]
     output = check.stdout.decode() + check.stderr.decode()

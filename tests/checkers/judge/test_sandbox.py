@@ -29,6 +29,7 @@ import pytest
 
 from attention_edu.checkers.judge import sandbox, worker
 from attention_edu.checkers.judge.sandbox import Limits, landlock_abi, package_dirs, readable, spawn
+from tests.conftest import ipc_left
 
 ROOT = Path(__file__).resolve().parents[3]
 JUDGE = ROOT / "attention_edu" / "checkers" / "judge"
@@ -594,6 +595,41 @@ def test_a_student_starts_no_process_but_threads(tmp_path, namespaces, seccomp):
     assert {call: outcomes[call] for call in calls} == dict.fromkeys(calls, "EACCES" if seccomp else "done")
     assert outcomes["thread"] == "done" and outcomes["thread ran"] == 1, outcomes
     assert process.returncode == 0
+
+
+IPC_OBJECTS = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def made(result):
+    if result < 0:
+        raise OSError(ctypes.get_errno(), "refused")
+key, queue = ARGS["key"], ARGS["queue"].encode()
+attempt("shmget", lambda: made(libc.shmget(key, 1 << 20, 0o1600)))        # IPC_CREAT | 0600
+attempt("msgget", lambda: made(libc.msgget(key, 0o1600)))
+attempt("semget", lambda: made(libc.semget(key, 1, 0o1600)))
+attempt("mq_open", lambda: made(libc.mq_open(queue, os.O_CREAT | os.O_RDWR, 0o600, None)))
+"""
+
+
+@needs_seccomp
+@pytest.mark.parametrize(("namespaces", "seccomp"), [
+    pytest.param(True, False, marks=needs_namespaces, id="ipc-namespace"), (False, True),
+    pytest.param(False, False, id="control")])
+def test_no_ipc_object_outlives_the_worker(tmp_path, namespaces, seccomp):
+    """System V shared memory, queues and semaphores and POSIX message queues outlive the process
+    that made them: a submission could leave gigabytes of shared memory in the grader's machine, or
+    pass notes to a later one. The IPC namespace takes them with the worker; seccomp refuses the
+    calls. Control: with neither, each is made and stays."""
+    key, queue = int.from_bytes(os.urandom(3), "little") + 1, f"/attention-edu-{uuid.uuid4().hex}"
+    try:
+        outcomes, _ = run_attack(IPC_OBJECTS, tmp_path / "private", namespaces=namespaces,
+                                 use_landlock=False, seccomp=seccomp, key=key, queue=queue)
+        left = ipc_left(key, queue, remove=False)
+    finally:
+        ipc_left(key, queue, remove=True)
+    calls = ("shmget", "msgget", "semget", "mq_open")
+    assert outcomes == dict.fromkeys(calls, "EACCES" if seccomp else "done")
+    assert left == ([] if namespaces or seccomp else ["shm", "msg", "sem", "mq"])
 
 
 # ------------------------------------------------------------------ resource limits
