@@ -283,6 +283,59 @@ def test_a_student_reaches_no_unix_socket_and_sends_no_udp(tmp_path, namespaces)
         assert control["unix socket by path"] == "done" and someone_connected(service)
 
 
+URING_SOCKET = """
+import ctypes, mmap, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def uring_socket():
+    # socket(AF_UNIX, SOCK_STREAM) as io_uring's IORING_OP_SOCKET, never as socket(2)
+    params = ctypes.create_string_buffer(120)                       # struct io_uring_params
+    ring_fd = libc.syscall(425, 4, params)                          # io_uring_setup, 4 entries
+    if ring_fd < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+    sq_entries, cq_entries = struct.unpack_from("II", params, 0)
+    _, sq_tail, sq_mask, _, _, _, sq_array = struct.unpack_from("7I", params, 40)
+    cq_head, _, cq_mask, _, _, cqes = struct.unpack_from("6I", params, 80)
+    both = mmap.PROT_READ | mmap.PROT_WRITE
+    ring = mmap.mmap(ring_fd, max(sq_array + 4 * sq_entries, cqes + 16 * cq_entries), mmap.MAP_SHARED, both)
+    sqes = mmap.mmap(ring_fd, 64 * sq_entries, mmap.MAP_SHARED, both, offset=0x10000000)
+    sqes[:32] = struct.pack("BBHiQQI4x", 45, 0, 0, socket.AF_UNIX, socket.SOCK_STREAM, 0, 0)   # IORING_OP_SOCKET
+    tail = struct.unpack_from("I", ring, sq_tail)[0]
+    struct.pack_into("I", ring, sq_array + 4 * (tail & sq_mask), 0)
+    struct.pack_into("I", ring, sq_tail, tail + 1)
+    if libc.syscall(426, ring_fd, 1, 1, 1, None, 0) < 0:            # io_uring_enter: submit 1, wait for 1
+        raise OSError(ctypes.get_errno(), "io_uring_enter")
+    head = struct.unpack_from("I", ring, cq_head)[0]
+    made = struct.unpack_from("i", ring, cqes + 16 * (head & cq_mask) + 8)[0]
+    if made < 0:
+        raise OSError(-made, "IORING_OP_SOCKET")
+    return made
+def connect():
+    with socket.socket(fileno=uring_socket()) as client:
+        client.connect(ARGS["path"])
+attempt("unix socket through io_uring", connect)
+"""
+
+
+@needs_seccomp
+@both_modes
+def test_io_uring_opens_no_socket_either(tmp_path, namespaces):
+    """io_uring's operations run in the kernel without passing seccomp: its IORING_OP_SOCKET made the
+    unix socket that socket(2) may not, and reached a pathname unix socket (docker.sock). The filter
+    refuses io_uring itself. Control: without the filter, the same worker connects."""
+    path = tmp_path / "service.sock"
+    with socket.socket(socket.AF_UNIX) as service:
+        service.bind(str(path))
+        service.listen(1)
+        service.setblocking(False)
+        outcomes, _ = run_attack(URING_SOCKET, tmp_path / "private", namespaces=namespaces, path=str(path))
+        assert outcomes == {"unix socket through io_uring": "EACCES"}
+        assert not someone_connected(service)
+        control, _ = run_attack(URING_SOCKET, tmp_path / "control", namespaces=namespaces, seccomp=False,
+                                path=str(path))
+        assert control == {"unix socket through io_uring": "done"} and someone_connected(service)
+
+
 # ------------------------------------------------------------------ the judge's processes
 
 @pytest.fixture
