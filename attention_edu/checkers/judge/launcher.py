@@ -28,13 +28,13 @@ _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
-# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied: socket(2), fork, vfork, metadata, IPC
-_BOTH = (425, 426, 427, 452, 463, 466)    # io_uring (its operations pass no filter), then three newer calls
+# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied (by kind in :func:`_deny_calls`)
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, 90, 91, 92, 93, 94, 132, 188, 189, 190, 197, 198, 199, 235, 260,
-                                     261, 268, 280, *range(29, 32), *range(64, 72), 220, 240, 241, *_BOTH)),
-    "aarch64": (0xC00000B7, 220, 435, (198, 5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, *range(180, 182), *range(186, 197),
-                                       *_BOTH))}
+    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, *range(90, 95), 132, *range(188, 191), *range(197, 200), 235, 260,
+                                     261, 268, 280, *range(29, 32), *range(64, 72), 220, 240, 241, *range(248, 251),
+                                     *range(425, 428), 452, 463, 466)),
+    "aarch64": (0xC00000B7, 220, 435, (198, *range(5, 8), *range(14, 17), 52, 53, 54, 55, 88, *range(180, 182),
+                                       *range(186, 197), *range(217, 220), *range(425, 428), 452, 463, 466))}
 _CAN_FILTER = _LINUX and os.uname().machine in _SYSCALLS
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT, _CLONE_THREAD = 22, 2, 0x40000000, 0x10000
 _RET_ALLOW, _RET_KILL_PROCESS, _RET_EACCES, _RET_ENOSYS = 0x7FFF0000, 0x80000000, 0x50000 | 13, 0x50000 | 38
@@ -81,10 +81,10 @@ def _bound_root_namespace(processes: int) -> None:
 
 
 def _deny_calls() -> None:
-    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``), ``socket(2)``
-    (pathname unix sockets, UDP) and io_uring, metadata changes, System V IPC and POSIX message queues (their
-    objects outlive the worker) fail with EACCES; ``clone3``, whose flags a filter cannot read, fails with ENOSYS
-    (glibc then makes its threads with ``clone``); a call of another ABI (i386, x32) kills the process."""
+    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``), ``socket(2)`` (pathname unix
+    sockets, UDP) and io_uring (its operations pass no filter), metadata changes, System V IPC, POSIX message queues and
+    keyrings (their objects outlive the worker) fail with EACCES; ``clone3``, whose flags a filter cannot read, fails
+    with ENOSYS (glibc then makes its threads with ``clone``); a call of another ABI (i386, x32) kills the process."""
     arch, clone, clone3, denied = _SYSCALLS[os.uname().machine]
     load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
     program = [                     # (code, jump if true, jump if false, operand k); a name: that return

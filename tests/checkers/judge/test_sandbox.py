@@ -12,6 +12,7 @@ with ``seccomp=False``, testing the other layers alone.
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
 import os
 import signal
@@ -683,6 +684,51 @@ def test_no_ipc_object_outlives_the_worker(tmp_path, namespaces, seccomp):
     calls = ("shmget", "msgget", "semget", "mq_open")
     assert outcomes == dict.fromkeys(calls, "EACCES" if seccomp else "done")
     assert left == ([] if namespaces or seccomp else ["shm", "msg", "sem", "mq"])
+
+
+KEYS = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def add_key(keyring):
+    if libc.syscall(ARGS["add_key"], b"user", ARGS["name"].encode(), b"note", 4, keyring) < 0:
+        raise OSError(ctypes.get_errno(), "add_key")
+attempt("user keyring", lambda: add_key(-4))                     # KEY_SPEC_USER_KEYRING
+attempt("user session keyring", lambda: add_key(-5))
+"""
+
+
+KEY_CALLS = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(os.uname().machine, (0, 0))   # add_key, keyctl
+
+
+def _keys_named(name: str, remove: bool = False) -> int:
+    """How many keys called ``name`` /proc/keys lists (invalidated if asked)."""
+    found = [int(line.split()[0], 16) for line in Path("/proc/keys").read_text().splitlines()
+             if line.split()[-2] == f"{name}:"]
+    for serial in found if remove else ():
+        ctypes.CDLL(None).syscall(KEY_CALLS[1], 21, serial)         # keyctl(KEYCTL_INVALIDATE)
+    return len(found)
+
+
+@needs_seccomp
+@pytest.mark.parametrize(("namespaces", "seccomp"), [
+    pytest.param(True, True, marks=needs_namespaces, id="namespaces"), pytest.param(False, True, id="fallback"),
+    pytest.param(False, False, id="control")])
+def test_no_key_outlives_the_worker(tmp_path, namespaces, seccomp):
+    """The user's keyrings outlive every process of the user: without a user namespace a key added
+    there stayed after the worker ended (a note for the next submission, or the teacher's key quota
+    filled: 200 keys). seccomp refuses the keyring calls. Control: without it, the key is made, and
+    outside a user namespace it stays."""
+    name = f"attention-edu-{uuid.uuid4().hex}"
+    try:
+        outcomes, _ = run_attack(KEYS, tmp_path / "private", namespaces=namespaces, seccomp=seccomp, name=name,
+                                 add_key=KEY_CALLS[0])
+        time.sleep(1)
+        left = _keys_named(name)
+    finally:
+        _keys_named(name, remove=True)
+    assert outcomes == dict.fromkeys(("user keyring", "user session keyring"), "EACCES" if seccomp else "done")
+    assert left == (0 if seccomp else 2)
 
 
 # ------------------------------------------------------------------ resource limits
