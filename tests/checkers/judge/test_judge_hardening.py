@@ -312,6 +312,31 @@ def test_a_submission_cannot_fill_the_disk(tmp_path, console_script, softmax_sou
 
 
 @sandboxed
+def test_folders_nested_deeper_than_python_recurses_leave_nothing_behind(tmp_path, console_script, softmax_source):
+    """Without a mount namespace the private directory is an ordinary folder that the grader removes;
+    shutil.rmtree recursed, so 3,000 nested folders made "the grader failed" that row and stayed."""
+    folder, scratch = tmp_path / "class", tmp_path / "tmp"
+    folder.mkdir()
+    scratch.mkdir()
+    (folder / "nester.py").write_text(textwrap.dedent("""
+        import os
+        for _ in range(3000):
+            os.mkdir("d")
+            os.chdir("d")
+        """) + "def softmax(x):\n    return x\n")
+    (folder / "right.py").write_text(softmax_source)
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True,
+                          env={**os.environ, "TMPDIR": str(scratch), "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    assert done.returncode == 0, done.stderr.decode()
+    rows = _rows(tmp_path / "grades.csv")
+    assert "mount-namespace" not in rows["nester.py"]["sandbox"]
+    assert rows["nester.py"]["error"] == "" and rows["nester.py"]["hint_id"].startswith("value."), rows["nester.py"]
+    assert rows["right.py"]["passed"] == "True", rows["right.py"]
+    assert list(scratch.iterdir()) == [], "a private directory was left behind"
+
+
+@sandboxed
 def test_a_failed_notebook_cell_is_named_when_the_function_then_fails(tmp_path, console_script):
     """A notebook goes on after a failing cell, as Jupyter does; when the function then fails (its
     imports never ran), the verdict says which cell failed, not only the NameError."""
