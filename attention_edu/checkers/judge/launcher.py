@@ -3,7 +3,7 @@
 Where an unprivileged user may, it enters new user, PID, network, mount and IPC namespaces and mounts a tmpfs of
 ``disk_mb`` over the private directory. It becomes a child subreaper and forks the worker: PID 1 of the new PID
 namespace, dying with the launcher, with the rlimits, ``no_new_privs``, no capabilities for a root judge (uid 0 is
-exempt from ``RLIMIT_NPROC``: ``pid_max`` 301 in its PID namespace from Linux 6.14) and the seccomp filter. When
+exempt from ``RLIMIT_NPROC``: ``pid_max`` 301 in its PID namespace from Linux 6.14) and :mod:`.seccomp`'s filter. When
 the worker ends, the judge sends SIGTERM or its lifeline pipe closes (the judge died), it kills every descendant
 still attached and exits with the worker's status. Outside Linux only rlimits apply and only the worker is killed.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import re
@@ -22,22 +23,17 @@ import sys
 
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace", "ipc-namespace")
 _LINUX = sys.platform.startswith("linux")
+_SPEC = importlib.util.spec_from_file_location(      # by path, as this file is run
+    "attention_edu_seccomp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp.py"))
+seccomp = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(seccomp)
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
 _PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
 _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
 _SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
-# seccomp per machine: AUDIT_ARCH, clone, clone3, the calls denied (by kind in :func:`_deny_calls`)
-_SYSCALLS = {
-    "x86_64": (0xC000003E, 56, 435, (41, 57, 58, *range(90, 95), 132, *range(188, 191), *range(197, 200), 235, 260,
-                                     261, 268, 280, *range(29, 32), *range(64, 72), 220, 240, 241, *range(248, 251),
-                                     *range(425, 428), 452, 463, 466)),
-    "aarch64": (0xC00000B7, 220, 435, (198, *range(5, 8), *range(14, 17), 52, 53, 54, 55, 88, *range(180, 182),
-                                       *range(186, 197), *range(217, 220), *range(425, 428), 452, 463, 466))}
-_CAN_FILTER = _LINUX and os.uname().machine in _SYSCALLS
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _X32_SYSCALL_BIT, _CLONE_THREAD = 22, 2, 0x40000000, 0x10000
-_RET_ALLOW, _RET_KILL_PROCESS, _RET_EACCES, _RET_ENOSYS = 0x7FFF0000, 0x80000000, 0x50000 | 13, 0x50000 | 38
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
 
 
@@ -81,25 +77,10 @@ def _bound_root_namespace(processes: int) -> None:
 
 
 def _deny_calls() -> None:
-    """seccomp: a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``), ``socket(2)`` (pathname unix
-    sockets, UDP) and io_uring (its operations pass no filter), metadata changes, System V IPC, POSIX message queues and
-    keyrings (their objects outlive the worker) fail with EACCES; ``clone3``, whose flags a filter cannot read, fails
-    with ENOSYS (glibc then makes its threads with ``clone``); a call of another ABI (i386, x32) kills the process."""
-    arch, clone, clone3, denied = _SYSCALLS[os.uname().machine]
-    load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
-    program = [                     # (code, jump if true, jump if false, operand k); a name: that return
-        (load, 0, 0, 4), (jump_eq, 0, "kill", arch),                  # seccomp_data.arch
-        (load, 0, 0, 0), (jump_ge, "kill", 0, _X32_SYSCALL_BIT),      # seccomp_data.nr
-        (jump_eq, 0, 2, clone), (load, 0, 0, 16),                     # clone (else on by 2): its flags
-        (jump_set, "allow", "deny", _CLONE_THREAD),                   # (args[0], low half): a thread only
-        (jump_eq, "enosys", 0, clone3),                               # clone3: glibc falls back to clone
-        *((jump_eq, "deny", 0, number) for number in denied)]
-    returns = {"allow": _RET_ALLOW, "deny": _RET_EACCES, "kill": _RET_KILL_PROCESS, "enosys": _RET_ENOSYS}
-    at = {name: len(program) + i for i, name in enumerate(returns)}    # a jump's offset counts from i + 1
-    program = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
-               for i, (code, *jumps, k) in enumerate(program)] + [(ret, 0, 0, k) for k in returns.values()]
-    code = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *i) for i in program))
-    fprog = ctypes.create_string_buffer(struct.pack("HP", len(program), ctypes.addressof(code)))
+    """Put :mod:`.seccomp`'s filter on this process (the worker, about to exec): it holds across the exec."""
+    code = seccomp.program(os.getpid())
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = ctypes.create_string_buffer(struct.pack("HP", len(code) // 8, ctypes.addressof(buffer)))
     _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
 
 
@@ -183,7 +164,7 @@ def _launch(config: dict, argv: list[str]) -> None:
             layers, own = list(NAMESPACE_LAYERS), True
         except OSError as error:
             layers = [f"namespaces refused: {error}"]
-    if config["seccomp"] and _CAN_FILTER:
+    if config["seccomp"] and seccomp.CAN_FILTER:
         layers.append("seccomp")
     if _LINUX:
         _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -229,7 +210,7 @@ def _probe() -> dict:
     """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
     found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
                                     " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
-    found["seccomp"] = "active" if _CAN_FILTER else f"unavailable: {sys.platform} {os.uname().machine}"
+    found["seccomp"] = "active" if seccomp.CAN_FILTER else f"unavailable: {sys.platform} {os.uname().machine}"
     reason = f"unavailable: {sys.platform}"
     if _LINUX:
         try:

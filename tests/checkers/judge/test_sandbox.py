@@ -381,7 +381,7 @@ def test_a_restricted_student_cannot_signal_or_write_into_the_judge(tmp_path, na
     if landlock_abi() < 6 and not namespaces:
         pytest.skip(f"Landlock ABI {landlock_abi()} < 6 does not scope signals")
     outcomes, _ = run_attack(SIGNAL_THE_JUDGE, tmp_path / "private", namespaces=namespaces,
-                             judge=judge_stand_in.pid)
+                             judge=judge_stand_in.pid, seccomp=False)       # seccomp would refuse first
     assert outcomes["signal itself"] == "done"
     expected = "ESRCH" if namespaces else "EPERM"   # invisible, or outside the Landlock scope
     assert outcomes["SIGKILL the judge"] == outcomes["SIGSTOP the judge's group"] == expected
@@ -395,7 +395,7 @@ def test_the_pid_namespace_alone_hides_the_judge(tmp_path, judge_stand_in):
     """Without Landlock, the PID namespace still makes the judge unreachable by signals."""
     body = SIGNAL_THE_JUDGE + 'print(json.dumps(["pid and ppid", [os.getpid(), os.getppid()]]))\n'
     outcomes, _ = run_attack(body, tmp_path / "private", namespaces=True, use_landlock=False,
-                             judge=judge_stand_in.pid)
+                             judge=judge_stand_in.pid, seccomp=False)
     assert outcomes["pid and ppid"] == [1, 0]
     assert outcomes["SIGKILL the judge"] == outcomes["SIGSTOP the judge's group"] == "ESRCH"
     assert judge_unharmed(judge_stand_in)
@@ -404,9 +404,56 @@ def test_the_pid_namespace_alone_hides_the_judge(tmp_path, judge_stand_in):
 def test_the_signal_attack_is_a_real_one(tmp_path, judge_stand_in):
     """Control: with no layer, the same worker does reach the stand-in's stdout and kills it."""
     outcomes, _ = run_attack(SIGNAL_THE_JUDGE.replace("alice", "eve"), tmp_path / "private",
-                             namespaces=False, use_landlock=False, judge=judge_stand_in.pid)
+                             namespaces=False, use_landlock=False, judge=judge_stand_in.pid, seccomp=False)
     assert outcomes["SIGKILL the judge"] == "done"
     assert judge_stand_in.wait(timeout=10) == -signal.SIGKILL
+
+
+SIGNAL_ANYONE = """
+import fcntl, signal, socket, struct, threading
+def sigio_kill():        # the kernel sends an fd's SIGIO, as SIGKILL, to its owner: no kill(2) at all
+    read, write = os.pipe()
+    fcntl.fcntl(read, fcntl.F_SETOWN, ARGS["judge"])
+    fcntl.fcntl(read, 10, signal.SIGKILL)                            # F_SETSIG
+    fcntl.fcntl(read, fcntl.F_SETFL, fcntl.fcntl(read, fcntl.F_GETFL) | os.O_ASYNC)
+    os.write(write, b"x")
+attempt("SIGIO as SIGKILL to the judge", sigio_kill)
+if not ARGS["control"]:
+    attempt("SIGSTOP the judge", lambda: os.kill(ARGS["judge"], signal.SIGSTOP))
+    attempt("signal every process", lambda: os.kill(-1, 0))
+    attempt("signal its process group", lambda: os.kill(0, 0))
+    attempt("a pidfd of the judge", lambda: os.pidfd_open(ARGS["judge"]))
+    attempt("a socket's SIGIO to the judge", lambda: fcntl.ioctl(socket.socketpair()[0], 0x8902,    # SIOCSPGRP
+                                                                  struct.pack("i", ARGS["judge"])))
+    attempt("signal itself", lambda: os.kill(os.getpid(), 0))
+    attempt("a pidfd of itself", lambda: os.close(os.pidfd_open(os.getpid())))
+    caught = []
+    signal.signal(signal.SIGUSR1, lambda *_: caught.append(1))
+    attempt("raise", lambda: signal.raise_signal(signal.SIGUSR1))
+    attempt("a thread of its own", lambda: signal.pthread_kill(threading.get_ident(), 0))
+    print(json.dumps(["handler ran", len(caught)]), flush=True)
+"""
+
+
+@needs_seccomp
+@pytest.mark.parametrize("seccomp", [True, False], ids=["seccomp", "control"])
+def test_seccomp_alone_lets_a_worker_signal_only_itself(tmp_path, judge_stand_in, seccomp):
+    """Where neither a PID namespace nor Landlock ABI 6 keeps the grader out of reach (Ubuntu 24.04's
+    own kernel: ABI 4, no unprivileged namespaces), seccomp lets a signal go only to the worker itself:
+    ``kill`` and its kin name its own pid or fail, and no other process becomes an fd's SIGIO owner.
+    Control: without the filter, the SIGIO route alone kills the stand-in."""
+    outcomes, _ = run_attack(SIGNAL_ANYONE, tmp_path / "private", namespaces=False, use_landlock=False,
+                             seccomp=seccomp, judge=judge_stand_in.pid, control=not seccomp)
+    if not seccomp:
+        assert outcomes == {"SIGIO as SIGKILL to the judge": "done"}
+        assert judge_stand_in.wait(timeout=10) == -signal.SIGKILL
+        return
+    refused = ("SIGIO as SIGKILL to the judge", "SIGSTOP the judge", "signal every process", "signal its process group",
+               "a pidfd of the judge", "a socket's SIGIO to the judge")
+    assert {name: outcomes[name] for name in refused} == dict.fromkeys(refused, "EACCES")
+    allowed = ("signal itself", "a pidfd of itself", "raise", "a thread of its own")
+    assert {name: outcomes[name] for name in allowed} == dict.fromkeys(allowed, "done")
+    assert outcomes["handler ran"] == 1 and judge_unharmed(judge_stand_in)
 
 
 # ------------------------------------------------------------------ processes left behind
@@ -576,7 +623,7 @@ def fork_bomb_as_nobody(tmp_path: Path, limits: Limits) -> dict:
     try:
         (shared / "judge_copy").mkdir()
         (shared / "judge_copy" / "__init__.py").write_text("")
-        for name in ("sandbox.py", "launcher.py"):
+        for name in ("sandbox.py", "launcher.py", "seccomp.py"):
             shutil.copy(JUDGE / name, shared / "judge_copy" / name)
         (shared / "work").mkdir()
         os.chown(shared / "work", 65534, 65534)
@@ -876,7 +923,7 @@ def test_the_worker_exit_status_comes_through(tmp_path):
 STANDARD_LIBRARY = set(sys.stdlib_module_names)
 
 
-@pytest.mark.parametrize("name, allowed", [("launcher.py", set()), ("protocol.py", set()),
+@pytest.mark.parametrize("name, allowed", [("launcher.py", set()), ("seccomp.py", set()), ("protocol.py", set()),
                                            ("worker.py", {"landlockpy"}),
                                            ("../../backend.py", {"numpy", "array_api_compat", "cupy"})])   # cupy: in a
                                                                                 # function the worker never calls

@@ -1,0 +1,56 @@
+"""The seccomp filter the launcher puts on a worker just before it execs: the system calls a submission may not make.
+
+Stdlib only, loaded by path as the launcher is. Each refusal closes a way around another layer (docs/teachers.md):
+a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``) would hold the memory limit again;
+``socket(2)`` and io_uring (whose operations pass no filter) would reach a pathname unix socket or send UDP; metadata
+changes (``chmod``, ``chown``, ``utime``, xattrs) would lock a classmate out; System V IPC, POSIX message queues and
+keyrings make objects that outlive the worker; a signal to another process (``kill`` and its kin, ``pidfd_open`` for
+a pid not its own, ``tkill``, ``pidfd_send_signal``, or another process named the owner of an fd's SIGIO) would stop
+or kill the grader where neither a PID namespace nor Landlock ABI 6 hides it. Those fail with EACCES. ``clone3``,
+whose flags a filter cannot read, fails with ENOSYS (glibc then starts its threads with ``clone``); a call of another
+ABI (i386, x32) kills the process.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import sys
+
+# per machine: AUDIT_ARCH, clone, clone3, fcntl, ioctl, the calls for its own pid only (kill, rt_sigqueueinfo,
+# tgkill, rt_tgsigqueueinfo, pidfd_open), the calls denied
+SYSCALLS = {
+    "x86_64": (0xC000003E, 56, 435, 72, 16, (62, 129, 234, 297, 434), (
+        41, 57, 58, *range(90, 95), 132, *range(188, 191), *range(197, 200), 235, 260, 261, 268, 280, *range(29, 32),
+        *range(64, 72), 220, 240, 241, *range(248, 251), 200, 424, *range(425, 428), 452, 463, 466)),
+    "aarch64": (0xC00000B7, 220, 435, 25, 29, (129, 138, 131, 240, 434), (
+        198, *range(5, 8), *range(14, 17), 52, 53, 54, 55, 88, *range(180, 182), *range(186, 197), *range(217, 220),
+        130, 424, *range(425, 428), 452, 463, 466))}
+CAN_FILTER = sys.platform.startswith("linux") and os.uname().machine in SYSCALLS
+_X32_SYSCALL_BIT, _CLONE_THREAD = 0x40000000, 0x10000
+_SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO
+_RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enosys": 0x50000 | 38}   # EACCES, ENOSYS
+
+
+def program(pid: int) -> bytes:
+    """This machine's filter as ``struct sock_filter`` entries; ``pid`` is the worker's own, as it sees it.
+
+    >>> len(program(1)) % 8 == 0 and program(1) != program(2)
+    True
+    """
+    arch, clone, clone3, fcntl, ioctl, own, denied = SYSCALLS[os.uname().machine]
+    load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
+    steps = [                       # (code, jump if true, jump if false, operand k); a name: that return
+        (load, 0, 0, 4), (jump_eq, 0, "kill", arch),                  # seccomp_data.arch
+        (load, 0, 0, 0), (jump_ge, "kill", 0, _X32_SYSCALL_BIT),      # seccomp_data.nr
+        (jump_eq, 0, 2, clone), (load, 0, 0, 16),                     # clone (else on by 2): its flags
+        (jump_set, "allow", "deny", _CLONE_THREAD),                   # (args[0], low half): a thread only
+        (jump_eq, "enosys", 0, clone3),                               # clone3: glibc falls back to clone
+        *((jump_eq, "deny", 0, number) for number in denied),
+        *(step for number in own for step in                          # args[0], low half: its own pid only
+          ((jump_eq, 0, 2, number), (load, 0, 0, 16), (jump_eq, "allow", "deny", pid))),
+        *(step for number, (first, second) in zip((fcntl, ioctl), _SET_OWNER) for step in   # args[1], low half
+          ((jump_eq, 0, 3, number), (load, 0, 0, 24), (jump_eq, "deny", 0, first), (jump_eq, "deny", "allow", second)))]
+    at = {name: len(steps) + i for i, name in enumerate(_RETURNS)}      # a jump's offset counts from i + 1
+    steps = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
+             for i, (code, *jumps, k) in enumerate(steps)] + [(ret, 0, 0, k) for k in _RETURNS.values()]
+    return b"".join(struct.pack("=HBBI", *step) for step in steps)
