@@ -1,14 +1,15 @@
 """The seccomp filter the launcher puts on a worker just before it execs: the system calls a submission may not make.
 
-Stdlib only, loaded by path as the launcher is. Each refusal closes a way around another layer (docs/teachers.md):
-a new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``) would hold the memory limit again;
-``socket(2)`` and io_uring (whose operations pass no filter) would reach a pathname unix socket or send UDP; metadata
-changes (``chmod``, ``chown``, ``utime``, xattrs) would lock a classmate out; System V IPC, POSIX message queues and
-keyrings make objects that outlive the worker; a signal to another process (``kill`` and its kin, ``pidfd_open`` for
-a pid not its own, ``tkill``, ``pidfd_send_signal``, or another process named the owner of an fd's SIGIO) would stop
-or kill the grader where neither a PID namespace nor Landlock ABI 6 hides it. Those fail with EACCES. ``clone3``,
-whose flags a filter cannot read, fails with ENOSYS (glibc then starts its threads with ``clone``); a call of another
-ABI (i386, x32) kills the process.
+Stdlib only, loaded by path as the launcher is. Each refusal closes a way around another layer (docs/teachers.md): a
+new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``) would hold the memory limit again;
+``socket(2)`` and io_uring (whose operations pass no filter) would reach a pathname unix socket or send UDP;
+metadata changes (``chmod``, ``chown``, ``utime``, xattrs) would lock a classmate out, and ``truncate`` by path
+would empty a classmate's file where Landlock is older than ABI 3 (Linux 6.2), which does not see it; System V IPC,
+POSIX message queues and keyrings make objects that outlive the worker; a signal to another process (``kill`` and
+its kin, ``pidfd_open`` for a pid not its own, ``tkill``, ``pidfd_send_signal``, or another process named the owner
+of an fd's SIGIO) would stop or kill the grader where neither a PID namespace nor Landlock ABI 6 hides it. Those
+fail with EACCES. ``clone3``, whose flags a filter cannot read, fails with ENOSYS (glibc then starts its threads
+with ``clone``); a call of another ABI (i386, x32) kills the process.
 """
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ import sys
 SYSCALLS = {
     "x86_64": (0xC000003E, 56, 435, 72, 16, (62, 129, 234, 297, 434), (
         41, 57, 58, *range(90, 95), 132, *range(188, 191), *range(197, 200), 235, 260, 261, 268, 280, *range(29, 32),
-        *range(64, 72), 220, 240, 241, *range(248, 251), 200, 424, *range(425, 428), 452, 463, 466)),
+        *range(64, 72), 220, 240, 241, *range(248, 251), 200, 424, *range(425, 428), 452, 463, 466, 76)),
     "aarch64": (0xC00000B7, 220, 435, 25, 29, (129, 138, 131, 240, 434), (
         198, *range(5, 8), *range(14, 17), 52, 53, 54, 55, 88, *range(180, 182), *range(186, 197), *range(217, 220),
-        130, 424, *range(425, 428), 452, 463, 466))}
+        130, 424, *range(425, 428), 452, 463, 466, 45))}
 CAN_FILTER = sys.platform.startswith("linux") and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD = 0x40000000, 0x10000
 _SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO

@@ -337,6 +337,39 @@ def test_io_uring_opens_no_socket_either(tmp_path, namespaces):
         assert control == {"unix socket through io_uring": "done"} and someone_connected(service)
 
 
+TRUNCATE_UNDER_ABI_2 = """
+from landlockpy import AccessFS, Ruleset
+handled = AccessFS.NONE                   # what Landlock ABI 2 (Linux 5.19 to 6.1) handles: TRUNCATE came in ABI 3
+for name in ("EXECUTE", "WRITE_FILE", "READ_FILE", "READ_DIR", "REMOVE_DIR", "REMOVE_FILE", "MAKE_CHAR",
+             "MAKE_DIR", "MAKE_REG", "MAKE_SOCK", "MAKE_FIFO", "MAKE_BLOCK", "MAKE_SYM", "REFER"):
+    handled |= getattr(AccessFS, name)
+with Ruleset(handled_fs=handled) as ruleset:
+    for path in ARGS["read"]:
+        ruleset.allow_path(path, AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR)
+    ruleset.allow_path(os.getcwd(), handled)
+    ruleset.restrict()
+attempt("write a classmate's file", lambda: open(ARGS["victim"], "w").close())
+attempt("truncate a classmate's file", lambda: os.truncate(ARGS["victim"], 0))
+"""
+
+
+@needs_landlock
+@needs_seccomp
+@pytest.mark.parametrize("seccomp", [True, False], ids=["seccomp", "control"])
+def test_no_truncate_where_landlock_does_not_see_it(tmp_path, seccomp):
+    """Landlock before ABI 3 (Debian 12's and Ubuntu 22.04's kernels) stops opening a classmate's file
+    for writing but not ``truncate(2)`` by its path, which empties it; seccomp refuses ``truncate``.
+    Control: without the filter, the classmate's file is emptied."""
+    victim = tmp_path / "classmate.py"
+    victim.write_text("def softmax(x): ...\n")
+    outcomes, _ = run_attack(TRUNCATE_UNDER_ABI_2, tmp_path / "private", namespaces=False, use_landlock=False,
+                             seccomp=seccomp, site=True, victim=str(victim),
+                             read=[sys.base_prefix, sys.prefix, str(Path(numpy.__file__).parents[1])])
+    assert outcomes == {"write a classmate's file": "EACCES",
+                        "truncate a classmate's file": "EACCES" if seccomp else "done"}
+    assert victim.read_text() == ("def softmax(x): ...\n" if seccomp else "")
+
+
 # ------------------------------------------------------------------ the judge's processes
 
 @pytest.fixture
