@@ -53,7 +53,8 @@ def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> li
     the chapter's example ``small``, random sizes, float32, batched, large scores, three masks."""
     with_d_output = "d_output" in names
     draw = partial(qkv, d_output=with_d_output)
-    large = normal_arrays(7, (3, 4), (5, 4), scale=30.0)                        # Q, K: scores of about 1000
+    Q, K = normal_arrays(7, (3, 4), (5, 4), scale=30.0)   # scores of about 1000, query 1's to 1600 summing to 700,
+    large = (Q * np.array([[1.0], [2.0], [0.003]]), K)    # query 2's near 0: only a row's own maximum is safe
     rest = normal_arrays(8, (5, 2), (3, 2)) if with_d_output else normal_arrays(8, (5, 2))      # V (, d_output)
     fully = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
     padding = padding_mask(np.array([3, 5]), 5)
