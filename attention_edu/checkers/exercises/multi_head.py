@@ -53,6 +53,8 @@ def _mha_cases() -> list[Case]:
                      _inputs(seed, (), m, n, d_model, H, d_k, d_v)))
     f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
     fully = np.array([[True, True, False], [False, False, False]])
+    padded = _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True)
+    padded[0][1, 2:] *= 30        # (X_q is X_kv) entry 1's padding tokens score 2000 above the rest in a head
     large = _inputs(333, (), 2, 4, 5, 2, 3, 2)   # times 30: scores to 1182, top keys 650 apart (float32-safe);
     # query 1's times 0.03, near 0 in both heads: a maximum shared by the rows leaves it zero weights
     rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
@@ -61,7 +63,7 @@ def _mha_cases() -> list[Case]:
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads",
-              _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True) + (padding_mask(np.array([4, 2, 3]), 4),)),
+              padded + (padding_mask(np.array([4, 2, 3]), 4),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,))]
     note = "A fully masked query must get zero weights in every head and a zero output."
     return [Case(probe, title, args, _NAMES if probe == "masks" else _NAMES[:7], literal=probe == "small",
