@@ -307,7 +307,8 @@ def sd_multiply_mask(Q, K, V, mask=None):
     else:
         keep = np.broadcast_to(mask, s.shape).astype(s.dtype)
         top = np.max(np.where(keep > 0, s, -np.inf), axis=-1, keepdims=True)
-        e = np.exp(s - np.where(np.isfinite(top), top, 0.0)) * keep
+        shifted = s - np.where(np.isfinite(top), top, 0.0)       # a masked score far above the row's top would
+        e = np.exp(np.minimum(shifted, 0.0)) * keep              # overflow: exp(inf) * 0 is NaN
         total = e.sum(axis=-1, keepdims=True)
         w = e / np.where(total > 0, total, 1.0)
     return w @ V, w

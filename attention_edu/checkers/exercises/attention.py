@@ -53,10 +53,15 @@ def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> li
     the chapter's example ``small``, random sizes, float32, batched, large scores, three masks."""
     with_d_output = "d_output" in names
     draw = partial(qkv, d_output=with_d_output)
-    large = normal_arrays(7, (3, 4), (5, 4), scale=30.0)                        # Q, K: scores of about 1000
+    Q, K = normal_arrays(7, (3, 4), (5, 4), scale=30.0)   # scores of about 1000, query 1's to 1600 summing to 700,
+    large = (Q * np.array([[1.0], [2.0], [0.003]]), K)    # query 2's near 0: only a row's own maximum is safe
     rest = normal_arrays(8, (5, 2), (3, 2)) if with_d_output else normal_arrays(8, (5, 2))      # V (, d_output)
     fully = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
-    padding = padding_mask(np.array([3, 5]), 5)
+    padding, padded = padding_mask(np.array([3, 5]), 5), draw(10, (2,), 3, 5, 4, 2)
+    padded[1][0, 3:] = 1000 * padded[0][0, :2]   # entry 0's padding keys outscore the rest by 800+, and query 0
+    causal = draw(9, (), 4, 4, 3, 2)             # of the causal case scores -1000 on key 0, the one key it sees:
+    causal[0][0] = -1000 * math.sqrt(3) * causal[1][0] / (causal[1][0] @ causal[1][0])   # weight 1 all the same.
+    # Only scores masked with -inf before the softmax, its maximum taken over them, give either its weights
     rows = [("small", "m = 2, n = 3, d_k = 4, d_v = 5", small)]
     for seed, (m, n, d_k, d_v) in ((1, (3, 5, 4, 2)), (2, (4, 2, 3, 6)), (3, (5, 3, 2, 4))):
         rows.append(("random", f"seed {seed}, m={m} n={n} d_k={d_k} d_v={d_v}", draw(seed, (), m, n, d_k, d_v)))
@@ -65,8 +70,8 @@ def qkv_cases(names: tuple[str, ...], small: tuple, notes: dict[str, str]) -> li
              ("batched", "3-D, B=1 m=3 n=5 d_k=4 d_v=6", draw(5, (1,), 3, 5, 4, 6)),
              ("batched", "4-D, B=2 H=3 m=4 n=6 d_k=5 d_v=7", draw(6, (2, 3), 4, 6, 5, 7)),
              ("stability", "scores of size about 1000", large + rest),
-             ("masks", "causal mask, m = n = 4", draw(9, (), 4, 4, 3, 2) + (causal_mask(4),)),
-             ("masks", "padding mask (2, 1, 5), lengths 3 and 5", draw(10, (2,), 3, 5, 4, 2) + (padding,)),
+             ("masks", "causal mask, m = n = 4", causal + (causal_mask(4),)),
+             ("masks", "padding mask (2, 1, 5), lengths 3 and 5", padded + (padding,)),
              ("masks", "query 1 fully masked", draw(11, (), 3, 4, 2, 3) + (fully,))]
     return [Case(probe, title, args, (names + ("mask",)) if probe == "masks" else names,
                  literal=probe == "small", note=notes.get(title, "")) for probe, title, args in rows]

@@ -53,14 +53,18 @@ def _mha_cases() -> list[Case]:
                      _inputs(seed, (), m, n, d_model, H, d_k, d_v)))
     f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
     fully = np.array([[True, True, False], [False, False, False]])
-    large = _inputs(333, (), 2, 4, 5, 2, 3, 2)   # times 30: scores to 1182, top keys 650 apart (float32-safe)
+    padded, causal = _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True), _inputs(7, (), 5, 5, 4, 2, 3, 2, True)
+    padded[0][1, 2:] *= 30        # (X_q is X_kv) entry 1's padding tokens score 2000 above the rest in a head;
+    causal[0][0] *= 220           # token 0 scores -1200 in head 1 on the one key it sees, itself: weight 1 still
+    large = _inputs(333, (), 2, 4, 5, 2, 3, 2)   # times 30: scores to 1182, top keys 650 apart (float32-safe);
+    # query 1's times 0.03, near 0 in both heads: a maximum shared by the rows leaves it zero weights
     rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
              ("batched", "3-D, B=1 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1", _inputs(5, (1,), 3, 4, 5, 3, 2, 1)),
              ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
-             ("stability", "scores of size about 1000", (30 * large[0], 30 * large[1]) + large[2:]),
-             ("masks", "causal self-attention, m = n = 5", _inputs(7, (), 5, 5, 4, 2, 3, 2, True) + (causal_mask(5),)),
+             ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
+             ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads",
-              _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True) + (padding_mask(np.array([4, 2, 3]), 4),)),
+              padded + (padding_mask(np.array([4, 2, 3]), 4),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,))]
     note = "A fully masked query must get zero weights in every head and a zero output."
     return [Case(probe, title, args, _NAMES if probe == "masks" else _NAMES[:7], literal=probe == "small",

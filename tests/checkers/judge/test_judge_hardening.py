@@ -791,7 +791,8 @@ def test_multi_head_attention_with_a_softmax_that_overflows_fails(tmp_path, cons
                                timeout=300)
         row, = json.loads(grade.stdout)
         assert not row["passed"] and row["probe"] == "stability", row
-        assert row["probes_total"] - row["probes_passed"] == 2, row          # the case and its hidden copy
+        assert row["probes_total"] - row["probes_passed"] == 4, row      # the case, a masks case with scores of
+        # 1000 and more since red team 9, and their hidden copies
 
 
 SQUEEZED = {
