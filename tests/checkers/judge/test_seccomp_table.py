@@ -1,0 +1,51 @@
+"""The seccomp filter's system-call numbers, checked against the kernel's own headers by name.
+
+A wrong number in :data:`seccomp.SYSCALLS` would refuse a harmless call or let a harmful one through without
+any other test noticing (most of these calls are never made by an honest submission). The headers of the
+Linux API (Debian's ``linux-libc-dev``) name every number: x86_64's in ``asm/unistd_64.h``, aarch64's in the
+generic table ``asm-generic/unistd.h``. Calls newer than the installed headers are named here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from attention_edu.checkers.judge import seccomp
+
+HEADERS = {"x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "aarch64": "/usr/include/asm-generic/unistd.h"}
+NEWER = {452: "fchmodat2", 463: "setxattrat", 466: "removexattrat"}    # Linux 6.6 and 6.13: the same on both
+DENIED = {
+    "socket", "fork", "vfork", "tkill", "pidfd_send_signal", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat",
+    "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "truncate",
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "mq_open", "mq_unlink", "add_key", "request_key", "keyctl", *NEWER.values()}
+OWN_PID_ONLY = {"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"}
+
+
+def names(header: str) -> dict[int, str]:
+    """number -> name of every ``__NR_<name>`` the header defines (the generic table's 3264 aliases resolved)."""
+    defined = dict(re.findall(r"^#define (__NR\w+)\s+(\w+)", Path(header).read_text(), re.M))
+    found = {}
+    for macro, value in defined.items():
+        while value in defined:
+            value = defined[value]
+        if macro.startswith("__NR_") and value.isdigit():
+            found.setdefault(int(value), macro[len("__NR_"):])
+    return found
+
+
+@pytest.mark.parametrize("machine", list(seccomp.SYSCALLS))
+def test_every_number_is_the_call_it_is_meant_to_be(machine):
+    if not Path(HEADERS[machine]).exists():
+        pytest.skip(f"no {HEADERS[machine]} (Debian's linux-libc-dev) to read the numbers from")
+    table = {**names(HEADERS[machine]), **NEWER}
+    _, clone, clone3, fcntl, ioctl, own, denied = seccomp.SYSCALLS[machine]
+    assert [table[n] for n in (clone, clone3, fcntl, ioctl)] == ["clone", "clone3", "fcntl", "ioctl"]
+    assert {table[n] for n in own} == OWN_PID_ONLY and len(own) == len(OWN_PID_ONLY)
+    refused = [table[n] for n in denied]
+    assert len(refused) == len(set(refused)), "a number written twice"
+    assert set(refused) == {name for name in DENIED if name in table.values()}, set(refused) ^ DENIED
