@@ -15,6 +15,7 @@ import ast
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -487,6 +488,55 @@ def test_seccomp_alone_lets_a_worker_signal_only_itself(tmp_path, judge_stand_in
     allowed = ("signal itself", "a pidfd of itself", "raise", "a thread of its own")
     assert {name: outcomes[name] for name in allowed} == dict.fromkeys(allowed, "done")
     assert outcomes["handler ran"] == 1 and judge_unharmed(judge_stand_in)
+
+
+LIMIT_THE_JUDGE = """
+import resource
+judge = ARGS["judge"]
+attempt("no open file for the judge", lambda: resource.prlimit(judge, resource.RLIMIT_NOFILE, (3, 3)))
+attempt("no CPU second for the judge", lambda: resource.prlimit(judge, resource.RLIMIT_CPU, (0, 0)))
+attempt("renice the judge", lambda: os.setpriority(os.PRIO_PROCESS, judge, 19))
+attempt("idle the judge", lambda: os.sched_setscheduler(judge, os.SCHED_IDLE, os.sched_param(0)))
+attempt("pin the judge", lambda: os.sched_setaffinity(judge, {min(os.sched_getaffinity(judge))}))
+if not ARGS["control"]:
+    attempt("renice every process of its user", lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19))
+    own = resource.getrlimit(resource.RLIMIT_NOFILE)
+    attempt("its own limit", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, own))
+    attempt("its own limit by pid", lambda: resource.prlimit(os.getpid(), resource.RLIMIT_CORE, (0, 0)))
+    attempt("renice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+    attempt("pin itself", lambda: os.sched_setaffinity(0, os.sched_getaffinity(0)))
+"""
+
+
+@needs_seccomp
+@pytest.mark.parametrize("seccomp", [True, False], ids=["seccomp", "control"])
+def test_no_limit_or_scheduling_of_another_process(tmp_path, seccomp):
+    """Where no PID namespace hides the grader, a process of its user may set the grader's rlimits
+    (``prlimit``: no open file left for the gradebook, no CPU second) and, with no more capabilities
+    than it, its scheduling (nice 19, SCHED_IDLE, one CPU); Landlock sees none of it. seccomp lets
+    these calls name only the worker itself. Control: without the filter, each works on a stand-in
+    judge without capabilities (as a teacher's own process has none)."""
+    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    if os.geteuid() == 0:                     # root's stand-in gives up its capabilities: a user's has none
+        command = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", *command]
+    judge = subprocess.Popen(command)
+    try:
+        outcomes, _ = run_attack(LIMIT_THE_JUDGE, tmp_path / "private", namespaces=False, seccomp=seccomp,
+                                 judge=judge.pid, control=not seccomp)
+        limits = Path(f"/proc/{judge.pid}/limits").read_text()
+        niceness, policy = os.getpriority(os.PRIO_PROCESS, judge.pid), os.sched_getscheduler(judge.pid)
+    finally:
+        judge.kill()
+        judge.wait()
+    on_judge = ("no open file for the judge", "no CPU second for the judge", "renice the judge", "idle the judge",
+                "pin the judge")
+    assert {name: outcomes[name] for name in on_judge} == dict.fromkeys(on_judge, "EACCES" if seccomp else "done")
+    changed = re.search(r"Max open files\s+3\s+3", limits) is not None, niceness == 19, policy == os.SCHED_IDLE
+    assert changed == ((False,) * 3 if seccomp else (True,) * 3), (limits, niceness, policy)
+    if seccomp:
+        assert outcomes["renice every process of its user"] == "EACCES"
+        itself = ("its own limit", "its own limit by pid", "renice itself", "pin itself")
+        assert {name: outcomes[name] for name in itself} == dict.fromkeys(itself, "done")
 
 
 # ------------------------------------------------------------------ processes left behind

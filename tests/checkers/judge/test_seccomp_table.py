@@ -24,6 +24,8 @@ DENIED = {
     "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv",
     "msgctl", "mq_open", "mq_unlink", "add_key", "request_key", "keyctl", *NEWER.values()}
 OWN_PID_ONLY = {"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"}
+OWN_PID_OR_ZERO = {"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"}
+WHO = {"setpriority": 0, "ioprio_set": 1}        # PRIO_PROCESS, IOPRIO_WHO_PROCESS
 
 
 def names(header: str) -> dict[int, str]:
@@ -43,9 +45,11 @@ def test_every_number_is_the_call_it_is_meant_to_be(machine):
     if not Path(HEADERS[machine]).exists():
         pytest.skip(f"no {HEADERS[machine]} (Debian's linux-libc-dev) to read the numbers from")
     table = {**names(HEADERS[machine]), **NEWER}
-    _, clone, clone3, fcntl, ioctl, own, denied = seccomp.SYSCALLS[machine]
-    assert [table[n] for n in (clone, clone3, fcntl, ioctl)] == ["clone", "clone3", "fcntl", "ioctl"]
-    assert {table[n] for n in own} == OWN_PID_ONLY and len(own) == len(OWN_PID_ONLY)
-    refused = [table[n] for n in denied]
+    calls = seccomp.SYSCALLS[machine]
+    assert [table[calls[n]] for n in ("clone", "clone3", "fcntl", "ioctl")] == ["clone", "clone3", "fcntl", "ioctl"]
+    for key, expected in (("own", OWN_PID_ONLY), ("own_or_zero", OWN_PID_OR_ZERO)):
+        assert {table[n] for n in calls[key]} == expected and len(calls[key]) == len(expected)
+    assert {table[n]: which for n, which in calls["who"]} == WHO
+    refused = [table[n] for n in calls["denied"]]
     assert len(refused) == len(set(refused)), "a number written twice"
     assert set(refused) == {name for name in DENIED if name in table.values()}, set(refused) ^ DENIED
