@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..backend import Backend, numpy_backend
+from ..backend import Backend, checked_backend
 from ..backend import host_numpy as np
 from .config import ModelConfig
 from .kinds import kind_of
@@ -129,7 +129,7 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
             raise ValueError(f"train: {name} must be a positive int, got {value!r}")
     config = ModelConfig.for_task(task, attention, embedding=embedding, hidden=hidden,
                                   attention_size=attention_size)
-    model = Seq2Seq.initialize(config, seed, numpy_backend(dtype) if backend is None else backend)
+    model = Seq2Seq.initialize(config, seed, checked_backend("train", backend, dtype))
     batches = _batches(task, steps, batch_size, seed, lengths)
     history: dict[str, Any] = {"task": task, "attention": attention, "seed": seed, "steps": steps,
                                "batch_size": batch_size, "loss": [], "accuracy": [],

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
-from ..backend import Backend, numpy_backend
+from ..backend import Backend, checked_backend
 from ..backend import host_numpy as np
 from ..layers.fitting import fit, one_blas_thread
 from .config import DEFAULT_CONFIGS
@@ -122,7 +122,7 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
                                                 shift=shift).items() if v is not None}
     config = replace(DEFAULT_CONFIGS[task], causal=causal, **sizes)
     lengths = LENGTHS[task] if lengths is None else lengths
-    model = Transformer.initialize(config, seed, numpy_backend(dtype) if backend is None else backend)
+    model = Transformer.initialize(config, seed, checked_backend("train", backend, dtype))
     rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
     history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps + (plan.late_steps(steps) if plan else 0),
                                "batch_size": batch_size, "peak_learning_rate": rate, "weight_decay": decay,
