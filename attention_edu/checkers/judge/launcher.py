@@ -29,9 +29,9 @@ seccomp = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(seccomp)
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
-_PR_SET_PDEATHSIG, _PR_SET_SECUREBITS, _PR_SET_CHILD_SUBREAPER = 1, 28, 36
-_PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
-_SECBIT_NOROOT_LOCKED = 0b11          # exec never grants root's capabilities, locked
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PR_SET_NO_NEW_PRIVS = 38
+_CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid) and two sets of three 32-bit masks
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
@@ -100,10 +100,8 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, fil
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))  # SIGXCPU, SIGKILL
     if _LINUX:
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        for args in ((_PR_SET_SECUREBITS, _SECBIT_NOROOT_LOCKED, 0, 0, 0),
-                     (_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)):
-            with contextlib.suppress(OSError):   # EPERM: no capabilities to give up at all
-                _libc_call("prctl", *args)
+        _libc_call("capset", struct.pack("Ii", _CAPABILITY_VERSION_3, 0), bytes(24))  # none: under no_new_privs
+        # exec grants uid 0 none again, with no CAP_SETPCAP needed (SECBIT_NOROOT needed it: a container's root)
         if filter_calls:
             _deny_calls()
     os.execvp(argv[0], argv)

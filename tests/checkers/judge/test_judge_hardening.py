@@ -349,6 +349,36 @@ def test_folders_nested_deeper_than_python_recurses_leave_nothing_behind(tmp_pat
     assert list(scratch.iterdir()) == [], "a private directory was left behind"
 
 
+REPORT_CAPABILITIES = """
+import numpy as np
+CAPS = {l.split(":")[0]: l.split()[1] for l in open("/proc/self/status") if l.startswith("Cap")}
+def softmax(x):
+    raise ValueError(" ".join(f"{k}={v}" for k, v in sorted(CAPS.items())))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a grader that is not root has no capabilities to hand on")
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "fallback"])
+def test_a_root_grader_without_cap_setpcap_hands_its_worker_no_capability(tmp_path, console_script, namespaces):
+    """A grader run as root where CAP_SETPCAP is dropped (``docker run --cap-drop SETPCAP``, a
+    container's root) cannot lock SECBIT_NOROOT, so exec gave uid 0's worker every capability of
+    the bounding set (CAP_SYS_MODULE, CAP_SYS_BOOT, CAP_SYS_ADMIN ... ; Landlock does not see
+    init_module or reboot). The worker's sets are emptied before exec, which needs no capability;
+    ``no_new_privs`` keeps exec from granting them again."""
+    (tmp_path / "caps.py").write_text(REPORT_CAPABILITIES)
+    env = {**os.environ, **({} if namespaces else {"ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})}
+    drop = ["setpriv", "--bounding-set=-setpcap", "--inh-caps=-all", "--ambient-caps=-all"]
+    stand_in = subprocess.run([*drop, sys.executable, "-c", "print(open('/proc/self/status').read())"],
+                              capture_output=True, text=True, check=True).stdout
+    effective = int(stand_in.split("CapEff:")[1].split()[0], 16)
+    assert effective and not effective & 1 << 8, stand_in        # control: root's others, no CAP_SETPCAP (8)
+    done = subprocess.run([*drop, console_script, "check", "softmax", str(tmp_path / "caps.py")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    caps = dict(item.split("=") for item in done.stdout.split("ValueError: ")[1].split(" (line")[0].split())
+    assert {name: value for name, value in caps.items() if name != "CapBnd"} == dict.fromkeys(
+        ("CapAmb", "CapEff", "CapInh", "CapPrm"), "0" * 16), done.stdout      # CapBnd: needs CAP_SETPCAP to drop
+
+
 @sandboxed
 def test_a_failed_notebook_cell_is_named_when_the_function_then_fails(tmp_path, console_script):
     """A notebook goes on after a failing cell, as Jupyter does; when the function then fails (its
