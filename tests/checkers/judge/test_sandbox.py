@@ -619,8 +619,8 @@ def test_the_detach_attack_is_a_real_one(tmp_path):
     subprocess.run([sys.executable, "-I", "-S", "-c", PRELUDE + textwrap.dedent(DETACH), args],
                    check=True, capture_output=True, timeout=30)
     deadline = time.monotonic() + 10
-    while not late.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while not (late.exists() and late.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)                # created, then written: an empty file is not yet the end
     assert late.read_text() == "still here"
 
 
