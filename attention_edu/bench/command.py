@@ -139,7 +139,7 @@ def _scaling_plan(ns: tuple[int, ...], naive_max: int, budget: float, rate: floa
                 cq, ck, cv = (cupy.asarray(x) for x in (Q, K, V))
                 sync = cupy.cuda.Device().synchronize
                 rows.append({"series": "cupy blockwise", "seconds": median_seconds(
-                    lambda: blockwise_attention(cq, ck, cv, block_size=1024), budget, sync)})
+                    lambda: blockwise_attention(cq, ck, cv), budget, sync)})
             return [{"section": "scaling", "n": n, **row} for row in rows]
         plan.append((f"n={n}", measure))
     return plan

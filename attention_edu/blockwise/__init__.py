@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from .attention import DEFAULT_BLOCK, blockwise_attention, blockwise_attention_steps
+from .attention import ACCELERATOR_BLOCK, DEFAULT_BLOCK, blockwise_attention, blockwise_attention_steps
 from .backward import blockwise_attention_backward
 
-__all__ = ["DEFAULT_BLOCK", "blockwise_attention", "blockwise_attention_backward", "blockwise_attention_steps"]
+__all__ = ["ACCELERATOR_BLOCK", "DEFAULT_BLOCK", "blockwise_attention", "blockwise_attention_backward", "blockwise_attention_steps"]

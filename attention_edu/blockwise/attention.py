@@ -24,15 +24,13 @@ import math
 from functools import partial
 from typing import Any
 
-from ..backend import get_xp, is_numpy_namespace, quiet_overflow
+from ..backend import device_of, get_xp, is_numpy_namespace, quiet_overflow
 from .fast import blockwise_attention_fast
+from .memory_model import ACCELERATOR_BLOCK, DEFAULT_BLOCK
 from ..shapes import Dims
 from ..steps import Steps
 
-__all__ = ["blockwise_attention", "blockwise_attention_steps", "DEFAULT_BLOCK"]
-
-#: Default (block_q, block_k) of the portable path: a 256 × 512 tile of scores.
-DEFAULT_BLOCK = (256, 512)
+__all__ = ["blockwise_attention", "blockwise_attention_steps", "DEFAULT_BLOCK", "ACCELERATOR_BLOCK"]
 
 
 def _check(func: str, Q: Any, K: Any, V: Any, mask: Any | None, block_size: Any,
@@ -44,7 +42,8 @@ def _check(func: str, Q: Any, K: Any, V: Any, mask: Any | None, block_size: Any,
     dims.mask("mask", mask, "... m n")
     if not isinstance(causal, bool):
         raise TypeError(f"{func}: causal must be True or False, got {causal!r}")
-    sizes = DEFAULT_BLOCK if block_size is None else block_size
+    on_gpu = "cuda" in str(device_of(Q)).lower()  # CuPy's "<CUDA Device 0>", torch's "cuda:0"
+    sizes = (ACCELERATOR_BLOCK if on_gpu else DEFAULT_BLOCK) if block_size is None else block_size
     sizes = (sizes, sizes) if isinstance(sizes, int) and not isinstance(sizes, bool) else sizes
     if (not isinstance(sizes, tuple) or len(sizes) != 2
             or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes)):
@@ -128,8 +127,8 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
     mask : bool array broadcastable to (..., m, n), optional
         True where query i may attend to key j (sliced per tile, never expanded).
     block_size : int or (block_q, block_k), optional
-        Tile of queries × keys held at once. Default: ``DEFAULT_BLOCK`` on the
-        portable path; the fast path picks cache-sized tiles itself.
+        Tile of queries × keys held at once. Default: ``DEFAULT_BLOCK`` on the portable
+        path, ``ACCELERATOR_BLOCK`` on a GPU; the fast path picks cache-sized tiles itself.
     causal : bool
         Also hide the future, as :func:`causal_mask` does (query i sees key j
         iff j ≤ i + n − m), without building an m × n mask; combines with ``mask``

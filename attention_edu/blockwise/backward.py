@@ -112,8 +112,8 @@ def blockwise_attention_backward(Q: Any, K: Any, V: Any, output: Any, lse: Any, 
     d_output : array (..., m, d_v)
         Gradient of the loss with respect to ``output``.
     block_size : int or (block_q, block_k), optional
-        Tile of queries × keys held at once. Default: ``DEFAULT_BLOCK`` on the
-        portable path; the fast path picks its own tiles.
+        Tile of queries × keys held at once. Default: ``DEFAULT_BLOCK`` on the portable
+        path, ``ACCELERATOR_BLOCK`` on a GPU; the fast path picks its own tiles.
     method : {"auto", "portable", "fast"}
         As in :func:`blockwise_attention`: "auto" takes the threaded NumPy host
         path of :mod:`.fast_backward` for NumPy arrays, the portable code here otherwise.

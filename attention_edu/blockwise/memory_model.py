@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from ..costs import matmul_flops
 from ..shapes import positive_sizes
 
-__all__ = ["Cost", "naive_cost", "blockwise_cost", "blockwise_backward_cost", "NAIVE_LIVE_SCORE_MATRICES"]
+__all__ = ["DEFAULT_BLOCK", "ACCELERATOR_BLOCK", "Cost", "naive_cost", "blockwise_cost", "blockwise_backward_cost", "NAIVE_LIVE_SCORE_MATRICES"]
+
+#: Default (block_q, block_k) of the portable path: a 256 × 512 tile of scores.
+DEFAULT_BLOCK = (256, 512)
+#: Its default for arrays on a GPU, which runs each step of the loop as kernel launches and so wants few,
+#: large tiles: at n = 65,536 (d = 64, float32) on an H100, 0.11-0.14 s against DEFAULT_BLOCK's 10.7-17.5 s,
+#: with a 64 MiB tile of float32 scores (docs/benchmarks.md, "On a GPU").
+ACCELERATOR_BLOCK = (4096, 4096)
 
 #: m × n arrays alive at the peak of ``scaled_dot_product_attention`` (mask=None):
 #: scores, scaled scores, the shifted scores inside softmax and their exp.

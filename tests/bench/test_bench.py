@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from attention_edu import bench
+from attention_edu.backend import cupy_if_available
 from attention_edu.bench.report import format_tables, write_plots
 
 
@@ -133,3 +135,29 @@ def test_benchmark_plot_tick_labels_do_not_overlap(sizes, values):
     clashes, counts = _overlapping_tick_labels(plot_benchmark(rows))
     assert not clashes, f"tick labels overlap: {clashes}"
     assert counts["x"] >= 2 and counts["y"] >= 2, f"too few labelled ticks: {counts}"
+
+
+GPU_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_gpu.py"
+
+
+def test_the_gpu_benchmark_says_in_one_line_that_it_needs_a_gpu():
+    if cupy_if_available() is not None:
+        pytest.skip("a GPU is here: test_the_gpu_benchmark_runs_on_a_gpu runs it")
+    done = subprocess.run([sys.executable, str(GPU_SCRIPT)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "bench_gpu: needs CuPy and a CUDA device; none here\n"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(cupy_if_available() is None, reason="needs CuPy and a CUDA device")
+def test_the_gpu_benchmark_runs_on_a_gpu():
+    """Its tables print, and its accuracy line stays within float32 rounding (the times are its business)."""
+    done = subprocess.run([sys.executable, str(GPU_SCRIPT), "--quick"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("machine: ") and lines[1].startswith("GPU: ")
+    for title in ("Forward, one head", "Accuracy at n = 4,096", "Backward, one head"):
+        assert any(line.startswith(title) for line in lines), title
+    accuracy = lines[lines.index(next(l for l in lines if l.startswith("Accuracy"))) + 1]
+    errors = [float(word.rstrip(";")) for word in accuracy.split() if "e-" in word]
+    assert errors and max(errors) < 1e-5, accuracy
