@@ -8,7 +8,7 @@ import pytest
 
 import attention_edu as ae
 from attention_edu import seq2seq
-from attention_edu.backend import Backend, to_numpy
+from attention_edu.backend import Backend, cupy_if_available, to_numpy
 from attention_edu.seq2seq.config import FORMAT, ModelConfig
 from attention_edu.seq2seq.model import Seq2Seq
 
@@ -127,7 +127,18 @@ def test_load_refuses_a_bad_file_with_a_clear_error(tmp_path, kind, message):
 @pytest.mark.parametrize("device, dtype", [("CPU_DEVICE", "float64"), ("device1", "float32")])
 def test_training_runs_unchanged_on_array_api_strict(device, dtype):
     xps = pytest.importorskip("array_api_strict")
-    backend = Backend(xps, xps.Device(device), dtype)
+    _trains_as_on_numpy(Backend(xps, xps.Device(device), dtype), dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(cupy_if_available() is None, reason="needs CuPy and a CUDA device")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_training_runs_unchanged_on_cupy(dtype):
+    _trains_as_on_numpy(Backend(cupy_if_available(), None, dtype), dtype)
+
+
+def _trains_as_on_numpy(backend, dtype):
+    """Three steps on ``backend`` give NumPy's losses and weights (the weights are drawn on the host)."""
     small = dict(TINY, steps=3, batch_size=4)
     model, history = seq2seq.train("reverse", "none", seed=2, backend=backend, **small)
     reference, ref_history = seq2seq.train("reverse", "none", seed=2, dtype=dtype, **small)

@@ -161,6 +161,21 @@ def test_a_tiny_configuration_trains_on_array_api_strict():
     assert len(model.predict("abcdef")) == 6
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(ae.backend.cupy_if_available() is None, reason="needs CuPy and a CUDA device")
+def test_a_tiny_configuration_trains_on_cupy_as_on_numpy():
+    """Both curriculum phases on a GPU give NumPy's losses and weights (the weights are drawn on the host)."""
+    be = ae.Backend(ae.backend.cupy_if_available(), None, "float64")
+    kwargs = dict(seed=0, steps=3, batch_size=4, layers=1, heads=2, d_model=8, eval_size=4, lengths=(6, 7),
+                  shift=2, dtype="float64")
+    model, history = train("induction", backend=be, **kwargs)
+    reference, ref_history = train("induction", **kwargs)
+    np.testing.assert_allclose(history["loss"], ref_history["loss"], rtol=1e-10)
+    for name, value in model.params.items():
+        np.testing.assert_allclose(ae.to_numpy(value), reference.params[name], rtol=1e-8, atol=1e-10, err_msg=name)
+    assert model.predict("abcdef") == reference.predict("abcdef")
+
+
 def test_save_then_load_gives_the_same_outputs(tmp_path):
     model = tiny(seed=7)
     model.save(tmp_path / "m.npz")
