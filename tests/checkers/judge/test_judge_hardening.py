@@ -954,3 +954,60 @@ def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exe
     child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
     assert "use smaller arrays" in child._helper({"helper": "causal_mask", "args": [], "kwargs": {"m": 10 ** 5}})[
         "error"]                                                  # a keyword argument counts towards the bound
+
+
+# An old kernel's stand-in (x86_64): a seccomp filter under which landlock_create_ruleset, _add_rule and
+# _restrict_self fail with ENOSYS, as where the kernel has no Landlock; then exec the grader.
+WITHOUT_LANDLOCK = """
+import ctypes, os, struct, sys
+steps = [(0x20, 0, 0, 0), (0x15, 3, 0, 444), (0x15, 2, 0, 445), (0x15, 1, 0, 446), (6, 0, 0, 0x7FFF0000),
+         (6, 0, 0, 0x50000 | 38)]
+code = b"".join(struct.pack("=HBBI", *step) for step in steps)
+buffer = ctypes.create_string_buffer(code, len(code))
+fprog = ctypes.create_string_buffer(struct.pack("HP", len(steps), ctypes.addressof(buffer)))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.c_ulong(ctypes.addressof(fprog)), 0, 0) == 0
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+STOP_THE_GRADER = """
+import errno, os, sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]   # the import rule is no layer
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def parent(pid):
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+launcher = os.getppid()
+grader = parent(launcher)
+found = [open(SECRET).read()]                       # control: no Landlock, the grader's user's files are open
+for name, pid in (("grader", grader), ("launcher", launcher)):
+    try:
+        os.close(os.open(f"/proc/{pid}/mem", os.O_RDWR))
+        found.append(f"{name} memory writable")
+    except OSError as error:
+        found.append(f"{name} memory {errno.errorcode[error.errno]}")
+if libc.ptrace(16, grader, None, None) == 0:        # PTRACE_ATTACH: the grader stops ...
+    os.waitpid(grader, 0x40000000)
+    found.append(f"grader {open(f'/proc/{grader}/stat').read().rsplit(')', 1)[1].split()[0]}")
+    libc.ptrace(17, grader, None, None)             # ... until detached (a submission would sleep on instead)
+else:
+    found.append(f"grader ptrace {errno.errorcode[ctypes.get_errno()]}")
+raise ValueError(" | ".join(found))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stand-in's filter names x86_64's system calls")
+def test_without_landlock_and_namespaces_a_submission_cannot_stop_or_rewrite_the_grader(tmp_path, console_script):
+    """Where the kernel has no Landlock and refuses namespaces (a container whose seccomp profile refuses
+    both), the worker is a process of the grader's user: ptrace(PTRACE_ATTACH) stopped the grader, and then
+    ``grade`` waited forever, past every time limit, and /proc/<pid>/mem of the grader and of the launcher
+    (outside the seccomp filter) opened for writing. Both are now not dumpable. A root grader runs it
+    without capabilities, as an ordinary user's grader is."""
+    (tmp_path / "secret.txt").write_text("the teacher's file")
+    (tmp_path / "stop.py").write_text(f"SECRET = {str(tmp_path / 'secret.txt')!r}\n" + STOP_THE_GRADER)
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    done = subprocess.run([*no_caps, sys.executable, "-c", WITHOUT_LANDLOCK, console_script, "check", "softmax",
+                           str(tmp_path / "stop.py"), "--verbose"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    assert "sandbox layers: seccomp, rlimits)" in done.stdout, done.stdout + done.stderr
+    found = done.stdout.split("ValueError: ")[1].split(" (line")[0].split(" | ")
+    assert found == ["the teacher's file", "grader memory EACCES", "launcher memory EACCES", "grader ptrace EPERM"]
