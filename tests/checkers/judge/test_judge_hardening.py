@@ -956,19 +956,33 @@ def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exe
         "error"]                                                  # a keyword argument counts towards the bound
 
 
-# An old kernel's stand-in (x86_64): a seccomp filter under which landlock_create_ruleset, _add_rule and
-# _restrict_self fail with ENOSYS, as where the kernel has no Landlock; then exec the grader.
-WITHOUT_LANDLOCK = """
-import ctypes, os, struct, sys
-steps = [(0x20, 0, 0, 0), (0x15, 3, 0, 444), (0x15, 2, 0, 445), (0x15, 1, 0, 446), (6, 0, 0, 0x7FFF0000),
-         (6, 0, 0, 0x50000 | 38)]
-code = b"".join(struct.pack("=HBBI", *step) for step in steps)
+# An old kernel's stand-in (x86_64): a seccomp filter of the steps in argv[1] (WITHOUT_LANDLOCK: landlock_create_ruleset,
+# _add_rule and _restrict_self fail with ENOSYS; WITHOUT_SECCOMP: prctl(PR_SET_SECCOMP) and seccomp(2) fail with
+# EINVAL, as without CONFIG_SECCOMP_FILTER), then exec the grader.
+STAND_IN = """
+import ctypes, json, os, struct, sys
+code = b"".join(struct.pack("=HBBI", *step) for step in json.loads(sys.argv[1]))
 buffer = ctypes.create_string_buffer(code, len(code))
-fprog = ctypes.create_string_buffer(struct.pack("HP", len(steps), ctypes.addressof(buffer)))
+fprog = ctypes.create_string_buffer(struct.pack("HP", len(code) // 8, ctypes.addressof(buffer)))
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.c_ulong(ctypes.addressof(fprog)), 0, 0) == 0
-os.execv(sys.argv[1], sys.argv[1:])
+os.execv(sys.argv[2], sys.argv[2:])
 """
+LOAD_NR, JUMP_EQ, ALLOW = (0x20, 0, 0, 0), 0x15, (6, 0, 0, 0x7FFF0000)
+WITHOUT_LANDLOCK = [LOAD_NR, (JUMP_EQ, 3, 0, 444), (JUMP_EQ, 2, 0, 445), (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50026)]
+WITHOUT_SECCOMP = [LOAD_NR, (JUMP_EQ, 4, 0, 317), (JUMP_EQ, 0, 2, 157), (0x20, 0, 0, 16), (JUMP_EQ, 1, 0, 22), ALLOW,
+                   (6, 0, 0, 0x50016)]
+x86_64_only = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stand-in's filter names x86_64's calls")
+
+
+def _under(steps: list, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    """``argv`` run under the stand-in filter ``steps`` with ``env`` added, as a grader without capabilities:
+    a root grader's, which its worker lacks, would keep the worker out of its /proc/<pid> as no user's does."""
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    return subprocess.run([*no_caps, sys.executable, "-c", STAND_IN, json.dumps(steps), *argv], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
 STOP_THE_GRADER = """
 import errno, os, sys
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]   # the import rule is no layer
@@ -995,19 +1009,33 @@ raise ValueError(" | ".join(found))
 """
 
 
-@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stand-in's filter names x86_64's system calls")
+@x86_64_only
 def test_without_landlock_and_namespaces_a_submission_cannot_stop_or_rewrite_the_grader(tmp_path, console_script):
     """Where the kernel has no Landlock and refuses namespaces (a container whose seccomp profile refuses
     both), the worker is a process of the grader's user: ptrace(PTRACE_ATTACH) stopped the grader, and then
     ``grade`` waited forever, past every time limit, and /proc/<pid>/mem of the grader and of the launcher
-    (outside the seccomp filter) opened for writing. Both are now not dumpable. A root grader runs it
-    without capabilities, as an ordinary user's grader is."""
+    (outside the seccomp filter) opened for writing. Both are now not dumpable."""
     (tmp_path / "secret.txt").write_text("the teacher's file")
     (tmp_path / "stop.py").write_text(f"SECRET = {str(tmp_path / 'secret.txt')!r}\n" + STOP_THE_GRADER)
-    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
-    done = subprocess.run([*no_caps, sys.executable, "-c", WITHOUT_LANDLOCK, console_script, "check", "softmax",
-                           str(tmp_path / "stop.py"), "--verbose"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    done = _under(WITHOUT_LANDLOCK, console_script, "check", "softmax", str(tmp_path / "stop.py"), "--verbose",
+                  ATTENTION_EDU_SANDBOX_NO_NAMESPACES="1")
     assert "sandbox layers: seccomp, rlimits)" in done.stdout, done.stdout + done.stderr
     found = done.stdout.split("ValueError: ")[1].split(" (line")[0].split(" | ")
     assert found == ["the teacher's file", "grader memory EACCES", "launcher memory EACCES", "grader ptrace EPERM"]
+
+
+@x86_64_only
+def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console_script, softmax_source):
+    """Where the kernel refuses the seccomp filter (no CONFIG_SECCOMP_FILTER), the worker died before exec and
+    every submission failed, the honest ones too, with "importing the file ended the process with os._exit(127)",
+    while the rows named no layer and available_layers() called seccomp active. The worker now goes on without
+    the filter, and the layers say so; a fork shows that the filter is really off."""
+    (tmp_path / "honest.py").write_text(softmax_source)
+    (tmp_path / "forks.py").write_text("import os\nos.waitpid(os.fork() or os._exit(0), 0)\n" + softmax_source)
+    done = _under(WITHOUT_SECCOMP, console_script, "grade", str(tmp_path), "--exercise", "softmax", "--json",
+                  "--require-sandbox")
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert [rows[name]["passed"] for name in ("forks.py", "honest.py")] == [True, True], done.stdout
+    assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
+    probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
+    assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
