@@ -41,8 +41,8 @@ def register(subparsers: Any) -> None:
     grade = subparsers.add_parser(
         "grade", help="grade many submissions (.py files, exercise notebooks, folders of them)",
         description="Run one exercise's checker on every submission, each in a sandboxed interpreter "
-                    "of its own; one row per submission. Exit status: 0 when grading completed, 2 on a "
-                    "usage error, 130 on Ctrl-C (after writing the rows done).")
+                    "of its own; one row per submission. Exit status: 0 when grading completed, 1 when the gradebook "
+                    "could not be written, 2 on a usage error, 130 on Ctrl-C (after writing the rows done).")
     grade.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of submissions")
     grade.add_argument("--exercise", required=True, metavar="NAME", help="exercise name (see check --list)")
     output = grade.add_mutually_exclusive_group()
@@ -124,7 +124,6 @@ def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
     if quiet or not sys.stderr.isatty():
         return lambda: None
     from tqdm import tqdm
-
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
     return lambda: (bar.update(1), bar.n == total and bar.close())
@@ -199,8 +198,7 @@ def run_grade(args: argparse.Namespace) -> int:
     args.exercise = name
     if any(out is not None and out.suffix in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
         return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
+    if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
     files = _submissions(args.paths)
     if not files:
@@ -222,20 +220,25 @@ def run_grade(args: argparse.Namespace) -> int:
           f" sandbox layers: {layers}", file=sys.stderr)
     if args.json:
         print(json.dumps(records, indent=2))
-    if args.csv:
-        with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
-        print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-    if args.gradescope and done:         # one submission: several files would leave the choice to the grader
-        names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
-        row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
-            f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
-            f"{args.function or EXERCISES[name].function}"))
-        with written_atomically(args.gradescope) as partial:
-            partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-        print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
+    unwritten = False
+    try:
+        if args.csv:
+            with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
+                writer = csv.DictWriter(handle, fieldnames=FIELDS)
+                writer.writeheader()
+                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
+            print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
+        if args.gradescope and done:         # one submission: several files would leave the choice to the grader
+            names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
+            row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
+                f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
+                f"{args.function or EXERCISES[name].function}"))
+            with written_atomically(args.gradescope) as partial:
+                partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
+            print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
+    except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
+        print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
+        unwritten = True
     if not args.json:
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
@@ -244,4 +247,4 @@ def run_grade(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"attention-edu grade: interrupted; wrote the {len(done)} rows done of {len(files)}", file=sys.stderr)
         return 130
-    return 0
+    return 1 if unwritten else 0

@@ -1039,3 +1039,27 @@ def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console
     assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
     probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
     assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
+
+
+def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
+    """A --csv in a read-only folder was found out only after every submission had run (a traceback, the rows
+    lost), and so was a disk that filled up (here: a file-size limit of 1,000 bytes, EFBIG as ENOSPC would be).
+    The folder is now checked first (a usage error, exit 2, nothing graded); a write that fails at the end says
+    so in a line, still prints the rows and exits 1. A root grader runs without capabilities (root's
+    CAP_DAC_OVERRIDE writes into any folder)."""
+    (tmp_path / "honest.py").write_text(softmax_source)
+    (tmp_path / "read-only").mkdir(mode=0o555)
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    grade = [*no_caps, console_script, "grade", str(tmp_path / "honest.py"), "--exercise", "softmax", "--no-progress"]
+    done = subprocess.run([*grade, "--csv", str(tmp_path / "read-only" / "grades.csv")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.endswith(f"argument --csv: the folder {tmp_path / 'read-only'} is not writable\n"), done.stderr
+    small = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))     # noqa: E731 - the grader's only
+    for option, name in (("--csv", "grades.csv"), ("--gradescope", "results.json")):
+        done = subprocess.run([*grade, option, str(tmp_path / name)], capture_output=True, text=True, timeout=120,
+                              preexec_fn=small)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "attention-edu grade: the gradebook could not be written (File too large)" in done.stderr
+        assert done.stdout.startswith("passed          25/25"), done.stdout
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["honest.py", "read-only"]    # nor a partial file
