@@ -1063,3 +1063,21 @@ def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_pa
         assert "attention-edu grade: the gradebook could not be written (File too large)" in done.stderr
         assert done.stdout.startswith("passed          25/25"), done.stdout
         assert sorted(p.name for p in tmp_path.iterdir()) == ["honest.py", "read-only"]    # nor a partial file
+
+
+def test_a_grader_whose_packages_come_from_pythonpath_grades_honest_work(tmp_path, softmax_source):
+    """``pip install --user`` (or PYTHONPATH) puts NumPy, array_api_compat and landlockpy where ``python -I`` does
+    not look: the worker died on its first import, and every submission, honest ones too, failed with "importing
+    the file ended the process with os._exit(1)". The worker now also looks where the judge found them (after its
+    interpreter's own folders); Landlock still keeps everything else there unreadable. The base interpreter of
+    this virtual environment, with the environment's packages on PYTHONPATH, stands in for a user's own."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the tests do not run in a virtual environment: no interpreter without its packages here")
+    root, site = Path(__file__).resolve().parents[3], Path(np.__file__).parents[1]
+    (tmp_path / "honest.py").write_text(softmax_source)
+    done = subprocess.run([base, "-c", "import sys\nfrom attention_edu.cli import main\nsys.exit(main(sys.argv[1:]))",
+                           "check", "softmax", str(tmp_path / "honest.py"), "--verbose"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(site)])}, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("check softmax: passed."), done.stdout + done.stderr
+    assert ("landlock" in done.stdout) == LAYERS["landlock"].startswith("active"), done.stdout
