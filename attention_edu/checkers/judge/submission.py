@@ -37,8 +37,8 @@ DEFAULT_BUDGET = 60.0
 NOT_ALLOWED = "this exercise asks for your own NumPy code; `import {name}` is not allowed here"
 _WORKER = str(Path(__file__).with_name("worker.py"))
 #: The folders the judge imports the worker's own packages from: ``python -I`` leaves out PYTHONPATH and a user's own.
-_SITES = sorted({str(Path(spec.origin).parents[1]) for name in ("numpy", "array_api_compat", "landlockpy")
-                 if (spec := importlib.util.find_spec(name)) and spec.origin})
+_SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0]) for spec in
+                  map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy")) if spec and spec.origin})
 #: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
 PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
                                    merge_heads, multi_head_attention, softmax_jacobian)}
