@@ -21,7 +21,7 @@ from ...arguments import non_negative_int, output_path, positive_seconds, writte
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .sandbox import landlock_abi
+from .sandbox import NO_NAMESPACES_VARIABLE, available_layers, landlock_abi
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
 __all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
@@ -31,9 +31,8 @@ def register(subparsers: Any) -> None:
     """Add the ``check`` and ``grade`` subcommands to the ``attention-edu`` parser."""
     check = subparsers.add_parser(
         "check", help="check an exercise solution defined in a Python file or notebook",
-        description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), "
-                    "in a sandboxed interpreter of its own. Exit status: 0 pass, 1 fail or not "
-                    "attempted, 2 usage error.")
+        description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), in a sandboxed "
+                    "interpreter of its own. Exit status: 0 pass, 1 fail or not attempted, 2 usage error.")
     check.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
     check.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
     check.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
@@ -52,8 +51,7 @@ def register(subparsers: Any) -> None:
                        help="write Gradescope's results.json for the (single) submission to FILE")
     grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
     grade.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
-    grade.add_argument("--require-sandbox", action="store_true",
-                       help="refuse to grade without the filesystem sandbox (Landlock)")
+    grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade without Landlock's sandbox")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
     for parser, run in ((check, run_check), (grade, run_grade)):
         parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
@@ -80,7 +78,6 @@ def _usage(command: str, message: str) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
-
     if args.list:
         for exercise in EXERCISES.values():
             print(f"{exercise.name:<30} {exercise.signature}")
@@ -205,6 +202,9 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
+    if args.jobs > 1 and not (available_layers()["mount-namespace"].startswith("active")
+                              and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0")):
+        args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed

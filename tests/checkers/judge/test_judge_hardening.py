@@ -1081,3 +1081,47 @@ def test_a_grader_whose_packages_come_from_pythonpath_grades_honest_work(tmp_pat
                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(site)])}, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("check softmax: passed."), done.stdout + done.stderr
     assert ("landlock" in done.stdout) == LAYERS["landlock"].startswith("active"), done.stdout
+
+
+FILL_TMPDIR = """
+    import time
+    count = 0
+    try:
+        while True:                              # every inode of the shared TMPDIR ...
+            open(f"f{count}", "w").close()
+            count += 1
+    except OSError:
+        pass
+    try:
+        with open("big", "wb") as file:          # ... and every byte
+            while True:
+                file.write(bytes(1 << 20))
+    except OSError:
+        pass
+    time.sleep(4)                                # held while the classmates start
+    def softmax(x):
+        return x
+    """
+
+
+def test_without_namespaces_a_submission_that_fills_tmpdir_fails_no_classmate(tmp_path, console_script, softmax_source):
+    """Without a mount namespace the private directories share TMPDIR, which teachers.md says to make a size-limited
+    filesystem. Under --jobs 2 one submission that filled it failed the honest ones graded beside it ("the grader
+    failed on this submission (OSError: [Errno 28] No space left on device: .../printed.txt)"). grade now takes them
+    one at a time there: each private directory is gone before the next starts. The small filesystem is a tmpfs
+    mounted in a user and mount namespace of the test's own (unshare), around grade."""
+    folder, scratch = tmp_path / "class", tmp_path / "scratch"
+    folder.mkdir(), scratch.mkdir()
+    (folder / "a_filler.py").write_text(textwrap.dedent(FILL_TMPDIR))
+    for name in ("b", "c", "d"):
+        (folder / f"{name}_honest.py").write_text(softmax_source)
+    unshare = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c"]
+    mount = f"mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs {scratch}"
+    if subprocess.run([*unshare, mount], capture_output=True).returncode != 0:
+        pytest.skip("no user and mount namespace here for the small filesystem (unshare)")
+    done = subprocess.run([*unshare, f"{mount} && exec {console_script} grade {folder} --exercise softmax --jobs 2 "
+                           "--json --no-progress"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(scratch), "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert [rows[f"{name}_honest.py"]["passed"] for name in "bcd"] == [True] * 3, done.stdout
+    assert rows["a_filler.py"]["passed"] is False and "mount-namespace" not in rows["b_honest.py"]["sandbox"]
