@@ -32,6 +32,8 @@ def output_path(text: str) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"the folder {folder} does not exist (create it first)")
+    if not os.access(folder, os.W_OK | os.X_OK):      # read-only: say so before the work, not after it
+        raise argparse.ArgumentTypeError(f"the folder {folder} is not writable")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{path} is a folder; give a file name")
     return path

@@ -21,7 +21,7 @@ from ...arguments import non_negative_int, output_path, positive_seconds, writte
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .sandbox import landlock_abi
+from .sandbox import NO_NAMESPACES_VARIABLE, available_layers, landlock_abi
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
 __all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
@@ -31,9 +31,8 @@ def register(subparsers: Any) -> None:
     """Add the ``check`` and ``grade`` subcommands to the ``attention-edu`` parser."""
     check = subparsers.add_parser(
         "check", help="check an exercise solution defined in a Python file or notebook",
-        description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), "
-                    "in a sandboxed interpreter of its own. Exit status: 0 pass, 1 fail or not "
-                    "attempted, 2 usage error.")
+        description="Run the exercise's checker on a function defined in FILE (.py or .ipynb), in a sandboxed "
+                    "interpreter of its own. Exit status: 0 pass, 1 fail or not attempted, 2 usage error.")
     check.add_argument("exercise", nargs="?", help="exercise name, e.g. softmax (see --list)")
     check.add_argument("file", nargs="?", help="Python file or notebook that defines the function")
     check.add_argument("--verbose", action="store_true", help="also say which sandbox layers were active")
@@ -41,8 +40,8 @@ def register(subparsers: Any) -> None:
     grade = subparsers.add_parser(
         "grade", help="grade many submissions (.py files, exercise notebooks, folders of them)",
         description="Run one exercise's checker on every submission, each in a sandboxed interpreter "
-                    "of its own; one row per submission. Exit status: 0 when grading completed, 2 on a "
-                    "usage error, 130 on Ctrl-C (after writing the rows done).")
+                    "of its own; one row per submission. Exit status: 0 when grading completed, 1 when the gradebook "
+                    "could not be written, 2 on a usage error, 130 on Ctrl-C (after writing the rows done).")
     grade.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of submissions")
     grade.add_argument("--exercise", required=True, metavar="NAME", help="exercise name (see check --list)")
     output = grade.add_mutually_exclusive_group()
@@ -52,8 +51,7 @@ def register(subparsers: Any) -> None:
                        help="write Gradescope's results.json for the (single) submission to FILE")
     grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
     grade.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
-    grade.add_argument("--require-sandbox", action="store_true",
-                       help="refuse to grade without the filesystem sandbox (Landlock)")
+    grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade without Landlock's sandbox")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
     for parser, run in ((check, run_check), (grade, run_grade)):
         parser.add_argument("--function", metavar="NAME", help="function name (default: the exercise's own)")
@@ -80,7 +78,6 @@ def _usage(command: str, message: str) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
-
     if args.list:
         for exercise in EXERCISES.values():
             print(f"{exercise.name:<30} {exercise.signature}")
@@ -124,7 +121,6 @@ def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
     if quiet or not sys.stderr.isatty():
         return lambda: None
     from tqdm import tqdm
-
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
     return lambda: (bar.update(1), bar.n == total and bar.close())
@@ -199,14 +195,16 @@ def run_grade(args: argparse.Namespace) -> int:
     args.exercise = name
     if any(out is not None and out.suffix in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
         return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
+    if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
     files = _submissions(args.paths)
     if not files:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
+    if args.jobs > 1 and not (available_layers()["mount-namespace"].startswith("active")
+                              and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0")):
+        args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
@@ -222,20 +220,25 @@ def run_grade(args: argparse.Namespace) -> int:
           f" sandbox layers: {layers}", file=sys.stderr)
     if args.json:
         print(json.dumps(records, indent=2))
-    if args.csv:
-        with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=FIELDS)
-            writer.writeheader()
-            writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
-        print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-    if args.gradescope and done:         # one submission: several files would leave the choice to the grader
-        names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
-        row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
-            f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
-            f"{args.function or EXERCISES[name].function}"))
-        with written_atomically(args.gradescope) as partial:
-            partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-        print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
+    unwritten = False
+    try:
+        if args.csv:
+            with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
+                writer = csv.DictWriter(handle, fieldnames=FIELDS)
+                writer.writeheader()
+                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
+            print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
+        if args.gradescope and done:         # one submission: several files would leave the choice to the grader
+            names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
+            row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
+                f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
+                f"{args.function or EXERCISES[name].function}"))
+            with written_atomically(args.gradescope) as partial:
+                partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
+            print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
+    except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
+        print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
+        unwritten = True
     if not args.json:
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
@@ -244,4 +247,4 @@ def run_grade(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"attention-edu grade: interrupted; wrote the {len(done)} rows done of {len(files)}", file=sys.stderr)
         return 130
-    return 0
+    return 1 if unwritten else 0

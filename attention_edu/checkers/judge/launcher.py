@@ -29,7 +29,7 @@ seccomp = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(seccomp)
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
 _PR_SET_NO_NEW_PRIVS = 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid) and two sets of three 32-bit masks
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
@@ -84,7 +84,7 @@ def _deny_calls() -> None:
     _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
 
 
-def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, filter_calls: bool) -> None:
+def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, layers: list[str], status: int) -> None:
     if own_user_namespace:
         _bound_root_namespace(limits["processes"])
     processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
@@ -102,8 +102,13 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, fil
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc_call("capset", struct.pack("Ii", _CAPABILITY_VERSION_3, 0), bytes(24))  # none: under no_new_privs
         # exec grants uid 0 none again, with no CAP_SETPCAP needed (SECBIT_NOROOT needed it: a container's root)
-        if filter_calls:
-            _deny_calls()
+        if "seccomp" in layers:
+            try:
+                _deny_calls()
+            except OSError as error:        # a kernel without seccomp filters: the row's layers say so
+                layers[layers.index("seccomp")] = f"seccomp refused: {error}"
+    with os.fdopen(status, "w") as file:   # the layers as they are, just before exec
+        json.dump({"layers": [*layers, "rlimits"]}, file)
     os.execvp(argv[0], argv)
 
 
@@ -164,8 +169,8 @@ def _launch(config: dict, argv: list[str]) -> None:
             layers = [f"namespaces refused: {error}"]
     if config["seccomp"] and seccomp.CAN_FILTER:
         layers.append("seccomp")
-    if _LINUX:
-        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if _LINUX:        # not dumpable: the worker (dumpable again after its exec) may not ptrace it or write its memory
+        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), _libc_call("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -175,7 +180,7 @@ def _launch(config: dict, argv: list[str]) -> None:
     worker = os.fork()
     if worker == 0:
         try:
-            for fd in (sync_w, config["status_fd"], config["lifeline_fd"], wake_r, wake_w):
+            for fd in (sync_w, config["lifeline_fd"], wake_r, wake_w):
                 os.close(fd)
             if _LINUX:
                 _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -183,13 +188,11 @@ def _launch(config: dict, argv: list[str]) -> None:
                 os._exit(125)
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
-            _limit_and_exec(argv, config["limits"], own, "seccomp" in layers)
+            _limit_and_exec(argv, config["limits"], own, layers, config["status_fd"])
         except BaseException as error:  # noqa: BLE001 - report any failure, never run on
             os.write(2, f"sandbox: cannot start {argv[0]!r}: {error}\n".encode())
         os._exit(127)
-    os.write(sync_w, b"1")
-    with os.fdopen(config["status_fd"], "w") as status:
-        json.dump({"layers": [*layers, "rlimits"], "pid": worker}, status)
+    os.write(sync_w, b"1"), os.close(config["status_fd"])     # the worker reports its layers
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0), os.dup2(null, 1)      # only the worker holds the judge's pipes
     code = _wait(worker, wake_r, config["lifeline_fd"])
@@ -205,10 +208,9 @@ def _launch(config: dict, argv: list[str]) -> None:
 
 
 def _probe() -> dict:
-    """Launcher side of :func:`available_layers`: try the namespaces in this throw-away process."""
+    """Launcher side of :func:`available_layers`: try the namespaces and the filter in this throw-away process."""
     found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
                                     " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
-    found["seccomp"] = "active" if seccomp.CAN_FILTER else f"unavailable: {sys.platform} {os.uname().machine}"
     reason = f"unavailable: {sys.platform}"
     if _LINUX:
         try:
@@ -217,6 +219,13 @@ def _probe() -> dict:
         except OSError as error:
             reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
                       " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
+    found["seccomp"] = f"unavailable: {sys.platform} {os.uname().machine}"
+    if seccomp.CAN_FILTER:             # last: the filter holds for the rest of this throw-away process
+        try:
+            _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), _deny_calls()
+            found["seccomp"] = "active"
+        except OSError as error:
+            found["seccomp"] = f"unavailable: the kernel refused the filter ({error})"
     return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
 
 

@@ -23,7 +23,7 @@ import time
 from importlib import metadata
 from typing import Mapping, Sequence
 
-from .launcher import NAMESPACE_LAYERS, process_stats
+from .launcher import NAMESPACE_LAYERS, PR_SET_DUMPABLE, _libc_call, process_stats
 
 NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
 _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
@@ -125,8 +125,7 @@ def _canonical(name: str) -> str:
 def _probed() -> tuple[tuple[str, str], ...]:
     abi = landlock_abi()
     found = {"landlock": f"active (ABI {abi})" if abi else "unavailable: the kernel has no Landlock"}
-    done = subprocess.run(_launcher_command("--probe"), capture_output=True, text=True,
-                          env={}, timeout=60, check=False)
+    done = subprocess.run(_launcher_command("--probe"), capture_output=True, text=True, env={}, timeout=60, check=False)
     try:
         found.update(json.loads(done.stdout))
     except ValueError:
@@ -149,9 +148,8 @@ class SandboxError(RuntimeError):
 class Sandboxed:
     """A worker started by :func:`spawn`; ``with`` it, or call :meth:`kill` when done.
 
-    ``process`` is the launcher: its pipes are the worker's, its ``returncode`` the worker's
-    (negative: ended by that signal). ``layers``: those active, of :func:`available_layers`' names
-    (the worker adds Landlock).
+    ``process`` is the launcher: its pipes are the worker's, its ``returncode`` the worker's (negative: ended by
+    that signal). ``layers``: those active, of :func:`available_layers`' names (the worker adds Landlock).
     """
 
     def __init__(self, process: subprocess.Popen, layers: list[str], lifeline: int):
@@ -224,6 +222,8 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         raise ValueError(f"spawn: cwd {cwd!r} is not a directory")
     if not isinstance(limits, Limits):
         raise TypeError(f"spawn: limits must be a Limits, got {type(limits).__name__}")
+    if sys.platform.startswith("linux"):   # the grader too: without Landlock, no user namespace keeps the worker out
+        _libc_call("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     config = {"namespaces": bool(namespaces) and sys.platform.startswith("linux")

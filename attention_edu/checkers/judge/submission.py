@@ -9,6 +9,7 @@ from the student's code is escaped. The code a file or notebook contributes is :
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,6 +36,9 @@ DEFAULT_BUDGET = 60.0
 #: What a student reads when an import is refused ({name} is the module).
 NOT_ALLOWED = "this exercise asks for your own NumPy code; `import {name}` is not allowed here"
 _WORKER = str(Path(__file__).with_name("worker.py"))
+#: The folders the judge imports the worker's own packages from: ``python -I`` leaves out PYTHONPATH and a user's own.
+_SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0]) for spec in
+                  map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy")) if spec and spec.origin})
 #: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
 PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
                                    merge_heads, multi_head_attention, softmax_jacobian)}
@@ -88,7 +92,7 @@ class Remote:
                "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
         memory = 4096 if self.memory_mb is None else int(self.memory_mb) + 512   # NumPy itself, then calls
         limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
-        self.box = sandbox.spawn([sys.executable, "-I", _WORKER], cwd=self.private, env=env, limits=limits,
+        self.box = sandbox.spawn([sys.executable, "-I", _WORKER, *_SITES], cwd=self.private, env=env, limits=limits,
                                  pass_fds=(self.printed_fd,))
         pipes = self.box.process
         self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,

@@ -32,6 +32,7 @@ OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
 if __package__:          # imported by the judge: a notebook check's forked child
     from . import protocol
 else:                    # run by path in the sandbox, without the package
+    sys.path += [site for site in sys.argv[1:] if site not in sys.path]     # the judge's, after the interpreter's own
     _spec = importlib.util.spec_from_file_location("protocol", os.path.join(HERE, "protocol.py"))
     protocol = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(protocol)

@@ -954,3 +954,174 @@ def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exe
     child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
     assert "use smaller arrays" in child._helper({"helper": "causal_mask", "args": [], "kwargs": {"m": 10 ** 5}})[
         "error"]                                                  # a keyword argument counts towards the bound
+
+
+# An old kernel's stand-in (x86_64): a seccomp filter of the steps in argv[1] (WITHOUT_LANDLOCK: landlock_create_ruleset,
+# _add_rule and _restrict_self fail with ENOSYS; WITHOUT_SECCOMP: prctl(PR_SET_SECCOMP) and seccomp(2) fail with
+# EINVAL, as without CONFIG_SECCOMP_FILTER), then exec the grader.
+STAND_IN = """
+import ctypes, json, os, struct, sys
+code = b"".join(struct.pack("=HBBI", *step) for step in json.loads(sys.argv[1]))
+buffer = ctypes.create_string_buffer(code, len(code))
+fprog = ctypes.create_string_buffer(struct.pack("HP", len(code) // 8, ctypes.addressof(buffer)))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.prctl(22, 2, ctypes.c_ulong(ctypes.addressof(fprog)), 0, 0) == 0
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+LOAD_NR, JUMP_EQ, ALLOW = (0x20, 0, 0, 0), 0x15, (6, 0, 0, 0x7FFF0000)
+WITHOUT_LANDLOCK = [LOAD_NR, (JUMP_EQ, 3, 0, 444), (JUMP_EQ, 2, 0, 445), (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50026)]
+WITHOUT_SECCOMP = [LOAD_NR, (JUMP_EQ, 4, 0, 317), (JUMP_EQ, 0, 2, 157), (0x20, 0, 0, 16), (JUMP_EQ, 1, 0, 22), ALLOW,
+                   (6, 0, 0, 0x50016)]
+x86_64_only = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the stand-in's filter names x86_64's calls")
+
+
+def _under(steps: list, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    """``argv`` run under the stand-in filter ``steps`` with ``env`` added, as a grader without capabilities:
+    a root grader's, which its worker lacks, would keep the worker out of its /proc/<pid> as no user's does."""
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    return subprocess.run([*no_caps, sys.executable, "-c", STAND_IN, json.dumps(steps), *argv], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
+STOP_THE_GRADER = """
+import errno, os, sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]   # the import rule is no layer
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def parent(pid):
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+launcher = os.getppid()
+grader = parent(launcher)
+found = [open(SECRET).read()]                       # control: no Landlock, the grader's user's files are open
+for name, pid in (("grader", grader), ("launcher", launcher)):
+    try:
+        os.close(os.open(f"/proc/{pid}/mem", os.O_RDWR))
+        found.append(f"{name} memory writable")
+    except OSError as error:
+        found.append(f"{name} memory {errno.errorcode[error.errno]}")
+if libc.ptrace(16, grader, None, None) == 0:        # PTRACE_ATTACH: the grader stops ...
+    os.waitpid(grader, 0x40000000)
+    found.append(f"grader {open(f'/proc/{grader}/stat').read().rsplit(')', 1)[1].split()[0]}")
+    libc.ptrace(17, grader, None, None)             # ... until detached (a submission would sleep on instead)
+else:
+    found.append(f"grader ptrace {errno.errorcode[ctypes.get_errno()]}")
+raise ValueError(" | ".join(found))
+"""
+
+
+@x86_64_only
+def test_without_landlock_and_namespaces_a_submission_cannot_stop_or_rewrite_the_grader(tmp_path, console_script):
+    """Where the kernel has no Landlock and refuses namespaces (a container whose seccomp profile refuses
+    both), the worker is a process of the grader's user: ptrace(PTRACE_ATTACH) stopped the grader, and then
+    ``grade`` waited forever, past every time limit, and /proc/<pid>/mem of the grader and of the launcher
+    (outside the seccomp filter) opened for writing. Both are now not dumpable."""
+    (tmp_path / "secret.txt").write_text("the teacher's file")
+    (tmp_path / "stop.py").write_text(f"SECRET = {str(tmp_path / 'secret.txt')!r}\n" + STOP_THE_GRADER)
+    done = _under(WITHOUT_LANDLOCK, console_script, "check", "softmax", str(tmp_path / "stop.py"), "--verbose",
+                  ATTENTION_EDU_SANDBOX_NO_NAMESPACES="1")
+    assert "sandbox layers: seccomp, rlimits)" in done.stdout, done.stdout + done.stderr
+    found = done.stdout.split("ValueError: ")[1].split(" (line")[0].split(" | ")
+    assert found == ["the teacher's file", "grader memory EACCES", "launcher memory EACCES", "grader ptrace EPERM"]
+
+
+@x86_64_only
+def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console_script, softmax_source):
+    """Where the kernel refuses the seccomp filter (no CONFIG_SECCOMP_FILTER), the worker died before exec and
+    every submission failed, the honest ones too, with "importing the file ended the process with os._exit(127)",
+    while the rows named no layer and available_layers() called seccomp active. The worker now goes on without
+    the filter, and the layers say so; a fork shows that the filter is really off."""
+    (tmp_path / "honest.py").write_text(softmax_source)
+    (tmp_path / "forks.py").write_text("import os\nos.waitpid(os.fork() or os._exit(0), 0)\n" + softmax_source)
+    done = _under(WITHOUT_SECCOMP, console_script, "grade", str(tmp_path), "--exercise", "softmax", "--json",
+                  "--require-sandbox")
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert [rows[name]["passed"] for name in ("forks.py", "honest.py")] == [True, True], done.stdout
+    assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
+    probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
+    assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
+
+
+def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
+    """A --csv in a read-only folder was found out only after every submission had run (a traceback, the rows
+    lost), and so was a disk that filled up (here: a file-size limit of 1,000 bytes, EFBIG as ENOSPC would be).
+    The folder is now checked first (a usage error, exit 2, nothing graded); a write that fails at the end says
+    so in a line, still prints the rows and exits 1. A root grader runs without capabilities (root's
+    CAP_DAC_OVERRIDE writes into any folder)."""
+    (tmp_path / "honest.py").write_text(softmax_source)
+    (tmp_path / "read-only").mkdir(mode=0o555)
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    grade = [*no_caps, console_script, "grade", str(tmp_path / "honest.py"), "--exercise", "softmax", "--no-progress"]
+    done = subprocess.run([*grade, "--csv", str(tmp_path / "read-only" / "grades.csv")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.endswith(f"argument --csv: the folder {tmp_path / 'read-only'} is not writable\n"), done.stderr
+    small = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))     # noqa: E731 - the grader's only
+    for option, name in (("--csv", "grades.csv"), ("--gradescope", "results.json")):
+        done = subprocess.run([*grade, option, str(tmp_path / name)], capture_output=True, text=True, timeout=120,
+                              preexec_fn=small)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "attention-edu grade: the gradebook could not be written (File too large)" in done.stderr
+        assert done.stdout.startswith("passed          25/25"), done.stdout
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["honest.py", "read-only"]    # nor a partial file
+
+
+def test_a_grader_whose_packages_come_from_pythonpath_grades_honest_work(tmp_path, softmax_source):
+    """``pip install --user`` (or PYTHONPATH) puts NumPy, array_api_compat and landlockpy where ``python -I`` does
+    not look: the worker died on its first import, and every submission, honest ones too, failed with "importing
+    the file ended the process with os._exit(1)". The worker now also looks where the judge found them (after its
+    interpreter's own folders); Landlock still keeps everything else there unreadable. The base interpreter of
+    this virtual environment, with the environment's packages on PYTHONPATH, stands in for a user's own."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the tests do not run in a virtual environment: no interpreter without its packages here")
+    root, site = Path(__file__).resolve().parents[3], Path(np.__file__).parents[1]
+    (tmp_path / "honest.py").write_text(softmax_source)
+    done = subprocess.run([base, "-c", "import sys\nfrom attention_edu.cli import main\nsys.exit(main(sys.argv[1:]))",
+                           "check", "softmax", str(tmp_path / "honest.py"), "--verbose"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(site)])}, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("check softmax: passed."), done.stdout + done.stderr
+    assert ("landlock" in done.stdout) == LAYERS["landlock"].startswith("active"), done.stdout
+
+
+FILL_TMPDIR = """
+    import time
+    count = 0
+    try:
+        while True:                              # every inode of the shared TMPDIR ...
+            open(f"f{count}", "w").close()
+            count += 1
+    except OSError:
+        pass
+    try:
+        with open("big", "wb") as file:          # ... and every byte
+            while True:
+                file.write(bytes(1 << 20))
+    except OSError:
+        pass
+    time.sleep(4)                                # held while the classmates start
+    def softmax(x):
+        return x
+    """
+
+
+def test_without_namespaces_a_submission_that_fills_tmpdir_fails_no_classmate(tmp_path, console_script, softmax_source):
+    """Without a mount namespace the private directories share TMPDIR, which teachers.md says to make a size-limited
+    filesystem. Under --jobs 2 one submission that filled it failed the honest ones graded beside it ("the grader
+    failed on this submission (OSError: [Errno 28] No space left on device: .../printed.txt)"). grade now takes them
+    one at a time there: each private directory is gone before the next starts. The small filesystem is a tmpfs
+    mounted in a user and mount namespace of the test's own (unshare), around grade."""
+    folder, scratch = tmp_path / "class", tmp_path / "scratch"
+    folder.mkdir(), scratch.mkdir()
+    (folder / "a_filler.py").write_text(textwrap.dedent(FILL_TMPDIR))
+    for name in ("b", "c", "d"):
+        (folder / f"{name}_honest.py").write_text(softmax_source)
+    unshare = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c"]
+    mount = f"mount -t tmpfs -o size=8m,nr_inodes=256 tmpfs {scratch}"
+    if subprocess.run([*unshare, mount], capture_output=True).returncode != 0:
+        pytest.skip("no user and mount namespace here for the small filesystem (unshare)")
+    done = subprocess.run([*unshare, f"{mount} && exec {console_script} grade {folder} --exercise softmax --jobs 2 "
+                           "--json --no-progress"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(scratch), "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert [rows[f"{name}_honest.py"]["passed"] for name in "bcd"] == [True] * 3, done.stdout
+    assert rows["a_filler.py"]["passed"] is False and "mount-namespace" not in rows["b_honest.py"]["sandbox"]
