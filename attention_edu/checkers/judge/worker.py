@@ -28,6 +28,8 @@ DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
 #: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
 OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
+#: Where the standard library's frames come from: an error's line is the student's that called it (``exit()``).
+STDLIB = (os.path.dirname(os.__file__) + os.sep, "<frozen ")
 
 if __package__:          # imported by the judge: a notebook check's forked child
     from . import protocol
@@ -114,8 +116,8 @@ def describe(error):
         message = str(error)
     except Exception:  # a student's exception whose __str__ fails
         message = f"<{type(error).__name__}>"
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(STDLIB)
+              and not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
     line = ""
     if frames:
         line = f"line {frames[-1].lineno} in {frames[-1].name}" + (
@@ -219,8 +221,9 @@ def main():
         try:
             exec(compile(code, label, "exec"), module.__dict__)
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
-            if not config["notebook"]:
-                reply["error"] = describe(err)
+            if not config["notebook"]:   # sys.exit(0) or exit() ends the file's run as its end does
+                ended = isinstance(err, SystemExit) and (err.code is None or type(err.code) is int and err.code == 0)
+                reply["error"] = None if ended else describe(err)
                 break
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()

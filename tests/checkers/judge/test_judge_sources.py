@@ -150,3 +150,20 @@ def test_an_nbformat_3_notebook_is_told_to_be_saved_again(tmp_path):
     (tmp_path / "old.ipynb").write_text(json.dumps(old))
     row = grade_one("softmax", tmp_path / "old.ipynb", seed=1)
     assert row.status == "failed" and "nbformat 3" in row.error and "save it again" in row.error, row
+
+
+@pytest.mark.parametrize("ending", ["exit()", "quit()", "import sys\nsys.exit(0)", "raise SystemExit",
+                                    "if __name__ == '__main__':\n    print(softmax(np.zeros(3)))\nexit()"])
+def test_a_py_file_that_exits_at_its_end_passes(tmp_path, ending):
+    """A script's exit() or sys.exit(0) after the definitions ends its run as its last line would:
+    the row said "importing the file raised SystemExit: None (line 26 in __call__)" (site's line)."""
+    (tmp_path / "script.py").write_text("import numpy as np\n" + SOFTMAX + ending + "\n")
+    row = grade_one("softmax", tmp_path / "script.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_py_file_that_exits_with_an_error_status_fails_at_its_own_line(tmp_path):
+    (tmp_path / "script.py").write_text("import numpy as np\n" + SOFTMAX + "exit(3)\n")
+    row = grade_one("softmax", tmp_path / "script.py", seed=2)
+    assert not row.passed and row.error == "importing the file raised SystemExit: 3 (line 7 in <module>)", row.error
+
