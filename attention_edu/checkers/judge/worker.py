@@ -227,8 +227,8 @@ def main():
                 break
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()
-    reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_")
-                                and getattr(v, "__module__", None) == "submission")
+    reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
+        getattr(v, "__module__", None) == "submission" or k == config["function"]))   # functools.partial too
     reply["violations"] = list(refuse.violations)
     protocol.send(out, reply)
     function = module.__dict__.get(config["function"])

@@ -167,3 +167,17 @@ def test_a_py_file_that_exits_with_an_error_status_fails_at_its_own_line(tmp_pat
     row = grade_one("softmax", tmp_path / "script.py", seed=2)
     assert not row.passed and row.error == "importing the file raised SystemExit: 3 (line 7 in <module>)", row.error
 
+
+def test_the_function_may_be_any_callable_the_file_binds_to_its_name(tmp_path):
+    """functools.partial has no __module__ of the submission's: the row said "defines no function
+    'softmax' (functions found: softmax_axis); name it softmax", which the student had done."""
+    general = SOFTMAX.replace("def softmax(x):", "def softmax_axis(x, axis):").replace("axis=-1", "axis=axis")
+    (tmp_path / "partial.py").write_text(f"import functools\nimport numpy as np\n{general}"
+                                         "softmax = functools.partial(softmax_axis, axis=-1)\n")
+    assert grade_one("softmax", tmp_path / "partial.py", seed=2).passed
+    row = _grade(tmp_path, "import numpy as np\nfrom functools import partial", general,
+                 "softmax = partial(softmax_axis, axis=-1)")
+    assert row.passed and row.error is None, row.message
+    row = _grade(tmp_path, "from attention_edu import softmax")          # the package's own: told why, not "no function"
+    assert not row.passed and "ae.softmax is not available here" in row.message, row.message
+
