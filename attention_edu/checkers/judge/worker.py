@@ -211,10 +211,10 @@ def main():
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
-    module = type(sys)("submission")
+    module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__ = config["file"]
     if config["notebook"]:
-        module.ae = Helpers(inp, out, config["helpers"])
+        module.ae, sys.modules["__main__"] = Helpers(inp, out, config["helpers"]), module
     sys.modules["submission"] = module
     reply = {"cell_errors": [], "error": None}
     for label, code in config["cells"]:
@@ -228,7 +228,7 @@ def main():
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()
     reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
-        getattr(v, "__module__", None) == "submission" or k == config["function"]))   # functools.partial too
+        getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
     reply["violations"] = list(refuse.violations)
     protocol.send(out, reply)
     function = module.__dict__.get(config["function"])

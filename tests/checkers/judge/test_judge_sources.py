@@ -181,3 +181,9 @@ def test_the_function_may_be_any_callable_the_file_binds_to_its_name(tmp_path):
     row = _grade(tmp_path, "from attention_edu import softmax")          # the package's own: told why, not "no function"
     assert not row.passed and "ae.softmax is not available here" in row.message, row.message
 
+
+def test_a_notebooks_main_guard_runs_as_in_class(tmp_path):
+    """A notebook's code runs as ``__main__`` in Jupyter, so its ``if __name__ == "__main__":`` blocks run."""
+    guarded = "if __name__ == '__main__':\n" + "".join(f"    {line}\n" for line in SOFTMAX.splitlines())
+    row = _grade(tmp_path, "import numpy as np", guarded)
+    assert row.passed and row.error is None and row.message.startswith("check softmax: passed"), row.message
