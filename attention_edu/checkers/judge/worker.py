@@ -44,8 +44,8 @@ class Refuse:
     """A meta-path finder that refuses every module outside the exercise's list, and :data:`DENIED`
     to the student's own code (matplotlib may import them): it says why; the sandbox enforces."""
 
-    def __init__(self, allowed, template, library_dirs):
-        self.allowed, self.template, self.violations = set(allowed), template, []
+    def __init__(self, allowed, template, library_dirs, labels=()):
+        self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
         self.library = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs)
 
     def _from_library(self):
@@ -60,9 +60,12 @@ class Refuse:
         standard = top in sys.stdlib_module_names
         if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
-        message = self.template.format(name=top)
-        if message not in self.violations:
-            self.violations.append(message)
+        message, frame = self.template.format(name=top), sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename not in self.labels:
+            frame = frame.f_back            # the student's line that imports it, however indirectly
+        where = "" if frame is None else f" ({frame.f_code.co_filename}, line {frame.f_lineno})"
+        if message + where not in self.violations:
+            self.violations.append(message + where)
         raise ImportError(message)
 
 
@@ -196,8 +199,7 @@ def answer_once(function, args, names, out, printed_fd):
 
 def main():
     """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
-    inp, out = os.dup(0), os.dup(1)
-    private = os.getcwd()
+    inp, out, private = os.dup(0), os.dup(1), os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
     layers, reason = ["landlock"], ""
     try:
@@ -205,7 +207,8 @@ def main():
     except (ImportError, OSError) as err:  # no landlockpy, an old kernel, another OS
         layers, reason = [], f"Landlock unavailable ({err})"
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
-    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)])
+    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
+                    [label for label, _ in config["cells"]])
     sys.meta_path.insert(0, refuse)
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too

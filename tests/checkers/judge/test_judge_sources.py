@@ -178,7 +178,7 @@ def test_the_function_may_be_any_callable_the_file_binds_to_its_name(tmp_path):
     row = _grade(tmp_path, "import numpy as np\nfrom functools import partial", general,
                  "softmax = partial(softmax_axis, axis=-1)")
     assert row.passed and row.error is None, row.message
-    row = _grade(tmp_path, "from attention_edu import softmax")          # the package's own: told why, not "no function"
+    row = _grade(tmp_path, "from attention_edu import softmax")     # the package's own: told why, not "no function"
     assert not row.passed and "ae.softmax is not available here" in row.message, row.message
 
 
@@ -187,3 +187,15 @@ def test_a_notebooks_main_guard_runs_as_in_class(tmp_path):
     guarded = "if __name__ == '__main__':\n" + "".join(f"    {line}\n" for line in SOFTMAX.splitlines())
     row = _grade(tmp_path, "import numpy as np", guarded)
     assert row.passed and row.error is None and row.message.startswith("check softmax: passed"), row.message
+
+
+def test_a_refused_import_names_the_cell_and_line_that_holds_it(tmp_path):
+    """A refused import caught by the notebook (or an exploration cell's, the function untouched) fails
+    the submission: the sentence said which module, not where, in a notebook of thirty cells."""
+    row = _grade(tmp_path, "import numpy as np", SOFTMAX,
+                 "x = np.zeros(3)\nfrom tqdm import tqdm\nfor _ in tqdm(x):\n    pass")
+    assert not row.passed and row.error.endswith("`import tqdm` is not allowed here (code cell 3, line 2)"), row.error
+    (tmp_path / "guarded.py").write_text("import numpy as np\ntry:\n    import scipy.special\nexcept ImportError:\n"
+                                         "    scipy = None\n" + SOFTMAX)
+    row = grade_one("softmax", tmp_path / "guarded.py", seed=2)
+    assert not row.passed and row.error.endswith("`import scipy` is not allowed here (guarded.py, line 3)"), row.error
