@@ -14,6 +14,7 @@ import ast
 import codecs
 import json
 import re
+import sys
 import tokenize
 from pathlib import Path
 from typing import Iterator
@@ -82,14 +83,15 @@ def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
     package and its names, a submodule's names too, become the worker's ``ae`` and its names."""
     for node in ast.walk(statement):
-        if isinstance(node, ast.ImportFrom) and _ours(node.module):
-            names = [a for a in node.names if a.name != "*"]        # attention_edu.softmax.softmax is ae.softmax
-            yield node, "; ".join(f"{a.asname or a.name} = ae.{a.name}" for a in names) or "pass"
+        if isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
+            names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
+                (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
+            yield node, "; ".join(f"{bound} = ae.{name}" for bound, name in names) or "pass"
         elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
             kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
             parts = [ast.unparse(ast.Import(names=kept))] if kept else []
-            parts += [f"{a.asname or a.name} = ae" for a in node.names if a.name == "attention_edu"]
-            yield node, "; ".join(parts) or "pass"
+            parts += [f"{a.asname or 'attention_edu'} = ae" for a in node.names if _ours(a.name)]  # import a.b binds a
+            yield node, "; ".join(parts)
 
 
 def _column(line: str, offset: int) -> int:

@@ -54,7 +54,7 @@ def test_a_checker_call_beside_a_definition_drops_that_statement_only(tmp_path):
 def test_only_the_attention_edu_part_of_a_mixed_import_goes(tmp_path):
     assert _code(tmp_path, "import numpy as np, attention_edu as lib, math\nx = 1") == [
         "import numpy as np, math; lib = ae\nx = 1"]
-    assert _code(tmp_path, "import attention_edu.checkers; import numpy") == ["pass; import numpy"]
+    assert _code(tmp_path, "import attention_edu.checkers; import numpy") == ["attention_edu = ae; import numpy"]
 
 
 def test_a_nested_import_of_attention_edu_binds_ae_and_a_submodules_names_too(tmp_path):
@@ -71,7 +71,7 @@ def test_cells_split_into_lines_as_python_does(tmp_path):
     for separator in "\u2028\u2029\x0b\x0c\x1c\x85":
         cell = f"s = 'a{separator}b'\nimport attention_edu\nt = 2"
         assert _code(tmp_path, cell) == [f"s = 'a{separator}b'\nattention_edu = ae\nt = 2"], repr(separator)
-    assert _code(tmp_path, "a = 1\r\nimport attention_edu.checkers\rb = 2\n") == ["a = 1\npass\nb = 2"]
+    assert _code(tmp_path, "a = 1\r\nimport attention_edu.checkers\rb = 2\n") == ["a = 1\nattention_edu = ae\nb = 2"]
 
 
 def test_a_statement_after_non_ascii_text_on_its_line_is_cut_at_the_right_place(tmp_path):
@@ -103,6 +103,23 @@ def test_a_mixed_import_line_passes(tmp_path):
 def test_an_import_of_attention_edu_in_a_try_block_passes(tmp_path):
     row = _grade(tmp_path, "import numpy as np\ntry:\n    import attention_edu as ae\nexcept ImportError:\n"
                  "    ae = None", SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+SDPA = ("import math\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])\n"
+        "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+        "    weights = SOFTMAX(scores)\n    return weights @ V, weights\n")
+
+
+@pytest.mark.parametrize("imports, call", [("from attention_edu import *", "softmax"),
+                                           ("import attention_edu.softmax as sm", "sm.softmax"),
+                                           ("import attention_edu.checkers", "attention_edu.softmax")])
+def test_every_spelling_of_importing_attention_edu_binds_what_python_binds(tmp_path, imports, call):
+    """``import *`` bound nothing and ``import attention_edu.x [as y]`` neither ``attention_edu`` nor ``y``:
+    the earlier exercise's softmax, offered through ``ae``, raised NameError ("a name it never defines")."""
+    notebook = _notebook(tmp_path / "class.ipynb", f"import numpy as np\n{imports}", SDPA.replace("SOFTMAX", call))
+    row = grade_one("scaled_dot_product_attention", notebook, seed=2)
     assert row.passed and row.error is None, row.message
 
 
