@@ -53,7 +53,7 @@ def python_text(path: str | Path) -> str:
         with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
             return handle.read()
     except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
-        raise ValueError(str(err)) from None
+        raise ValueError(f"{err}; save it as UTF-8") from None
 
 
 def _checker_names() -> set[str]:
@@ -158,7 +158,7 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     [('code cell 1', 'ae = ae\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x\\n\\npass')]
     >>> os.unlink(handle.name)
     """
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    notebook = json.loads(Path(path).read_text(encoding="utf-8-sig"))     # Notepad's byte-order mark too
     if type(notebook) is dict and "worksheets" in notebook:
         raise ValueError("it is in nbformat 3 (Jupyter before 2015): open it in Jupyter and save it again")
     listed = notebook.get("cells", []) if type(notebook) is dict else None

@@ -216,3 +216,15 @@ def test_a_refused_import_names_the_cell_and_line_that_holds_it(tmp_path):
                                          "    scipy = None\n" + SOFTMAX)
     row = grade_one("softmax", tmp_path / "guarded.py", seed=2)
     assert not row.passed and row.error.endswith("`import scipy` is not allowed here (guarded.py, line 3)"), row.error
+
+
+def test_a_file_saved_by_a_windows_editor_is_read_or_told_how_to_save_it(tmp_path):
+    """Notepad's UTF-8 byte-order mark before a notebook's JSON gave "Unexpected UTF-8 BOM (decode using
+    utf-8-sig)"; PowerShell 5's `>` writes UTF-16, and the row did not say which encoding to use."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX)
+    notebook.write_text(notebook.read_text(), encoding="utf-8-sig")
+    row = grade_one("softmax", notebook, seed=2)
+    assert row.passed and row.error is None, row.message
+    (tmp_path / "wide.py").write_text("import numpy as np\n" + SOFTMAX, encoding="utf-16")
+    row = grade_one("softmax", tmp_path / "wide.py", seed=2)
+    assert not row.passed and row.error.endswith("; save it as UTF-8)"), row.error
