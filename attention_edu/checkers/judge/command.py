@@ -113,7 +113,8 @@ def _submissions(paths: list[str]) -> list[str]:
             walk = os.walk(text, onerror=lambda err: print(f"attention-edu grade: could not list a folder, its files "
                                                            f"are not graded: {escape(str(err), False)}", file=sys.stderr))
             found += sorted(os.path.normpath(os.path.join(folder, name)) for folder, _, names in walk for name in names
-                            if Path(name).suffix in (".py", ".ipynb") and ".ipynb_checkpoints" not in Path(folder).parts)
+                            if Path(name).suffix in (".py", ".ipynb") and not name.startswith("._")   # a macOS zip's
+                            and not {".ipynb_checkpoints", "__MACOSX"} & set(Path(folder).parts))
         else:
             found.append(text)
     return list(dict.fromkeys(found))
