@@ -32,6 +32,8 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
+#: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
+_SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 
 
 def python_text(path: str | Path) -> str:
@@ -118,6 +120,22 @@ def _ipython_line(line: str, first: bool) -> str:
     return "# " + line if _MAGIC.match(line) else line
 
 
+def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
+    """(brackets open, the quote of a string left open, whether a backslash joins the next line) after ``line``."""
+    tokens = _SIGNIFICANT.findall(line)
+    for token in tokens:
+        if quote:                                # a single quote also ends at the first of three
+            quote = "" if token == quote or len(quote) == 1 and token[0] == quote else quote
+        elif token == "#":
+            return depth, quote, False
+        elif token in ("'", '"', "'''", '"""'):
+            quote = token
+        elif token in "([{)]}":
+            depth = max(depth + (1 if token in "([{" else -1), 0)
+    joined = tokens[-1:] == ["\\"]                # a lone backslash can only be the line's last character
+    return depth, "" if len(quote) == 1 and not joined else quote, joined
+
+
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
     lines = _LINE_END.split(source)
@@ -125,8 +143,11 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
         lines.pop()
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
         return None                              # its text is a shell script, a file's, HTML: not run in class
-    head = next((index for index, line in enumerate(lines) if line.strip()), 0)
-    lines = [_ipython_line(line, index == head) for index, line in enumerate(lines)]
+    head, depth, quote, joined = next((index for index, line in enumerate(lines) if line.strip()), 0), 0, "", False
+    for index, line in enumerate(lines):        # IPython reads a magic only where a statement starts, as Python does:
+        if not (depth or quote or joined):      # never inside brackets, a string, or after a backslash ("(a\n != b)")
+            lines[index] = line = _ipython_line(line, index == head)
+        depth, quote, joined = _scan(line, depth, quote)
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -74,6 +74,13 @@ def test_cells_split_into_lines_as_python_does(tmp_path):
     assert _code(tmp_path, "a = 1\r\nimport attention_edu.checkers\rb = 2\n") == ["a = 1\nattention_edu = ae\nb = 2"]
 
 
+def test_a_magic_or_shell_line_is_one_only_where_a_statement_starts(tmp_path):
+    """As IPython reads a cell: never inside brackets, a string, or after a backslash."""
+    cell = ("x = (a\n     != b\n     % c)\ns = '''\n!ls\nwhy?\n'''\nt = 'it\\'s (' + \\\n    !u\n!ls\n"
+            "if x:\n    %timeit f(x)")
+    assert _code(tmp_path, cell) == [cell.replace("\n!ls\nif", "\n# !ls\nif").replace("    %timeit", "#     %timeit")]
+
+
 def test_a_statement_after_non_ascii_text_on_its_line_is_cut_at_the_right_place(tmp_path):
     assert _code(tmp_path, "s = 'é∑'; from attention_edu import softmax; t = 'ü'") == [
         "s = 'é∑'; softmax = ae.softmax; t = 'ü'"]
@@ -228,3 +235,27 @@ def test_a_file_saved_by_a_windows_editor_is_read_or_told_how_to_save_it(tmp_pat
     (tmp_path / "wide.py").write_text("import numpy as np\n" + SOFTMAX, encoding="utf-16")
     row = grade_one("softmax", tmp_path / "wide.py", seed=2)
     assert not row.passed and row.error.endswith("; save it as UTF-8)"), row.error
+
+
+BLACK = """def causal_mask(m, n=None):
+    n = m if n is None else n
+    future = (
+        np.arange(n)[None, :] - np.arange(m)[:, None]
+        > n - m
+    )
+    allowed = ~future
+    return (
+        NAME
+        != True
+    )
+"""
+
+
+def test_a_line_black_starts_with_an_operator_is_python_not_a_shell_command(tmp_path):
+    """black puts a wrapped operator first on its line: "!= True" inside brackets was read as a shell
+    command and dropped, so the right mask (future != True) came back inverted ("True on the future
+    keys") and the mask that is wrong in class (allowed != True) passed."""
+    for name, right in (("future", True), ("allowed", False)):
+        notebook = _notebook(tmp_path / f"{name}.ipynb", "import numpy as np", BLACK.replace("NAME", name))
+        row = grade_one("causal_mask", notebook, seed=2)
+        assert row.passed is right and row.error is None, (name, row.message)
