@@ -259,3 +259,10 @@ def test_a_line_black_starts_with_an_operator_is_python_not_a_shell_command(tmp_
         notebook = _notebook(tmp_path / f"{name}.ipynb", "import numpy as np", BLACK.replace("NAME", name))
         row = grade_one("causal_mask", notebook, seed=2)
         assert row.passed is right and row.error is None, (name, row.message)
+
+
+def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
+    """IPython joins "!pip install numpy \\" and the line below into one command: the grader ran the
+    second line as Python (an unexpected indent), so the cell, and the function it defined, was lost."""
+    row = _grade(tmp_path, "!pip install numpy \\\n    matplotlib\nimport numpy as np\n" + SOFTMAX)
+    assert row.passed and row.error is None, row.message
