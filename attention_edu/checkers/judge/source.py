@@ -143,9 +143,10 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
         lines.pop()
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
         return None                              # its text is a shell script, a file's, HTML: not run in class
-    head, depth, quote, joined, magic = next((i for i, line in enumerate(lines) if line.strip()), 0), 0, "", False, False
-    for index, line in enumerate(lines):        # IPython reads a magic only where a statement starts, as Python does:
-        if magic or not (depth or quote or joined):    # never inside brackets, a string, after a backslash ("(a\n != b)")
+    head = next((index for index, line in enumerate(lines) if line.strip()), 0)
+    depth, quote, joined, magic = 0, "", False, False
+    for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
+        if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
             lines[index] = "# " + line if magic else _ipython_line(line, index == head)
         magic = lines[index] == "# " + line and line.endswith("\\")    # "!pip install \" goes on below
         depth, quote, joined = _scan(lines[index], depth, quote)
