@@ -84,15 +84,18 @@ def _ours(module: str | None) -> bool:
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
     package and its names, a submodule's names too, become the worker's ``ae`` and its names."""
+    local = {id(node) for scope in ast.walk(statement) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in ast.walk(scope)}        # in a function, "ae = ae" would read a local ae before assigning it
     for node in ast.walk(statement):
+        ae = 'globals()["ae"]' if id(node) in local else "ae"
         if isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
             names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
                 (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
-            yield node, "; ".join(f"{bound} = ae.{name}" for bound, name in names) or "pass"
+            yield node, "; ".join(f"{bound} = {ae}.{name}" for bound, name in names) or "pass"
         elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
             kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
             parts = [ast.unparse(ast.Import(names=kept))] if kept else []
-            parts += [f"{a.asname or 'attention_edu'} = ae" for a in node.names if _ours(a.name)]  # import a.b binds a
+            parts += [f"{a.asname or 'attention_edu'} = {ae}" for a in node.names if _ours(a.name)]  # import a.b binds a
             yield node, "; ".join(parts)
 
 

@@ -64,7 +64,7 @@ def test_a_nested_import_of_attention_edu_binds_ae_and_a_submodules_names_too(tm
     assert _code(tmp_path, cell) == [
         "try:\n    ae = ae\n    check_softmax = ae.check_softmax; check_answer = ae.check_answer\n\nexcept ImportError:\n"
         "    ae = None\n"
-        "def g():\n    import numpy as np; attention_edu = ae\n    return np"]
+        "def g():\n    import numpy as np; attention_edu = globals()[\"ae\"]\n    return np"]
 
 
 def test_cells_split_into_lines_as_python_does(tmp_path):
@@ -117,6 +117,15 @@ SDPA = ("import math\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
         "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])\n"
         "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
         "    weights = SOFTMAX(scores)\n    return weights @ V, weights\n")
+
+
+def test_an_import_of_attention_edu_as_ae_inside_the_function_passes(tmp_path):
+    """Replaced by "ae = ae", a function-local import made ae local and read it unassigned: UnboundLocalError
+    on every probe, with the hint "a name it never defines"."""
+    local = SDPA.replace("    scores =", "    import attention_edu as ae\n    scores =", 1)
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", local.replace("SOFTMAX", "ae.softmax"))
+    row = grade_one("scaled_dot_product_attention", notebook, seed=2)
+    assert row.passed and row.error is None, row.message
 
 
 @pytest.mark.parametrize("imports, call", [("from attention_edu import *", "softmax"),
