@@ -89,28 +89,31 @@ def restrict(read, write):
         return ruleset.abi_version
 
 
-class Helpers:
-    """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge. Any other
-    name is one the notebook may hold (``from attention_edu import checkers``) but not call."""
+class Helper:
+    """``ae`` in a notebook submission and its names: the earlier exercises' functions, computed by the judge. Any
+    other name is one the notebook may hold (``from attention_edu import checkers``), but calling it or a name in
+    it (``ae.worked_examples.get``) says why not. Not the notebook's own, though both are ``__main__``."""
+    __module__ = "attention_edu"
 
-    def __init__(self, inp, out, names):
-        self._fds, self._names = (inp, out), tuple(names)
+    def __init__(self, fds, names, name=None):
+        offered = ", ".join("ae." + n for n in names) or "nothing of it"
+        self._fds, self._names, self._name, self._refusal = fds, tuple(names), name, None if name in names else (
+            f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        inp, out = self._fds
+    def __getattr__(self, attr):
+        if self._name is None and not attr.startswith("_"):
+            return Helper(self._fds, self._names, attr)
+        raise AttributeError(attr if attr.startswith("_") else self._refusal or attr)
 
-        def helper(*args, **kwargs):
-            if name not in self._names:
-                raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy code "
-                                     f"(you may use {', '.join('ae.' + n for n in self._names) or 'nothing of it'})")
-            protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
-            reply = protocol.receive(inp, time.monotonic() + 60)
-            if reply.get("error"):
-                raise ValueError(reply["error"])
-            return reply["value"]
-        return helper
+    def __call__(self, *args, **kwargs):
+        if self._refusal:
+            raise AttributeError(self._refusal)
+        (inp, out), name = self._fds, self._name
+        protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
+        reply = protocol.receive(inp, time.monotonic() + 60)
+        if reply.get("error"):
+            raise ValueError(reply["error"])
+        return reply["value"]
 
 
 def describe(error):
@@ -121,10 +124,8 @@ def describe(error):
         message = f"<{type(error).__name__}>"
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(STDLIB)
               and not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
-    line = ""
-    if frames:
-        line = f"line {frames[-1].lineno} in {frames[-1].name}" + (
-            f": {frames[-1].line.strip()}" if frames[-1].line else "")
+    at = frames[-1] if frames else None
+    line = "" if at is None else f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "")
     return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
             "message": message[:4000], "line": line[:400]}
 
@@ -217,7 +218,7 @@ def main():
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__ = config["file"]
     if config["notebook"]:
-        module.ae, sys.modules["__main__"] = Helpers(inp, out, config["helpers"]), module
+        module.ae, sys.modules["__main__"] = Helper((inp, out), config["helpers"]), module
     sys.modules["submission"] = module
     reply = {"cell_errors": [], "error": None}
     for label, code in config["cells"]:

@@ -275,3 +275,14 @@ def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
     second line as Python (an unexpected indent), so the cell, and the function it defined, was lost."""
     row = _grade(tmp_path, "!pip install numpy \\\n    matplotlib\nimport numpy as np\n" + SOFTMAX)
     assert row.passed and row.error is None, row.message
+
+
+def test_a_name_of_the_package_the_exercise_does_not_offer_says_why_when_looked_into(tmp_path):
+    """The shipped notebooks' own cells read ae.worked_examples.get(...): the note said "'function' object
+    has no attribute 'get'"; and the package's names a notebook imports are not listed as its functions."""
+    row = _grade(tmp_path, "import numpy as np\nfrom attention_edu import causal_mask",
+                 SOFTMAX.replace("axis=-1", "axis=0").replace("def softmax", "def soft_max"),
+                 "example = ae.worked_examples.get('fund.sdpa-example')")
+    assert row.error.startswith(f"{tmp_path / 'class.ipynb'} defines no function 'softmax' (functions found: soft_max)")
+    assert row.error.endswith("code cell 3 raised AttributeError: ae.worked_examples is not available here: this "
+                              "exercise asks for your own NumPy code (you may use nothing of it)"), row.error
