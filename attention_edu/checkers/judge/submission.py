@@ -166,7 +166,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error, row.usage = (f"not a regular file: {path}", False) if path.exists() else (
             f"no such file: {path}", True)
     elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
-        row.error = f"larger than 16 MiB, not a submission: {path}"
+        row.error = f"larger than 16 MiB, not a submission: {path}" + (
+            " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if notebook else "")
     elif path.suffix not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:

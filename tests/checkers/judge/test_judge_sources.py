@@ -286,3 +286,14 @@ def test_a_name_of_the_package_the_exercise_does_not_offer_says_why_when_looked_
     assert row.error.startswith(f"{tmp_path / 'class.ipynb'} defines no function 'softmax' (functions found: soft_max)")
     assert row.error.endswith("code cell 3 raised AttributeError: ae.worked_examples is not available here: this "
                               "exercise asks for your own NumPy code (you may use nothing of it)"), row.error
+
+
+def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path):
+    """A cell that printed a 1000 x 1000 array in full, saved with its output, made the notebook larger than
+    the 16 MiB the grader reads, and the row said only "not a submission"."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX)
+    cells = json.loads(notebook.read_text())
+    cells["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["0.001 " * 3_000_000]}]
+    notebook.write_text(json.dumps(cells))
+    row = grade_one("softmax", notebook, seed=2)
+    assert not row.passed and row.error.endswith("(clear its outputs: Edit > Clear Outputs of All Cells, then save it)")
