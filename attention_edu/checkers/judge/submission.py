@@ -184,7 +184,9 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):
-                    row.error = f"{what} {load.ended or f'did not finish within the {budget:g} s the submission may take'}"
+                    late = f"did not finish within the {budget:g} s the submission may take" + (
+                        " (every code cell runs: a long experiment, a benchmark or a training loop too)" * notebook)
+                    row.error = f"{what} {load.ended or late}"
                 elif (error := ErrorInfo.read(load.get("error"))) is not None:
                     where = f" ({error.line})" if error.line else ""
                     row.error = f"{what} raised {error.type_name}: {error.message}{where}"

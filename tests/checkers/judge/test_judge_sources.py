@@ -297,3 +297,14 @@ def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path):
     notebook.write_text(json.dumps(cells))
     row = grade_one("softmax", notebook, seed=2)
     assert not row.passed and row.error.endswith("(clear its outputs: Edit > Clear Outputs of All Cells, then save it)")
+
+
+def test_a_notebook_out_of_time_is_told_that_every_cell_counts(tmp_path):
+    """A right function beside a slow exploration cell: the row said only that the notebook did not
+    finish in time, and a student reads that as "my function is too slow"."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX,
+                         "import time\nfor size in range(100):\n    time.sleep(0.1)")
+    row = grade_one("softmax", notebook, seed=2, budget=2)
+    assert not row.passed and row.error == ("running the notebook did not finish within the 2 s the submission may "
+                                            "take (every code cell runs: a long experiment, a benchmark or a "
+                                            "training loop too)"), row.error
