@@ -220,10 +220,12 @@ def main():
     if config["notebook"]:
         module.ae, sys.modules["__main__"] = Helper((inp, out), config["helpers"]), module
     sys.modules["submission"] = module
-    reply = {"cell_errors": [], "error": None}
+    reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
-        try:
-            exec(compile(code, label, "exec"), module.__dict__)
+        try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it
+            code = compile(code, label, "exec", futures)
+            futures |= code.co_flags & 0x1000000        # __future__.annotations.compiler_flag
+            exec(code, module.__dict__)
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
             if not config["notebook"]:   # sys.exit(0) or exit() ends the file's run as its end does
                 ended = isinstance(err, SystemExit) and (err.code is None or type(err.code) is int and err.code == 0)
@@ -233,8 +235,7 @@ def main():
     _flush()
     reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
         getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
-    reply["violations"] = list(refuse.violations)
-    protocol.send(out, reply)
+    protocol.send(out, {**reply, "violations": list(refuse.violations)})
     function = module.__dict__.get(config["function"])
     while True:
         try:

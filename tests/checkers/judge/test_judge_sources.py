@@ -308,3 +308,11 @@ def test_a_notebook_out_of_time_is_told_that_every_cell_counts(tmp_path):
     assert not row.passed and row.error == ("running the notebook did not finish within the 2 s the submission may "
                                             "take (every code cell runs: a long experiment, a benchmark or a "
                                             "training loop too)"), row.error
+
+
+def test_a_future_import_holds_in_the_cells_below_it_as_in_ipython(tmp_path):
+    """IPython compiles every cell with the __future__ flags of the cells run before: with annotations
+    postponed, a hint naming something defined later (or never) is a string; the grader evaluated it."""
+    row = _grade(tmp_path, "from __future__ import annotations\nimport numpy as np",
+                 SOFTMAX.replace("def softmax(x):", "def softmax(x: Array) -> Array:"), "Array = np.ndarray")
+    assert row.passed and row.error is None, row.message
