@@ -15,6 +15,7 @@ import codecs
 import json
 import re
 import sys
+import textwrap
 import tokenize
 from pathlib import Path
 from typing import Iterator
@@ -141,7 +142,7 @@ def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
 
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
-    lines = _LINE_END.split(source)
+    lines = textwrap.dedent("\n".join(_LINE_END.split(source))).split("\n")    # IPython dedents a pasted cell
     if lines[-1] == "":                          # as str.splitlines: no empty line after the last line end
         lines.pop()
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:

@@ -316,3 +316,12 @@ def test_a_future_import_holds_in_the_cells_below_it_as_in_ipython(tmp_path):
     row = _grade(tmp_path, "from __future__ import annotations\nimport numpy as np",
                  SOFTMAX.replace("def softmax(x):", "def softmax(x: Array) -> Array:"), "Array = np.ndarray")
     assert row.passed and row.error is None, row.message
+
+
+def test_a_cell_pasted_with_an_indent_runs_dedented_as_in_ipython(tmp_path):
+    """IPython removes the indent every line of a cell shares (code pasted from a method or a web page);
+    the grader ran it as Python, an unexpected indent that lost the cell and its function."""
+    pasted = "".join(f"    {line}\n" if line else "\n" for line in ("import numpy as np\n" + SOFTMAX).split("\n"))
+    assert _code(tmp_path, pasted) == ["import numpy as np\n" + SOFTMAX]
+    row = _grade(tmp_path, pasted)
+    assert row.passed and row.error is None, row.message
