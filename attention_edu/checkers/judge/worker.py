@@ -216,10 +216,9 @@ def main():
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
-    module.__file__ = config["file"]
-    if config["notebook"]:
-        module.ae, sys.modules["__main__"] = Helper((inp, out), config["helpers"]), module
-    sys.modules["submission"] = module
+    module.__file__, sys.modules["submission"] = config["file"], module
+    if config["notebook"]:          # IPython's display() is a builtin: here it prints
+        module.ae, sys.modules["__main__"], builtins.display = Helper((inp, out), config["helpers"]), module, print
     reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
         try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it

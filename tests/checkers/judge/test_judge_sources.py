@@ -325,3 +325,10 @@ def test_a_cell_pasted_with_an_indent_runs_dedented_as_in_ipython(tmp_path):
     assert _code(tmp_path, pasted) == ["import numpy as np\n" + SOFTMAX]
     row = _grade(tmp_path, pasted)
     assert row.passed and row.error is None, row.message
+
+
+def test_display_left_in_a_notebooks_function_works_as_in_class(tmp_path):
+    """IPython makes display() a builtin: a softmax that displays its exponentials (a debugging line left in)
+    raised NameError on every probe, with the hint "a name it never defines"."""
+    row = _grade(tmp_path, "import numpy as np", SOFTMAX.replace("    total =", "    display(e)\n    total ="))
+    assert row.passed and row.error is None, row.message
