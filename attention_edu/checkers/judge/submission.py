@@ -158,7 +158,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
 
     start = time.perf_counter()
     row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
-    name, notebook = function or spec.function, path.suffix == ".ipynb"
+    name, notebook = function or spec.function, path.suffix.lower() == ".ipynb"
     what = "running the notebook" if notebook else "importing the file"
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
@@ -168,7 +168,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
         row.error = f"larger than 16 MiB, not a submission: {path}" + (
             " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if notebook else "")
-    elif path.suffix not in (".py", ".ipynb"):
+    elif path.suffix.lower() not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:

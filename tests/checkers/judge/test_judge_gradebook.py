@@ -122,3 +122,19 @@ def test_a_macos_zips_resource_copies_are_not_submissions(tmp_path, console_scri
     results = json.loads(out.read_text())
     assert results["score"] == results["max_score"] == 25, results
     assert "._right.py" not in done.stdout + done.stderr, done.stdout
+
+
+def test_a_submission_whose_suffix_is_in_capitals_is_graded(tmp_path, console_script):
+    """Windows keeps ALICE.PY as it was typed: a folder's walk skipped it (no row at all, the student
+    missing from the gradebook) and check refused it as "not a Python file or notebook"."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ALICE.PY").write_text(RIGHT)
+    cell = {"cell_type": "code", "metadata": {}, "source": RIGHT, "outputs": [], "execution_count": None}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "Bob.IPYNB").write_text(json.dumps(notebook))
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json", "--seed", "2",
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert sorted(rows) == ["ALICE.PY", "Bob.IPYNB"] and all(row["passed"] for row in rows.values()), rows
