@@ -110,7 +110,8 @@ def _submissions(paths: list[str]) -> list[str]:
             walk = os.walk(text, onerror=lambda err: print(f"attention-edu grade: could not list a folder, its files "
                                                            f"are not graded: {escape(str(err), False)}", file=sys.stderr))
             found += sorted(os.path.normpath(os.path.join(folder, name)) for folder, _, names in walk for name in names
-                            if Path(name).suffix in (".py", ".ipynb") and ".ipynb_checkpoints" not in Path(folder).parts)
+                            if Path(name).suffix.lower() in (".py", ".ipynb") and not name.startswith("._")
+                            and not {".ipynb_checkpoints", "__MACOSX"} & set(Path(folder).parts))   # a Mac zip's
         else:
             found.append(text)
     return list(dict.fromkeys(found))
@@ -193,7 +194,7 @@ def run_grade(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")
     args.exercise = name
-    if any(out is not None and out.suffix in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
+    if any(out is not None and out.suffix.lower() in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
         return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
     if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")

@@ -14,6 +14,8 @@ import ast
 import codecs
 import json
 import re
+import sys
+import textwrap
 import tokenize
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +33,8 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
+#: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
+_SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 
 
 def python_text(path: str | Path) -> str:
@@ -52,7 +56,7 @@ def python_text(path: str | Path) -> str:
         with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
             return handle.read()
     except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
-        raise ValueError(str(err)) from None
+        raise ValueError(f"{err}; save it as UTF-8") from None
 
 
 def _checker_names() -> set[str]:
@@ -81,15 +85,19 @@ def _ours(module: str | None) -> bool:
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
     package and its names, a submodule's names too, become the worker's ``ae`` and its names."""
+    local = {id(node) for scope in ast.walk(statement) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in ast.walk(scope)}        # in a function, "ae = ae" would read a local ae before assigning it
     for node in ast.walk(statement):
-        if isinstance(node, ast.ImportFrom) and _ours(node.module):
-            names = [a for a in node.names if a.name != "*"]        # attention_edu.softmax.softmax is ae.softmax
-            yield node, "; ".join(f"{a.asname or a.name} = ae.{a.name}" for a in names) or "pass"
+        ae = 'globals()["ae"]' if id(node) in local else "ae"
+        if isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
+            names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
+                (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
+            yield node, "; ".join(f"{bound} = {ae}.{name}" for bound, name in names) or "pass"
         elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
             kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
             parts = [ast.unparse(ast.Import(names=kept))] if kept else []
-            parts += [f"{a.asname or a.name} = ae" for a in node.names if a.name == "attention_edu"]
-            yield node, "; ".join(parts) or "pass"
+            parts += [f"{a.asname or 'attention_edu'} = {ae}" for a in node.names if _ours(a.name)]  # import a.b binds a
+            yield node, "; ".join(parts)
 
 
 def _column(line: str, offset: int) -> int:
@@ -116,15 +124,36 @@ def _ipython_line(line: str, first: bool) -> str:
     return "# " + line if _MAGIC.match(line) else line
 
 
+def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
+    """(brackets open, the quote of a string left open, whether a backslash joins the next line) after ``line``."""
+    tokens = _SIGNIFICANT.findall(line)
+    for token in tokens:
+        if quote:                                # a single quote also ends at the first of three
+            quote = "" if token == quote or len(quote) == 1 and token[0] == quote else quote
+        elif token == "#":
+            return depth, quote, False
+        elif token in ("'", '"', "'''", '"""'):
+            quote = token
+        elif token in "([{)]}":
+            depth = max(depth + (1 if token in "([{" else -1), 0)
+    joined = tokens[-1:] == ["\\"]                # a lone backslash can only be the line's last character
+    return depth, "" if len(quote) == 1 and not joined else quote, joined
+
+
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
-    lines = _LINE_END.split(source)
+    lines = textwrap.dedent("\n".join(_LINE_END.split(source))).split("\n")    # IPython dedents a pasted cell
     if lines[-1] == "":                          # as str.splitlines: no empty line after the last line end
         lines.pop()
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
         return None                              # its text is a shell script, a file's, HTML: not run in class
     head = next((index for index, line in enumerate(lines) if line.strip()), 0)
-    lines = [_ipython_line(line, index == head) for index, line in enumerate(lines)]
+    depth, quote, joined, magic = 0, "", False, False
+    for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
+        if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
+            lines[index] = "# " + line if magic else _ipython_line(line, index == head)
+        magic = lines[index] == "# " + line and line.endswith("\\")    # "!pip install \" goes on below
+        depth, quote, joined = _scan(lines[index], depth, quote)
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -156,7 +185,7 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     [('code cell 1', 'ae = ae\\nTINY = 1e-300'), ('code cell 3', 'def f(x):\\n    return x\\n\\npass')]
     >>> os.unlink(handle.name)
     """
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    notebook = json.loads(Path(path).read_text(encoding="utf-8-sig"))     # Notepad's byte-order mark too
     if type(notebook) is dict and "worksheets" in notebook:
         raise ValueError("it is in nbformat 3 (Jupyter before 2015): open it in Jupyter and save it again")
     listed = notebook.get("cells", []) if type(notebook) is dict else None

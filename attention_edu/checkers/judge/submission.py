@@ -162,7 +162,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
 
     start = time.perf_counter()
     row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
-    name, notebook = function or spec.function, path.suffix == ".ipynb"
+    name, notebook = function or spec.function, path.suffix.lower() == ".ipynb"
     what = "running the notebook" if notebook else "importing the file"
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
@@ -170,8 +170,9 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error, row.usage = (f"not a regular file: {path}", False) if path.exists() else (
             f"no such file: {path}", True)
     elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
-        row.error = f"larger than 16 MiB, not a submission: {path}"
-    elif path.suffix not in (".py", ".ipynb"):
+        row.error = f"larger than 16 MiB, not a submission: {path}" + (
+            " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if notebook else "")
+    elif path.suffix.lower() not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
@@ -187,7 +188,9 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):
-                    row.error = f"{what} {load.ended or f'did not finish within the {budget:g} s the submission may take'}"
+                    late = f"did not finish within the {budget:g} s the submission may take" + (
+                        " (every code cell runs: a long experiment, a benchmark or a training loop too)" * notebook)
+                    row.error = f"{what} {load.ended or late}"
                 elif (error := ErrorInfo.read(load.get("error"))) is not None:
                     where = f" ({error.line})" if error.line else ""
                     row.error = f"{what} raised {error.type_name}: {error.message}{where}"

@@ -28,6 +28,8 @@ DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
 #: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
 OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
+#: Where the standard library's frames come from: an error's line is the student's that called it (``exit()``).
+STDLIB = (os.path.dirname(os.__file__) + os.sep, "<frozen ")
 
 if __package__:          # imported by the judge: a notebook check's forked child
     from . import protocol
@@ -43,8 +45,8 @@ class Refuse:
     """A meta-path finder that refuses every module outside the exercise's list, and :data:`DENIED`
     to the student's own code (matplotlib may import them): it says why; the sandbox enforces."""
 
-    def __init__(self, allowed, template, library_dirs):
-        self.allowed, self.template, self.violations = set(allowed), template, []
+    def __init__(self, allowed, template, library_dirs, labels=()):
+        self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
         self.library = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs)
 
     def _from_library(self):
@@ -59,9 +61,12 @@ class Refuse:
         standard = top in sys.stdlib_module_names
         if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
-        message = self.template.format(name=top)
-        if message not in self.violations:
-            self.violations.append(message)
+        message, frame = self.template.format(name=top), sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename not in self.labels:
+            frame = frame.f_back            # the student's line that imports it, however indirectly
+        where = "" if frame is None else f" ({frame.f_code.co_filename}, line {frame.f_lineno})"
+        if message + where not in self.violations:
+            self.violations.append(message + where)
         raise ImportError(message)
 
 
@@ -85,28 +90,31 @@ def restrict(read, write):
         return ruleset.abi_version
 
 
-class Helpers:
-    """``ae`` in a notebook submission: the earlier exercises' functions, computed by the judge. Any other
-    name is one the notebook may hold (``from attention_edu import checkers``) but not call."""
+class Helper:
+    """``ae`` in a notebook submission and its names: the earlier exercises' functions, computed by the judge. Any
+    other name is one the notebook may hold (``from attention_edu import checkers``), but calling it or a name in
+    it (``ae.worked_examples.get``) says why not. Not the notebook's own, though both are ``__main__``."""
+    __module__ = "attention_edu"
 
-    def __init__(self, inp, out, names):
-        self._fds, self._names = (inp, out), tuple(names)
+    def __init__(self, fds, names, name=None):
+        offered = ", ".join("ae." + n for n in names) or "nothing of it"
+        self._fds, self._names, self._name, self._refusal = fds, tuple(names), name, None if name in names else (
+            f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        inp, out = self._fds
+    def __getattr__(self, attr):
+        if self._name is None and not attr.startswith("_"):
+            return Helper(self._fds, self._names, attr)
+        raise AttributeError(attr if attr.startswith("_") else self._refusal or attr)
 
-        def helper(*args, **kwargs):
-            if name not in self._names:
-                raise AttributeError(f"ae.{name} is not available here: this exercise asks for your own NumPy code "
-                                     f"(you may use {', '.join('ae.' + n for n in self._names) or 'nothing of it'})")
-            protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
-            reply = protocol.receive(inp, time.monotonic() + 60)
-            if reply.get("error"):
-                raise ValueError(reply["error"])
-            return reply["value"]
-        return helper
+    def __call__(self, *args, **kwargs):
+        if self._refusal:
+            raise AttributeError(self._refusal)
+        (inp, out), name = self._fds, self._name
+        protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
+        reply = protocol.receive(inp, time.monotonic() + 60)
+        if reply.get("error"):
+            raise ValueError(reply["error"])
+        return reply["value"]
 
 
 def describe(error):
@@ -115,12 +123,10 @@ def describe(error):
         message = str(error)
     except Exception:  # a student's exception whose __str__ fails
         message = f"<{type(error).__name__}>"
-    frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
-    line = ""
-    if frames:
-        line = f"line {frames[-1].lineno} in {frames[-1].name}" + (
-            f": {frames[-1].line.strip()}" if frames[-1].line else "")
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(STDLIB)
+              and not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
+    at = frames[-1] if frames else None
+    line = "" if at is None else f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "")
     return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
             "message": message[:4000], "line": line[:400]}
 
@@ -195,8 +201,7 @@ def answer_once(function, args, names, out, printed_fd):
 
 def main():
     """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
-    inp, out = os.dup(0), os.dup(1)
-    private = os.getcwd()
+    inp, out, private = os.dup(0), os.dup(1), os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
     layers, reason = ["landlock"], ""
     try:
@@ -204,31 +209,33 @@ def main():
     except (ImportError, OSError) as err:  # no landlockpy, an old kernel, another OS
         layers, reason = [], f"Landlock unavailable ({err})"
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
-    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)])
+    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
+                    [label for label, _ in config["cells"]])
     sys.meta_path.insert(0, refuse)
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
-    module = type(sys)("submission")
-    module.__file__ = config["file"]
-    if config["notebook"]:
-        module.ae = Helpers(inp, out, config["helpers"])
-    sys.modules["submission"] = module
-    reply = {"cell_errors": [], "error": None}
+    module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
+    module.__file__, sys.modules["submission"] = config["file"], module
+    if config["notebook"]:          # IPython's display() is a builtin: here it prints
+        module.ae, sys.modules["__main__"], builtins.display = Helper((inp, out), config["helpers"]), module, print
+    reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
-        try:
-            exec(compile(code, label, "exec"), module.__dict__)
+        try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it
+            code = compile(code, label, "exec", futures)
+            futures |= code.co_flags & 0x1000000        # __future__.annotations.compiler_flag
+            exec(code, module.__dict__)
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
-            if not config["notebook"]:
-                reply["error"] = describe(err)
+            if not config["notebook"]:   # sys.exit(0) or exit() ends the file's run as its end does
+                ended = isinstance(err, SystemExit) and (err.code is None or type(err.code) is int and err.code == 0)
+                reply["error"] = None if ended else describe(err)
                 break
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()
-    reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_")
-                                and getattr(v, "__module__", None) == "submission")
-    reply["violations"] = list(refuse.violations)
-    protocol.send(out, reply)
+    reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
+        getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
+    protocol.send(out, {**reply, "violations": list(refuse.violations)})
     function = module.__dict__.get(config["function"])
     while True:
         try:

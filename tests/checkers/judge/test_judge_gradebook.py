@@ -104,3 +104,37 @@ def test_a_gradebook_is_never_written_over_a_submission(tmp_path, console_script
                                str(folder / "c.py")], capture_output=True, timeout=120)
         assert done.returncode == 2 and b"never a .py or .ipynb" in done.stderr, done.stderr.decode()
     assert {path.name: _sha1(path) for path in folder.iterdir()} == before
+
+
+def test_a_macos_zips_resource_copies_are_not_submissions(tmp_path, console_script):
+    """Finder's zip holds __MACOSX/._right.py beside right.py (binary resource data under the same name):
+    graded as a second file, it made a Gradescope submission "2 files came in" and scored 0 of 25."""
+    folder = tmp_path / "submission"
+    (folder / "__MACOSX").mkdir(parents=True)
+    (folder / "right.py").write_text(RIGHT)
+    apple_double = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        \x00\x02\x00\x00\x00\x09\x00\x00\x00\x32"
+    for junk in (folder / "__MACOSX" / "._right.py", folder / "._right.py"):
+        junk.write_bytes(apple_double)
+    out = tmp_path / "results.json"
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--gradescope", str(out),
+                           "--seed", "2", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    assert results["score"] == results["max_score"] == 25, results
+    assert "._right.py" not in done.stdout + done.stderr, done.stdout
+
+
+def test_a_submission_whose_suffix_is_in_capitals_is_graded(tmp_path, console_script):
+    """Windows keeps ALICE.PY as it was typed: a folder's walk skipped it (no row at all, the student
+    missing from the gradebook) and check refused it as "not a Python file or notebook"."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ALICE.PY").write_text(RIGHT)
+    cell = {"cell_type": "code", "metadata": {}, "source": RIGHT, "outputs": [], "execution_count": None}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (folder / "Bob.IPYNB").write_text(json.dumps(notebook))
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json", "--seed", "2",
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert sorted(rows) == ["ALICE.PY", "Bob.IPYNB"] and all(row["passed"] for row in rows.values()), rows

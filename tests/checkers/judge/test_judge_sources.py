@@ -54,7 +54,7 @@ def test_a_checker_call_beside_a_definition_drops_that_statement_only(tmp_path):
 def test_only_the_attention_edu_part_of_a_mixed_import_goes(tmp_path):
     assert _code(tmp_path, "import numpy as np, attention_edu as lib, math\nx = 1") == [
         "import numpy as np, math; lib = ae\nx = 1"]
-    assert _code(tmp_path, "import attention_edu.checkers; import numpy") == ["pass; import numpy"]
+    assert _code(tmp_path, "import attention_edu.checkers; import numpy") == ["attention_edu = ae; import numpy"]
 
 
 def test_a_nested_import_of_attention_edu_binds_ae_and_a_submodules_names_too(tmp_path):
@@ -64,14 +64,21 @@ def test_a_nested_import_of_attention_edu_binds_ae_and_a_submodules_names_too(tm
     assert _code(tmp_path, cell) == [
         "try:\n    ae = ae\n    check_softmax = ae.check_softmax; check_answer = ae.check_answer\n\nexcept ImportError:\n"
         "    ae = None\n"
-        "def g():\n    import numpy as np; attention_edu = ae\n    return np"]
+        "def g():\n    import numpy as np; attention_edu = globals()[\"ae\"]\n    return np"]
 
 
 def test_cells_split_into_lines_as_python_does(tmp_path):
     for separator in "\u2028\u2029\x0b\x0c\x1c\x85":
         cell = f"s = 'a{separator}b'\nimport attention_edu\nt = 2"
         assert _code(tmp_path, cell) == [f"s = 'a{separator}b'\nattention_edu = ae\nt = 2"], repr(separator)
-    assert _code(tmp_path, "a = 1\r\nimport attention_edu.checkers\rb = 2\n") == ["a = 1\npass\nb = 2"]
+    assert _code(tmp_path, "a = 1\r\nimport attention_edu.checkers\rb = 2\n") == ["a = 1\nattention_edu = ae\nb = 2"]
+
+
+def test_a_magic_or_shell_line_is_one_only_where_a_statement_starts(tmp_path):
+    """As IPython reads a cell: never inside brackets, a string, or after a backslash."""
+    cell = ("x = (a\n     != b\n     % c)\ns = '''\n!ls\nwhy?\n'''\nt = 'it\\'s (' + \\\n    !u\n!ls\n"
+            "if x:\n    %timeit f(x)")
+    assert _code(tmp_path, cell) == [cell.replace("\n!ls\nif", "\n# !ls\nif").replace("    %timeit", "#     %timeit")]
 
 
 def test_a_statement_after_non_ascii_text_on_its_line_is_cut_at_the_right_place(tmp_path):
@@ -103,6 +110,32 @@ def test_a_mixed_import_line_passes(tmp_path):
 def test_an_import_of_attention_edu_in_a_try_block_passes(tmp_path):
     row = _grade(tmp_path, "import numpy as np\ntry:\n    import attention_edu as ae\nexcept ImportError:\n"
                  "    ae = None", SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+SDPA = ("import math\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])\n"
+        "    if mask is not None:\n        scores = np.where(mask, scores, -np.inf)\n"
+        "    weights = SOFTMAX(scores)\n    return weights @ V, weights\n")
+
+
+def test_an_import_of_attention_edu_as_ae_inside_the_function_passes(tmp_path):
+    """Replaced by "ae = ae", a function-local import made ae local and read it unassigned: UnboundLocalError
+    on every probe, with the hint "a name it never defines"."""
+    local = SDPA.replace("    scores =", "    import attention_edu as ae\n    scores =", 1)
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", local.replace("SOFTMAX", "ae.softmax"))
+    row = grade_one("scaled_dot_product_attention", notebook, seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+@pytest.mark.parametrize("imports, call", [("from attention_edu import *", "softmax"),
+                                           ("import attention_edu.softmax as sm", "sm.softmax"),
+                                           ("import attention_edu.checkers", "attention_edu.softmax")])
+def test_every_spelling_of_importing_attention_edu_binds_what_python_binds(tmp_path, imports, call):
+    """``import *`` bound nothing and ``import attention_edu.x [as y]`` neither ``attention_edu`` nor ``y``:
+    the earlier exercise's softmax, offered through ``ae``, raised NameError ("a name it never defines")."""
+    notebook = _notebook(tmp_path / "class.ipynb", f"import numpy as np\n{imports}", SDPA.replace("SOFTMAX", call))
+    row = grade_one("scaled_dot_product_attention", notebook, seed=2)
     assert row.passed and row.error is None, row.message
 
 
@@ -150,3 +183,152 @@ def test_an_nbformat_3_notebook_is_told_to_be_saved_again(tmp_path):
     (tmp_path / "old.ipynb").write_text(json.dumps(old))
     row = grade_one("softmax", tmp_path / "old.ipynb", seed=1)
     assert row.status == "failed" and "nbformat 3" in row.error and "save it again" in row.error, row
+
+
+@pytest.mark.parametrize("ending", ["exit()", "quit()", "import sys\nsys.exit(0)", "raise SystemExit",
+                                    "if __name__ == '__main__':\n    print(softmax(np.zeros(3)))\nexit()"])
+def test_a_py_file_that_exits_at_its_end_passes(tmp_path, ending):
+    """A script's exit() or sys.exit(0) after the definitions ends its run as its last line would:
+    the row said "importing the file raised SystemExit: None (line 26 in __call__)" (site's line)."""
+    (tmp_path / "script.py").write_text("import numpy as np\n" + SOFTMAX + ending + "\n")
+    row = grade_one("softmax", tmp_path / "script.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_py_file_that_exits_with_an_error_status_fails_at_its_own_line(tmp_path):
+    (tmp_path / "script.py").write_text("import numpy as np\n" + SOFTMAX + "exit(3)\n")
+    row = grade_one("softmax", tmp_path / "script.py", seed=2)
+    assert not row.passed and row.error == "importing the file raised SystemExit: 3 (line 7 in <module>)", row.error
+
+
+def test_the_function_may_be_any_callable_the_file_binds_to_its_name(tmp_path):
+    """functools.partial has no __module__ of the submission's: the row said "defines no function
+    'softmax' (functions found: softmax_axis); name it softmax", which the student had done."""
+    general = SOFTMAX.replace("def softmax(x):", "def softmax_axis(x, axis):").replace("axis=-1", "axis=axis")
+    (tmp_path / "partial.py").write_text(f"import functools\nimport numpy as np\n{general}"
+                                         "softmax = functools.partial(softmax_axis, axis=-1)\n")
+    assert grade_one("softmax", tmp_path / "partial.py", seed=2).passed
+    row = _grade(tmp_path, "import numpy as np\nfrom functools import partial", general,
+                 "softmax = partial(softmax_axis, axis=-1)")
+    assert row.passed and row.error is None, row.message
+    row = _grade(tmp_path, "from attention_edu import softmax")     # the package's own: told why, not "no function"
+    assert not row.passed and "ae.softmax is not available here" in row.message, row.message
+
+
+def test_a_notebooks_main_guard_runs_as_in_class(tmp_path):
+    """A notebook's code runs as ``__main__`` in Jupyter, so its ``if __name__ == "__main__":`` blocks run."""
+    guarded = "if __name__ == '__main__':\n" + "".join(f"    {line}\n" for line in SOFTMAX.splitlines())
+    row = _grade(tmp_path, "import numpy as np", guarded)
+    assert row.passed and row.error is None and row.message.startswith("check softmax: passed"), row.message
+
+
+def test_a_refused_import_names_the_cell_and_line_that_holds_it(tmp_path):
+    """A refused import caught by the notebook (or an exploration cell's, the function untouched) fails
+    the submission: the sentence said which module, not where, in a notebook of thirty cells."""
+    row = _grade(tmp_path, "import numpy as np", SOFTMAX,
+                 "x = np.zeros(3)\nfrom tqdm import tqdm\nfor _ in tqdm(x):\n    pass")
+    assert not row.passed and row.error.endswith("`import tqdm` is not allowed here (code cell 3, line 2)"), row.error
+    (tmp_path / "guarded.py").write_text("import numpy as np\ntry:\n    import scipy.special\nexcept ImportError:\n"
+                                         "    scipy = None\n" + SOFTMAX)
+    row = grade_one("softmax", tmp_path / "guarded.py", seed=2)
+    assert not row.passed and row.error.endswith("`import scipy` is not allowed here (guarded.py, line 3)"), row.error
+
+
+def test_a_file_saved_by_a_windows_editor_is_read_or_told_how_to_save_it(tmp_path):
+    """Notepad's UTF-8 byte-order mark before a notebook's JSON gave "Unexpected UTF-8 BOM (decode using
+    utf-8-sig)"; PowerShell 5's `>` writes UTF-16, and the row did not say which encoding to use."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX)
+    notebook.write_text(notebook.read_text(), encoding="utf-8-sig")
+    row = grade_one("softmax", notebook, seed=2)
+    assert row.passed and row.error is None, row.message
+    (tmp_path / "wide.py").write_text("import numpy as np\n" + SOFTMAX, encoding="utf-16")
+    row = grade_one("softmax", tmp_path / "wide.py", seed=2)
+    assert not row.passed and row.error.endswith("; save it as UTF-8)"), row.error
+
+
+BLACK = """def causal_mask(m, n=None):
+    n = m if n is None else n
+    future = (
+        np.arange(n)[None, :] - np.arange(m)[:, None]
+        > n - m
+    )
+    allowed = ~future
+    return (
+        NAME
+        != True
+    )
+"""
+
+
+def test_a_line_black_starts_with_an_operator_is_python_not_a_shell_command(tmp_path):
+    """black puts a wrapped operator first on its line: "!= True" inside brackets was read as a shell
+    command and dropped, so the right mask (future != True) came back inverted ("True on the future
+    keys") and the mask that is wrong in class (allowed != True) passed."""
+    for name, right in (("future", True), ("allowed", False)):
+        notebook = _notebook(tmp_path / f"{name}.ipynb", "import numpy as np", BLACK.replace("NAME", name))
+        row = grade_one("causal_mask", notebook, seed=2)
+        assert row.passed is right and row.error is None, (name, row.message)
+
+
+def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
+    """IPython joins "!pip install numpy \\" and the line below into one command: the grader ran the
+    second line as Python (an unexpected indent), so the cell, and the function it defined, was lost."""
+    row = _grade(tmp_path, "!pip install numpy \\\n    matplotlib\nimport numpy as np\n" + SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_name_of_the_package_the_exercise_does_not_offer_says_why_when_looked_into(tmp_path):
+    """The shipped notebooks' own cells read ae.worked_examples.get(...): the note said "'function' object
+    has no attribute 'get'"; and the package's names a notebook imports are not listed as its functions."""
+    row = _grade(tmp_path, "import numpy as np\nfrom attention_edu import causal_mask",
+                 SOFTMAX.replace("axis=-1", "axis=0").replace("def softmax", "def soft_max"),
+                 "example = ae.worked_examples.get('fund.sdpa-example')")
+    assert row.error.startswith(f"{tmp_path / 'class.ipynb'} defines no function 'softmax' (functions found: soft_max)")
+    assert row.error.endswith("code cell 3 raised AttributeError: ae.worked_examples is not available here: this "
+                              "exercise asks for your own NumPy code (you may use nothing of it)"), row.error
+
+
+def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path):
+    """A cell that printed a 1000 x 1000 array in full, saved with its output, made the notebook larger than
+    the 16 MiB the grader reads, and the row said only "not a submission"."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX)
+    cells = json.loads(notebook.read_text())
+    cells["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["0.001 " * 3_000_000]}]
+    notebook.write_text(json.dumps(cells))
+    row = grade_one("softmax", notebook, seed=2)
+    assert not row.passed and row.error.endswith("(clear its outputs: Edit > Clear Outputs of All Cells, then save it)")
+
+
+def test_a_notebook_out_of_time_is_told_that_every_cell_counts(tmp_path):
+    """A right function beside a slow exploration cell: the row said only that the notebook did not
+    finish in time, and a student reads that as "my function is too slow"."""
+    notebook = _notebook(tmp_path / "class.ipynb", "import numpy as np", SOFTMAX,
+                         "import time\nfor size in range(100):\n    time.sleep(0.1)")
+    row = grade_one("softmax", notebook, seed=2, budget=2)
+    assert not row.passed and row.error == ("running the notebook did not finish within the 2 s the submission may "
+                                            "take (every code cell runs: a long experiment, a benchmark or a "
+                                            "training loop too)"), row.error
+
+
+def test_a_future_import_holds_in_the_cells_below_it_as_in_ipython(tmp_path):
+    """IPython compiles every cell with the __future__ flags of the cells run before: with annotations
+    postponed, a hint naming something defined later (or never) is a string; the grader evaluated it."""
+    row = _grade(tmp_path, "from __future__ import annotations\nimport numpy as np",
+                 SOFTMAX.replace("def softmax(x):", "def softmax(x: Array) -> Array:"), "Array = np.ndarray")
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_cell_pasted_with_an_indent_runs_dedented_as_in_ipython(tmp_path):
+    """IPython removes the indent every line of a cell shares (code pasted from a method or a web page);
+    the grader ran it as Python, an unexpected indent that lost the cell and its function."""
+    pasted = "".join(f"    {line}\n" if line else "\n" for line in ("import numpy as np\n" + SOFTMAX).split("\n"))
+    assert _code(tmp_path, pasted) == ["import numpy as np\n" + SOFTMAX]
+    row = _grade(tmp_path, pasted)
+    assert row.passed and row.error is None, row.message
+
+
+def test_display_left_in_a_notebooks_function_works_as_in_class(tmp_path):
+    """IPython makes display() a builtin: a softmax that displays its exponentials (a debugging line left in)
+    raised NameError on every probe, with the hint "a name it never defines"."""
+    row = _grade(tmp_path, "import numpy as np", SOFTMAX.replace("    total =", "    display(e)\n    total ="))
+    assert row.passed and row.error is None, row.message
