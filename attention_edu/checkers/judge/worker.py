@@ -227,9 +227,9 @@ def main():
             futures |= code.co_flags & 0x1000000        # __future__.annotations.compiler_flag
             exec(code, module.__dict__)
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
-            if not config["notebook"]:   # sys.exit(0) or exit() ends the file's run as its end does
+            if not config["notebook"]:   # sys.exit(0) or exit() after the function ends the run as the file's end does
                 ended = isinstance(err, SystemExit) and (err.code is None or type(err.code) is int and err.code == 0)
-                reply["error"] = None if ended else describe(err)
+                reply["error"] = None if ended and config["function"] in module.__dict__ else describe(err)
                 break
             reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()
