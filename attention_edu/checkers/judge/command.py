@@ -198,8 +198,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
     if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
-    files = _submissions(args.paths)
-    if not files:
+    if not (files := _submissions(args.paths)):
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
