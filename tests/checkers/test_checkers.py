@@ -515,3 +515,34 @@ def test_right_values_in_a_one_element_tuple_name_no_misconception(name):
     reference = EXERCISES[name].reference
     result = CHECKERS[name](lambda *args: (reference(*args),))
     assert result.hint_id == "harness.wrong-type" and "is a tuple, not an array" in result.summary, result
+
+
+def _float32_inside(name):
+    """Right code that computes its softmax in float32 and returns float64: a float32 solution in float64 dress."""
+    def softmax32(x):
+        x = x.astype(np.float32)
+        top = np.max(x, axis=-1, keepdims=True)
+        e = np.exp(x - np.where(np.isfinite(top), top, 0))
+        total = e.sum(axis=-1, keepdims=True)
+        return e / np.where(total > 0, total, 1)
+
+    def scaled_dot_product_attention(Q, K, V, mask=None):
+        scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        weights = softmax32(scores).astype(Q.dtype)
+        return weights @ V, weights
+    return {"softmax": lambda x: softmax32(x).astype(x.dtype),
+            "scaled_dot_product_attention": scaled_dot_product_attention}[name]
+
+
+@pytest.mark.parametrize("name", ["softmax", "scaled_dot_product_attention"])
+def test_float32_accuracy_gets_the_same_verdict_on_every_seed(name):
+    """The verdict may not depend on the run's seed. With float64's own tolerance (rtol 1e-5, atol 1e-8 of
+    the largest value), float32 rounding sat right at its edge: the attention failed 25 of 26 on seeds 1, 3
+    and 6 of 1-8 (an output entry near zero, from cancellation in weights @ V) and passed on the others;
+    the softmax passed on seed 1 alone. A float32 solution passes at float32's tolerance, and float32
+    accuracy returned as float64 now does too."""
+    from attention_edu.checkers.runner import run_checker
+    verdicts = {seed: run_checker(EXERCISES[name], _float32_inside(name), seed=seed).passed for seed in range(1, 9)}
+    assert all(verdicts.values()), verdicts
