@@ -21,7 +21,7 @@ from ...arguments import non_negative_int, output_path, positive_seconds, writte
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
-from .sandbox import NO_NAMESPACES_VARIABLE, available_layers, landlock_abi
+from .sandbox import available_layers, landlock_abi, namespaces_allowed
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
 __all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
@@ -202,8 +202,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs < 1:
         return _usage("grade", "--jobs must be at least 1")
-    if args.jobs > 1 and not (available_layers()["mount-namespace"].startswith("active")
-                              and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0")):
+    if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")

@@ -22,6 +22,7 @@ import struct
 import sys
 
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace", "ipc-namespace")
+NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
 _LINUX = sys.platform.startswith("linux")
 _SPEC = importlib.util.spec_from_file_location(      # by path, as this file is run
     "attention_edu_seccomp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp.py"))
@@ -29,7 +30,7 @@ seccomp = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(seccomp)
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
-_PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
 _PR_SET_NO_NEW_PRIVS = 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid) and two sets of three 32-bit masks
 _PID_MAX_MIN = 301                    # the kernel's floor for pid_max
@@ -42,6 +43,17 @@ def _libc_call(name: str, *args: int | bytes) -> None:
     if getattr(libc, name)(*(a if isinstance(a, bytes) else ctypes.c_ulong(a) for a in args)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
+
+
+def namespaces_allowed() -> bool:
+    """Whether the judge asks for namespaces: on Linux, unless ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` is set."""
+    return _LINUX and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0")
+
+
+def undumpable() -> None:
+    """Not dumpable: a worker of this user (dumpable after its exec) can neither ptrace it nor write its memory."""
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _enter_namespaces(disk_mb: int) -> None:
@@ -169,8 +181,8 @@ def _launch(config: dict, argv: list[str]) -> None:
             layers = [f"namespaces refused: {error}"]
     if config["seccomp"] and seccomp.CAN_FILTER:
         layers.append("seccomp")
-    if _LINUX:        # not dumpable: the worker (dumpable again after its exec) may not ptrace it or write its memory
-        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), _libc_call("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if _LINUX:
+        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), undumpable()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
