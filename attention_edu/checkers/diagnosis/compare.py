@@ -13,6 +13,7 @@ can act on. Every id is reachable; the tests trigger each one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...backend import host_numpy as np
@@ -240,8 +241,8 @@ def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
         return "error.batched-transpose" if "remapped shapes" in text else "error.broadcast"
     if error.is_a("ValueError") and "mismatch in its core dimension" in text:
         return "error.batched-transpose" if batched else "error.matmul-shapes"
-    if error.is_a("ValueError") and "not aligned" in text:
-        return "error.batched-dot" if batched else "error.matmul-shapes"
+    if error.is_a("ValueError") and "not aligned" in text:     # np.dot of 2-D operands multiplies no batch
+        return "error.batched-dot" if re.search(r"\(\d+,\d+,\d+", text) else "error.matmul-shapes"
     if error.is_a("AxisError") or error.is_a("IndexError") or (
             error.is_a("ValueError") and "values to unpack" in text):
         return "error.fixed-ndim"
