@@ -20,7 +20,7 @@ import tokenize
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["python_text", "notebook_cells"]
+__all__ = ["python_text", "notebook_cells", "read_cells"]
 
 #: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -33,6 +33,9 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
+#: A cell's first line in a script that jupyter nbconvert exported, and its calls of IPython (%magic, !ls, %%time).
+_IN = re.compile(r"# In\[[ \d]*\]:[ \t]*(?=\n|$)", re.M)
+_GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 
@@ -57,6 +60,39 @@ def python_text(path: str | Path) -> str:
             return handle.read()
     except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
         raise ValueError(f"{err}; save it as UTF-8") from None
+
+
+def _ipython_call(line: str) -> str:
+    """A line of an exported notebook with IPython's calls as the notebook had them: %magic, !shell, %%time."""
+    found = _GET_IPYTHON.fullmatch(line)
+    try:
+        args = ast.literal_eval(f"({found[3]},)") if found else ()
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return line
+    if found and found[2] == "run_cell_magic" and f"%%{args[0]}" in _PYTHON_CELLS:     # runs its body as code
+        body = _cell_code(args[2], _checker_names())
+        return f"{found[1]}if True: exec({body or 'pass'!r})"
+    return f"{found[1]}# {found[2]}" if found else line
+
+
+def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]], bool]:
+    """(label, code) of the cells a submission runs, and whether they run as a notebook's cells: a notebook's,
+    or a script's that ``jupyter nbconvert --to script`` wrote (``# In[3]:`` above each cell), each on the
+    lines it holds in the script; any other ``.py`` file runs whole."""
+    if notebook:
+        return notebook_cells(path), True
+    text = python_text(path)
+    if len(text) > MAX_CODE or not _IN.search(text):     # parsing costs the judge about 500 bytes a character
+        return [(Path(path).name, text)], False
+    lines, checkers, cells = text.split("\n"), _checker_names(), []
+    starts = [index for index, line in enumerate(lines) if _IN.fullmatch(line)]
+    for first, end in zip(starts, starts[1:] + [len(lines)]):
+        code = _cell_code("\n".join(map(_ipython_call, lines[first + 1:end])), checkers)
+        if code is not None:
+            cells.append((f"cell {lines[first][2:].rstrip(' :')}", "\n" * (first + 1) + code))
+    if len(cells) > MAX_CELLS:
+        raise ValueError(f"it has {len(cells):,} cells to run, more than the {MAX_CELLS:,} the grader runs")
+    return cells, True
 
 
 def _checker_names() -> set[str]:

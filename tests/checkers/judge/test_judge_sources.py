@@ -5,6 +5,7 @@ the cell filter (which cells and statements of a notebook run)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -332,3 +333,34 @@ def test_display_left_in_a_notebooks_function_works_as_in_class(tmp_path):
     raised NameError on every probe, with the hint "a name it never defines"."""
     row = _grade(tmp_path, "import numpy as np", SOFTMAX.replace("    total =", "    display(e)\n    total ="))
     assert row.passed and row.error is None, row.message
+
+
+def _exported(*cells: str) -> str:
+    """A script as ``jupyter nbconvert --to script`` writes a notebook with these code cells (red team 11A)."""
+    parts = ["#!/usr/bin/env python\n# coding: utf-8\n\n# # Exercises 01\n# \n# Markdown becomes comments.\n"]
+    parts += [f"\n# In[{index}]:\n\n\n{cell}\n\n" for index, cell in enumerate(cells, 1)]
+    return "".join(parts) + "\n# In[ ]:\n\n\n\n\n"
+
+
+def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_path):
+    """File > Download as > Python (.py) gives ``# In[3]:`` above each cell and get_ipython() calls for the
+    magics: graded as a .py, it failed at its first line of the notebook's ("`import attention_edu` is not
+    allowed here", or "name 'get_ipython' is not defined"); it now runs as the notebook did, magics and
+    checker calls left out, %%time's cell run."""
+    timed = SOFTMAX.replace("\n", "\\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ada.py").write_text(_exported(
+        "import numpy as np\nimport attention_edu as ae\nfrom attention_edu.checkers import check_softmax",
+        "get_ipython().run_line_magic('matplotlib', 'inline')\nget_ipython().system('pip install numpy')",
+        f"get_ipython().run_cell_magic('time', '', '{timed}')", "check_softmax(softmax)",
+        "get_ipython().run_cell_magic('bash', '', 'ls\\n')"))
+    (folder / "bo.py").write_text(_exported("import numpy as np\nimport attention_edu as ae",
+                                            SOFTMAX.replace("axis=-1", "axis=0"), "check_softmax(softmax)"))
+    (folder / "cy.py").write_text(_exported("import numpy as np", "def softmax(x):\n    return np.exp(x) / s"))
+    (folder / "di.py").write_text("import numpy as np\n# In[1]: a comment of a student's own\n" + SOFTMAX)
+    rows = {Path(row.file).name: row for row in (grade_one("softmax", path, seed=2) for path in folder.iterdir())}
+    assert rows["ada.py"].passed and rows["ada.py"].error is None, rows["ada.py"].message
+    assert rows["di.py"].passed, rows["di.py"].message
+    assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
+    assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
