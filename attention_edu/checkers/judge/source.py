@@ -34,7 +34,7 @@ _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script that jupyter nbconvert exported, and its calls of IPython (%magic, !ls, %%time).
-_IN = re.compile(r"# In\[[ \d]*\]:[ \t]*(?=\n|$)", re.M)
+_IN = re.compile(r"^# In\[[ \d]*\]:[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
@@ -85,11 +85,12 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     if len(text) > MAX_CODE or not _IN.search(text):     # parsing costs the judge about 500 bytes a character
         return [(Path(path).name, text)], False
     lines, checkers, cells = text.split("\n"), _checker_names(), []
-    starts = [index for index, line in enumerate(lines) if _IN.fullmatch(line)]
+    starts = [-1] + [index for index, line in enumerate(lines) if _IN.fullmatch(line)]    # -1: the lines above
     for first, end in zip(starts, starts[1:] + [len(lines)]):
         code = _cell_code("\n".join(map(_ipython_call, lines[first + 1:end])), checkers)
         if code is not None:
-            cells.append((f"cell {lines[first][2:].rstrip(' :')}", "\n" * (first + 1) + code))
+            label = f"cell {lines[first][2:].rstrip(' :')}" if first >= 0 else Path(path).name
+            cells.append((label, "\n" * (first + 1) + code))
     if len(cells) > MAX_CELLS:
         raise ValueError(f"it has {len(cells):,} cells to run, more than the {MAX_CELLS:,} the grader runs")
     return cells, True

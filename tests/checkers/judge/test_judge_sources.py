@@ -358,9 +358,10 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     (folder / "bo.py").write_text(_exported("import numpy as np\nimport attention_edu as ae",
                                             SOFTMAX.replace("axis=-1", "axis=0"), "check_softmax(softmax)"))
     (folder / "cy.py").write_text(_exported("import numpy as np", "def softmax(x):\n    return np.exp(x) / s"))
-    (folder / "di.py").write_text("import numpy as np\n# In[1]: a comment of a student's own\n" + SOFTMAX)
+    (folder / "di.py").write_text("import numpy as np  # In[1]:\n# In[2]: a comment of a student's own\n" + SOFTMAX)
+    (folder / "ed.py").write_text("import numpy as np\n" + _exported(SOFTMAX, "check_softmax(softmax)"))
     rows = {Path(row.file).name: row for row in (grade_one("softmax", path, seed=2) for path in folder.iterdir())}
     assert rows["ada.py"].passed and rows["ada.py"].error is None, rows["ada.py"].message
-    assert rows["di.py"].passed, rows["di.py"].message
+    assert rows["di.py"].passed and rows["ed.py"].passed, rows["di.py"].message + rows["ed.py"].message
     assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
     assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
