@@ -33,8 +33,9 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
-#: A cell's first line in a script that jupyter nbconvert exported, and its calls of IPython (%magic, !ls, %%time).
-_IN = re.compile(r"^# In\[[ \d]*\]:[ \t]*$", re.M)
+#: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%),
+#: and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
+_IN = re.compile(r"^# (In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
@@ -69,16 +70,16 @@ def _ipython_call(line: str) -> str:
         args = ast.literal_eval(f"({found[3]},)") if found else ()
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         return line
-    if found and found[2] == "run_cell_magic" and f"%%{args[0]}" in _PYTHON_CELLS:     # runs its body as code
-        body = _cell_code(args[2], _checker_names())
-        return f"{found[1]}if True: exec({body or 'pass'!r})"
-    return f"{found[1]}# {found[2]}" if found else line
+    if found and found[2] == "run_cell_magic" and len(args) == 3 and f"%%{args[0]}" in _PYTHON_CELLS and type(
+            args[2]) is str:                     # %%time runs its body as the cell's code
+        return f"{found[1]}if True: exec({_cell_code(args[2], _checker_names()) or 'pass'!r})"
+    return "# " + line if found or line == "from IPython import get_ipython" else line
 
 
 def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]], bool]:
     """(label, code) of the cells a submission runs, and whether they run as a notebook's cells: a notebook's,
-    or a script's that ``jupyter nbconvert --to script`` wrote (``# In[3]:`` above each cell), each on the
-    lines it holds in the script; any other ``.py`` file runs whole."""
+    or those of a script exported from one (``jupyter nbconvert --to script`` writes ``# In[3]:`` above each
+    cell, VS Code and jupytext ``# %%``), each on the lines it holds in the script; any other ``.py`` runs whole."""
     if notebook:
         return notebook_cells(path), True
     text = python_text(path)
@@ -88,9 +89,8 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     starts = [-1] + [index for index, line in enumerate(lines) if _IN.fullmatch(line)]    # -1: the lines above
     for first, end in zip(starts, starts[1:] + [len(lines)]):
         code = _cell_code("\n".join(map(_ipython_call, lines[first + 1:end])), checkers)
-        if code is not None:
-            label = f"cell {lines[first][2:].rstrip(' :')}" if first >= 0 else Path(path).name
-            cells.append((label, "\n" * (first + 1) + code))
+        if code is not None:                     # on the script's own lines: errors name them as in a .py
+            cells.append((Path(path).name, "\n" * (first + 1) + code))
     if len(cells) > MAX_CELLS:
         raise ValueError(f"it has {len(cells):,} cells to run, more than the {MAX_CELLS:,} the grader runs")
     return cells, True

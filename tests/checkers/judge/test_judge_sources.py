@@ -344,9 +344,9 @@ def _exported(*cells: str) -> str:
 
 def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_path):
     """File > Download as > Python (.py) gives ``# In[3]:`` above each cell and get_ipython() calls for the
-    magics: graded as a .py, it failed at its first line of the notebook's ("`import attention_edu` is not
-    allowed here", or "name 'get_ipython' is not defined"); it now runs as the notebook did, magics and
-    checker calls left out, %%time's cell run."""
+    magics (VS Code's export and jupytext ``# %%``, and the magics as they were): graded as a .py, it failed
+    at its first line of the notebook's ("`import attention_edu` is not allowed here", or "name 'get_ipython'
+    is not defined"); it now runs as the notebook did, magics and checker calls left out, %%time's cell run."""
     timed = SOFTMAX.replace("\n", "\\n")
     folder = tmp_path / "class"
     folder.mkdir()
@@ -360,8 +360,12 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     (folder / "cy.py").write_text(_exported("import numpy as np", "def softmax(x):\n    return np.exp(x) / s"))
     (folder / "di.py").write_text("import numpy as np  # In[1]:\n# In[2]: a comment of a student's own\n" + SOFTMAX)
     (folder / "ed.py").write_text("import numpy as np\n" + _exported(SOFTMAX, "check_softmax(softmax)"))
+    (folder / "fu.py").write_text("# %%\nfrom IPython import get_ipython\n\n# %% [markdown]\n# # Exercises 01\n\n# %%\n"
+                                  "import numpy as np\nimport attention_edu as ae\n%matplotlib inline\n\n# %%\n"
+                                  f"{SOFTMAX}\n# %%\ncheck_softmax(softmax)\n")     # VS Code's export, jupytext's
     rows = {Path(row.file).name: row for row in (grade_one("softmax", path, seed=2) for path in folder.iterdir())}
     assert rows["ada.py"].passed and rows["ada.py"].error is None, rows["ada.py"].message
+    assert rows["fu.py"].passed and rows["fu.py"].error is None, rows["fu.py"].message
     assert rows["di.py"].passed and rows["ed.py"].passed, rows["di.py"].message + rows["ed.py"].message
     assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
     assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
