@@ -347,12 +347,13 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     magics (VS Code's export and jupytext ``# %%``, and the magics as they were): graded as a .py, it failed
     at its first line of the notebook's ("`import attention_edu` is not allowed here", or "name 'get_ipython'
     is not defined"); it now runs as the notebook did, magics and checker calls left out, %%time's cell run."""
-    timed = SOFTMAX.replace("\n", "\\n")
+    timed = SOFTMAX.replace("axis=-1", "axis=AXIS").replace("\n", "\\n")     # AXIS: from a %time line
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "ada.py").write_text(_exported(
         "import numpy as np\nimport attention_edu as ae\nfrom attention_edu.checkers import check_softmax",
-        "get_ipython().run_line_magic('matplotlib', 'inline')\nget_ipython().system('pip install numpy')",
+        "get_ipython().run_line_magic('matplotlib', 'inline')\nget_ipython().system('pip install numpy')\n"
+        "get_ipython().run_line_magic('time', 'AXIS = -1')",
         f"get_ipython().run_cell_magic('time', '', '{timed}')", "check_softmax(softmax)",
         "get_ipython().run_cell_magic('bash', '', 'ls\\n')"))
     (folder / "bo.py").write_text(_exported("import numpy as np\nimport attention_edu as ae",
