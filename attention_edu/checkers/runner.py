@@ -222,7 +222,7 @@ def rank_of(case: Case) -> int | None:
 #: diagnoses that a clean split of the input ranks replaces: they only say what NumPy's error
 #: said (the specific ones, .T or np.dot on a batch, stay)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis"}
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis"}
 
 
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
