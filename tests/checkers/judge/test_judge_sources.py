@@ -374,3 +374,14 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     assert rows["di.py"].passed and rows["ed.py"].passed, rows["di.py"].message + rows["ed.py"].message
     assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
     assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
+
+
+def test_debugging_prints_past_the_output_limit_are_told_as_such(tmp_path):
+    """print(x) left in with np.set_printoptions(threshold=sys.maxsize): after 16 MiB of output every print
+    raised "OSError: [Errno 27] File too large" and the hint was "Read the error and the line it points to"
+    (red team 11A); the hint now says the prints are the cause."""
+    debug = SOFTMAX.replace("    top = ", "    print('debug', '.' * (1 << 20))\n    top = ")
+    (tmp_path / "chatty.py").write_text("import numpy as np\n" + debug)
+    row = grade_one("softmax", tmp_path / "chatty.py", seed=2)
+    assert not row.passed and row.hint_id == "error.printed", row.message
+    assert "remove the debugging prints" in row.message and "File too large (line 3 in softmax)" in row.message
