@@ -58,8 +58,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
-        n, order = len(exercise.outputs), ", ".join(exercise.outputs)
-        got = type(outcome.value).__name__
+        n, order, got = len(exercise.outputs), ", ".join(exercise.outputs), type(outcome.value).__name__
         if isinstance(outcome.value, (tuple, list)):
             got = f"{got} of {len(outcome.value)} values"
         return Failure("returns", case, f"expected a tuple of {n} values ({order}), got {got}", "harness.arity",
@@ -222,7 +221,7 @@ def rank_of(case: Case) -> int | None:
 #: diagnoses that a clean split of the input ranks replaces: they only say what NumPy's error
 #: said (the specific ones, .T or np.dot on a batch, stay)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis"}
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis"}
 
 
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
@@ -240,6 +239,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
+        flat = [r for r in results if r.hint_id == "error.matmul-shapes"]    # unbatched input failed the same way:
+        if result.hint_id in ("error.batched-transpose", "error.batched-dot") and flat:    # not .T or np.dot's doing
+            result = dataclasses.replace(result, hint_id=flat[0].hint_id, hint=flat[0].hint)
         results.append(result)
     mistakes: dict[str, dict] = {}
     for r in results:

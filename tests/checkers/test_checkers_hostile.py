@@ -107,6 +107,7 @@ TRIGGERS = {
     "error.signature": ("scaled_dot_product_attention", _three_params, None),
     "error.name": ("softmax", _undefined, None),
     "error.exit": ("softmax", _exit, None),
+    "error.printed": ("softmax", lambda x: (print("." * (2 << 20)), ae.softmax(x))[1], None),    # over 1 MiB a call
     "error.other": ("softmax", lambda x: (_ for _ in ()).throw(RuntimeError("boom")), None),
     "harness.timeout": ("softmax", _forever, 0.3),
     "harness.exit": ("softmax", _hard_exit, None),
@@ -132,6 +133,8 @@ TRIGGERS = {
                            lambda Q, K, V, mask=None: (lambda o, w: (o + np.sin(o), w))(*sdpa(Q, K, V, mask)), None),
     "shape.extra-axis": ("softmax", lambda x: ae.softmax(x)[..., None, :], None),
     "shape.broadcast-axis": ("softmax", _broadcast_axis, None),
+    "shape.missing-axis": ("bahdanau_scores",             # (n,) for the m = 1 case: the query axis squeezed out
+                           lambda S, H, W1, W2, v: np.squeeze(np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v), None),
     "attention_backward.chain": ("attention_backward",
                                  lambda *a: (lambda dQ, dK, dV: (dQ, dK + np.cos(dK), dV))(*backward(*a)), None),
     "attention_entropy.log-epsilon": ("attention_entropy", lambda w: -np.sum(w * np.log(w + 1e-3), axis=-1), None),

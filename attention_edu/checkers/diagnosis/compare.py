@@ -1,11 +1,9 @@
-"""Comparing returned arrays with expected ones, describing the difference, and the hints that
-come from no mutant.
+"""Comparing returned arrays with expected ones, describing the difference; the hints no mutant gives.
 
 Arrays are compared as numbers in float64, never through their printed form, at float32's tolerance
 whatever their dtype (float16 is no licence to be 1 % off), so a float32 or einsum solution passes;
 every known misconception misses by far more. float64 answers once had a tolerance 10 to 100 times
-tighter, and a solution that computed in float32 and returned float64 then passed or failed with the
-hidden draw: the same file got different marks from different seeds.
+tighter: a solution computing in float32 got different marks from different seeds (hidden draws).
 :data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
 wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
 can act on. Every id is reachable; the tests trigger each one.
@@ -13,6 +11,7 @@ can act on. Every id is reachable; the tests trigger each one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...backend import host_numpy as np
@@ -172,6 +171,8 @@ HINTS: dict[str, str] = {
     "error.name": "Your function uses a name it never defines: work only with the arguments it receives "
         "(the checker never shares the notebook's variables) and import numpy as np.",
     "error.exit": "Your function called exit(): return the result instead.",
+    "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the "
+        "debugging prints, or print shapes rather than whole arrays.",
     "harness.exit": "A function must hand its result back with return; remove the call that ends the "
         "process (os._exit, exit in C code).",
     "harness.crash": "The process running your function died; look for ctypes, a C extension, or code that "
@@ -228,7 +229,6 @@ def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
     if isinstance(error, BaseException):
         error = ErrorInfo.of(error)
     text = error.message
-    batched = any(isinstance(a, np.ndarray) and a.ndim >= 3 for a in args)
     if error.is_a("SystemExit"):
         return "error.exit"
     if error.is_a("NameError"):
@@ -239,9 +239,11 @@ def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
         # matmul reports clashing batch axes (what .T on a 3-D array causes) as "remapped shapes"
         return "error.batched-transpose" if "remapped shapes" in text else "error.broadcast"
     if error.is_a("ValueError") and "mismatch in its core dimension" in text:
-        return "error.batched-transpose" if batched else "error.matmul-shapes"
-    if error.is_a("ValueError") and "not aligned" in text:
-        return "error.batched-dot" if batched else "error.matmul-shapes"
+        return "error.batched-transpose" if any(np.ndim(a) >= 3 for a in args) else "error.matmul-shapes"
+    if error.is_a("ValueError") and "not aligned" in text:     # np.dot of 2-D operands multiplies no batch
+        return "error.batched-dot" if re.search(r"\(\d+,\d+,\d+", text) else "error.matmul-shapes"
+    if error.is_a("OSError") and "File too large" in text:       # the file its prints go to is full
+        return "error.printed"
     if error.is_a("AxisError") or error.is_a("IndexError") or (
             error.is_a("ValueError") and "values to unpack" in text):
         return "error.fixed-ndim"

@@ -152,9 +152,20 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     return None
 
 
+#: the hint when a returned shape is the expected one less an axis of size 1 (m = 1 queries, say)
+_MISSING = ("Your {name} has shape {shape}, the expected {expected} without its axis {axis} of size 1: keep that "
+            "axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a single row or query "
+            "drops it, and must work on every row at once instead.")
+EVIDENCE_IDS.add("shape.missing-axis")
+
+
 def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str] | None:
-    """A named extra axis when ``actual`` is ``expected`` with one axis inserted."""
+    """A named extra axis when ``actual`` is ``expected`` with one axis inserted, or a missing one of size 1."""
     found = extra_axis(tuple(actual), tuple(expected))
+    missing = extra_axis(tuple(expected), tuple(actual)) if found is None else None
+    if missing is not None and missing[1] == 1:
+        return "shape.missing-axis", _MISSING.format(name=name, shape=tuple(actual), expected=tuple(expected),
+                                                     axis=missing[0])
     if found is None:
         return None
     axis, size = found

@@ -16,7 +16,7 @@ import pkgutil
 
 from ...backend import host_numpy as np
 from ...softmax import stable_softmax as softmax_kernel
-from ..diagnosis.mutants import register_mistakes
+from ..diagnosis.mutants import register_mistakes, variant
 from ..records import Exercise
 
 __all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]

@@ -208,6 +208,9 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("masked-row-nan", "masks", partial(attend, guard=False),
      "A fully masked row gives -inf - (-inf) = NaN: where a row's maximum is -inf subtract 0 instead, "
      "and divide by 1 where the sum is 0, so its weights are zeros."),
+    ("mask-added", "masks", partial(attend, fill=-1.0, additive=True),      # scores + mask: +1 where True
+     "You add the mask to the scores; it is boolean (True = may attend), so that adds 1 where attending is "
+     "allowed and hides nothing: keep the scores where it is True, -inf elsewhere, np.where(mask, scores, -np.inf)."),
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),

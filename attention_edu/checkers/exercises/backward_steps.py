@@ -146,6 +146,9 @@ register_mistakes("softmax_jacobian", (
     ("no-diagonal", "small", lambda w: -w[..., :, None] * w[..., None, :],
      "You left out diag(w): the derivative of wᵢ = exp(sᵢ)/Σ by its own score has an extra wᵢ, so "
      "J = diag(w) − w wᵀ."),
+    ("softmax-again", "small", lambda w: jacobian(softmax(w)),
+     "Your J is the Jacobian at softmax(w): w already holds the softmax weights, so build J = diag(w) − w wᵀ "
+     "from w itself, without a softmax."),
 ))
 register_mistakes("backward_dv", (
     ("transposed", "returns", lambda W, d_output: transposed(d_output) @ W,

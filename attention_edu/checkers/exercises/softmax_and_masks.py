@@ -20,7 +20,7 @@ from __future__ import annotations
 from ...backend import host_numpy as np
 from ...masks import causal_mask as reference_causal, padding_mask as reference_padding
 from ...softmax import softmax as reference_softmax, softmax_naive
-from . import normal_arrays, register_mistakes, stable_softmax
+from . import normal_arrays, register_mistakes, stable_softmax, variant
 from ..records import Case, Exercise, Property
 
 __all__ = ["SOFTMAX", "CAUSAL_MASK", "PADDING_MASK"]
@@ -211,8 +211,10 @@ register_mistakes("causal_mask", (
     ("float", "returns", lambda m, n=None: _triangle(m, n).astype(np.float64),
      "Return booleans (True = may attend), not 1.0 and 0.0: compare positions, or pass dtype=bool to np.ones."),
     ("additive", "returns", lambda m, n=None: np.where(_triangle(m, n), 0.0, -np.inf),
-     "That is the additive form (0 and -inf); this exercise wants the boolean mask, True = may "
+     "That is the additive form (0, and -inf or -1e9); this exercise wants the boolean mask, True = may "
      "attend, and the -inf only appears when the mask is applied to the scores."),
+    ("float-inverted", "returns", lambda m, n=None: 1.0 - _triangle(m, n), "Your mask is 1.0 on the future keys "
+     "(TensorFlow's look-ahead mask, 1 = hide); here True means may attend: np.tril(np.ones((m, n), bool), k=n - m)."),
     ("top-left", "small", lambda m, n=None: _triangle(m, n, sign=0),
      "With n > m the last query lines up with the last key: query i may attend to keys "
      "j ≤ i + (n − m), that is np.tril(..., k=n - m)."),
@@ -221,10 +223,10 @@ register_mistakes("causal_mask", (
     ("ignores-n", "returns", lambda m, n=None: np.tril(np.ones((m, m), dtype=bool)),
      "The mask needs one column per key, shape (m, n); n falls back to m only when it is None."),
 ))
+variant("causal_mask.additive")(lambda m, n=None: np.where(_triangle(m, n), 0.0, -1e9))    # -1e9 in place of -inf
 
 
-def _visible(lengths, n, compare=np.less):
-    """compare(j, lengths[b]) for every key position j: (B, 1, n)."""
+def _visible(lengths, n, compare=np.less):                  # compare(j, lengths[b]) for every key j: (B, 1, n)
     return compare(np.arange(n)[None, None, :], np.asarray(lengths)[:, None, None])  # (1, 1, n) with (B, 1, 1)
 
 

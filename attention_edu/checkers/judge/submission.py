@@ -27,7 +27,7 @@ from ...multi_head import merge_heads, multi_head_attention, split_heads
 from ...softmax import softmax, softmax_jacobian
 from ..records import hidden_cases, probe_counts
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
-from .source import notebook_cells, python_text
+from .source import notebook_cells, read_cells
 
 __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 
@@ -176,7 +176,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            cells = notebook_cells(path) if notebook else [(path.name, python_text(path))]
+            cells, notebook = read_cells(path, notebook)      # a script nbconvert exported runs as its notebook
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:

@@ -1,0 +1,506 @@
+"""Learners' mistake patterns, run through ``attention-edu check`` (red team 11A).
+
+Red team 11A measured the checkers on learners' public code: 55 NumPy functions from public course
+repositories, tutorials and blogs, run through ``attention-edu check``. That code is not reproduced
+here. Each entry of ``CORPUS`` is a function written for this project that makes the same mistake as
+one of the measured functions (or is right, where that one was right), in a learner's natural style
+and with the exercise's signature (its name, the argument order, an unused ``n`` or ``mask``
+parameter). ``CORPUS`` records, for each, what reading the code shows its real mistake to be (None
+where it is right), and the hints that name it. The tests run the files through the judge as a
+student would.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from attention_edu import cli
+
+# (key, exercise, source, real mistake or None, hint ids that name it)
+CORPUS = [
+    ("softmax-global-sum", "softmax", """
+        def softmax(X):                                   # the sum over the whole array, no shift
+            numer = np.exp(X)
+            return numer / numer.sum()
+        """, "sums over the whole array (no axis)", ("softmax.whole-array",)),
+    ("softmax-axis0", "softmax", """
+        def softmax(x):                                   # normalised down the columns
+            e = np.exp(x)
+            return e / e.sum(axis=0)
+        """, "normalises over axis 0 (the queries)", ("softmax.wrong-axis",)),
+    ("softmax-global-max-sum", "softmax", """
+        def softmax(x):                                   # a scalar max and a scalar sum
+            shifted = x - x.max()
+            ex = np.exp(shifted)
+            return ex / np.sum(ex)
+        """, "one max and one sum over the whole array", ("softmax.whole-array",)),
+    ("softmax-transpose-trick", "softmax", """
+        def softmax(x):                                   # transposing so the row sums broadcast
+            num = np.exp(x)
+            den = num.sum(axis=-1)
+            return (num.T / den).T
+        """, "no max subtracted: overflows near 1000 (and .T breaks 3-D input)", ("error.fixed-ndim", "softmax.no-max-shift")),
+    ("softmax-axis0-stable", "softmax", """
+        def softmax(x):                                   # the stable form, but along axis 0
+            z = np.exp(x - x.max(axis=0))
+            return z / z.sum(axis=0)
+        """, "normalises over axis 0", ("softmax.wrong-axis",)),
+    ("softmax-global-max-sum-2", "softmax", """
+        def softmax(x):                                   # global max, global sum, in place
+            biggest = np.max(x)
+            out = np.exp(x - biggest)
+            out /= np.sum(out)
+            return out
+        """, "one max and one sum over the whole array", ("softmax.whole-array",)),
+    ("softmax-stable-keepdims", "softmax", """
+        def softmax(x, axis=-1):                          # the textbook stable softmax
+            peak = x.max(axis=axis, keepdims=True)
+            e = np.exp(x - peak)
+            total = e.sum(axis=axis, keepdims=True)
+            return e / total
+        """, "a fully -inf row gives NaN (-inf - -inf)", ("softmax.masked-row-nan",)),
+    ("softmax-axis1-expand", "softmax", """
+        def softmax(z):                                   # row sums along axis 1, a new axis added by hand
+            ez = np.exp(z)
+            row_totals = ez.sum(axis=1)
+            return ez / row_totals[:, None]
+        """, "axis 1 (right for 2-D only) and no max subtracted", ("error.fixed-ndim", "softmax.no-max-shift")),
+    ("softmax-axis1-keepdims", "softmax", """
+        def softmax(x):                                   # axis 1, written for a 2-D score matrix
+            powers = np.exp(x)
+            norm = powers.sum(axis=1, keepdims=True)
+            return powers / norm
+        """, "axis 1 (right for 2-D only) and no max subtracted", ("error.fixed-ndim", "softmax.no-max-shift")),
+    ("softmax-global-max-axis1", "softmax", """
+        def softmax(scores):                              # one max for the whole matrix, sums per row
+            stable = np.exp(scores - np.max(scores))
+            totals = np.expand_dims(stable.sum(axis=1), 1)
+            return stable / totals
+        """, "subtracts the global max (rows far below it underflow to 0/0)", ("error.fixed-ndim", "softmax.global-max-shift")),
+    ("causal-additive-float", "causal_mask", """
+        def causal_mask(m, n=None):                       # the additive form: -1e9 above the diagonal
+            above = np.triu(np.ones((m, m)), 1)
+            return -1e9 * above
+        """, "returns an additive -1e9 float mask, not a boolean one", ("causal_mask.additive",)),
+    ("causal-tril-square", "causal_mask", """
+        def causal_mask(m, n=None):                       # a square lower triangle
+            return np.tril(np.ones((m, m))).astype(bool)
+        """, "ignores n: always square", ("causal_mask.ignores-n",)),
+    ("causal-loop-square", "causal_mask", """
+        def causal_mask(m, n=None):                       # filled row by row, square
+            allowed = np.zeros((m, m), dtype=bool)
+            for row in range(m):
+                allowed[row, :row + 1] = True
+            return allowed
+        """, "ignores n: always square", ("causal_mask.ignores-n",)),
+    ("causal-batch-axis", "causal_mask", """
+        def causal_mask(m, n=None):                       # a leading batch axis kept for broadcasting
+            keep = np.tril(np.ones((m, m), dtype=int))
+            return keep[None, :, :] > 0
+        """, "a leading batch axis (1, m, m), and n ignored", ("causal_mask.ignores-n", "shape.extra-axis")),
+    ("causal-tf-inverted", "causal_mask", """
+        def causal_mask(m, n=None):                       # TensorFlow's look-ahead mask convention
+            ones = np.ones((m, m))
+            look_ahead = ones - np.tril(ones)
+            return look_ahead
+        """, "1 = masked (the inverse), as floats", ("causal_mask.float-inverted",)),
+    ("padding-no-axis", "padding_mask", """
+        def padding_mask(lengths, n):                     # a (B, n) sequence mask
+            lens = np.array(lengths)
+            positions = np.arange(n)
+            valid = positions[np.newaxis, :] < lens[:, np.newaxis]
+            return valid.astype(bool)
+        """, "(B, n): no query axis to broadcast over", ("padding_mask.no-query-axis",)),
+    ("padding-loop-no-axis", "padding_mask", """
+        def padding_mask(lengths, n):                     # a loop over the sequences, (B, n)
+            out = np.zeros((len(lengths), n), dtype=bool)
+            for b in range(len(lengths)):
+                out[b, :lengths[b]] = True
+            return out
+        """, "(B, n): no query axis to broadcast over", ("padding_mask.no-query-axis",)),
+    ("padding-inverted", "padding_mask", """
+        def padding_mask(lengths, n):                     # marks the padding rather than the tokens
+            pad = np.arange(n) >= lengths.reshape(-1, 1)
+            return np.expand_dims(pad, 1)
+        """, "True = padding (the inverse)", ("padding_mask.inverted",)),
+    ("padding-right", "padding_mask", """
+        def padding_mask(lengths, n):                     # with the query axis
+            idx = np.arange(n)
+            keep = idx < np.asarray(lengths)[:, None]
+            return keep[:, None, :]
+        """, None, ()),
+    ("sdpa-added-mask", "scaled_dot_product_attention", """
+        def softmax(z):
+            ez = np.exp(z)
+            return (ez.T / ez.sum(axis=-1)).T
+
+        def scaled_dot_product_attention(q, k, v, mask=None):   # the mask added to the scores
+            scale = math.sqrt(q.shape[-1])
+            logits = q @ k.T / scale
+            if mask is not None:
+                logits = logits + mask
+            weights = softmax(logits)
+            return weights @ v, weights
+        """, "adds the boolean mask to the scores (masks nothing); k.T breaks batches; no max subtracted",
+        ("attention.mask-added", "attention.batched-transpose")),
+    ("sdpa-dot-no-mask", "scaled_dot_product_attention", """
+        def softmax(x, axis=None):
+            shifted = x - x.max(axis=axis, keepdims=True)
+            e = np.exp(shifted)
+            return e / np.sum(e, axis=axis, keepdims=True)
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # np.dot and .T, the mask unused
+            d = Q.shape[-1]
+            raw = np.dot(Q, K.T)
+            probs = softmax(raw / np.sqrt(d), axis=-1)
+            return np.dot(probs, V), probs
+        """, "ignores the mask (and np.dot / key.T break batches)",
+        ("attention.ignores-mask", "error.batched-dot")),
+    ("sdpa-unscaled", "scaled_dot_product_attention", """
+        def row_softmax(a):
+            ea = np.exp(a)
+            return ea / ea.sum(axis=1)[:, None]
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # no scaling, no mask
+            similarity = Q @ K.T
+            attn = row_softmax(similarity)
+            context = attn @ V
+            return context, attn
+        """, "no 1/sqrt(d_k) scaling (and the mask ignored)",
+        ("attention.unscaled", "attention.ignores-mask")),
+    ("sdpa-kq-swapped", "scaled_dot_product_attention", """
+        def softmax(x):
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+            return e / np.sum(e, axis=-1, keepdims=True)
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # keys times queries
+            scores = np.matmul(K, np.swapaxes(Q, -2, -1)) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                scores = scores + mask
+            weights = softmax(scores)
+            return np.matmul(weights, V), weights
+        """, "K Qᵀ instead of Q Kᵀ (weights transposed); adds the mask",
+        ("attention.transposed-scores", "attention.mask-added")),
+    ("split-tf-perm", "split_heads", """
+        def split_heads(x, num_heads):                    # TensorFlow's perm= keyword
+            head_size = x.shape[-1] // num_heads
+            batch, length = x.shape[0], x.shape[1]
+            x = x.reshape((batch, length, num_heads, head_size))
+            return np.transpose(x, perm=(0, 2, 1, 3))
+        """, "np.transpose has no perm= (TensorFlow's name); written for a batch axis",
+        ("split_heads.fixed-rank",)),
+    ("split-batch-only", "split_heads", """
+        def split_heads(X, num_heads):                    # unpacks three axes
+            B, L, D = X.shape
+            X4 = np.reshape(X, (B, L, num_heads, D // num_heads))
+            return np.transpose(X4, (0, 2, 1, 3))
+        """, "needs a batch axis (3-D input only)", ("split_heads.fixed-rank",)),
+    ("split-folded", "split_heads", """
+        def split_heads(X, num_heads):                    # heads folded into the batch axis
+            B, L, D = X.shape
+            hd = D // num_heads
+            per_head = X.reshape(B, L, num_heads, hd).transpose(0, 2, 1, 3)
+            return per_head.reshape(-1, L, hd)
+        """, "folds the heads into the batch axis (B*H, L, d)", ("split_heads.fixed-rank",)),
+    ("merge-batch-only", "merge_heads", """
+        def merge_heads(heads):                           # unpacks four axes
+            B, H, L, hd = heads.shape
+            joined = np.transpose(heads, (0, 2, 1, 3))
+            return joined.reshape(B, L, H * hd)
+        """, "needs a batch axis (4-D input only)", ("merge_heads.fixed-rank",)),
+    ("merge-no-transpose", "merge_heads", """
+        def merge_heads(x):                               # a reshape with no swap first
+            B, H, L, hd = x.shape
+            return np.reshape(x, (B, L, -1))
+        """, "reshapes without swapping heads and positions back (and needs a batch axis)",
+        ("merge_heads.fixed-rank", "merge_heads.no-swap")),
+    ("entropy-eps", "attention_entropy", """
+        def attention_entropy(p):                         # a small epsilon inside the log
+            eps = 1e-10
+            return -np.sum(p * np.log(p + eps), axis=-1)
+        """, None, ()),
+    ("entropy-clip", "attention_entropy", """
+        def attention_entropy(weights):                   # the log of a floored copy
+            logs = np.log(np.maximum(weights, 1e-12))
+            return -np.sum(weights * logs, axis=-1)
+        """, None, ()),
+    ("entropy-log2", "attention_entropy", """
+        def attention_entropy(p):                         # entropy in bits
+            p_safe = np.clip(p, 1e-10, 1.0)
+            bits = p * np.log2(p_safe)
+            return -bits.sum(axis=-1)
+        """, "bits (log2) instead of nats", ("attention_entropy.log2",)),
+    ("entropy-axis1", "attention_entropy", """
+        def attention_entropy(probs):                     # axis 1, written for a 2-D matrix
+            logp = np.log(np.maximum(probs, 1e-12))
+            return -(probs * logp).sum(axis=1)
+        """, "axis 1: right for 2-D only", ("error.fixed-ndim", "attention_entropy.wrong-axis")),
+    ("entropy-normalised", "attention_entropy", """
+        def attention_entropy(attn):                      # divided by the largest entropy each row can have
+            n_rows = attn.shape[0]
+            row_mass = np.maximum(attn.sum(axis=1, keepdims=True), 1e-10)
+            q = np.clip(attn / row_mass, 1e-10, 1.0)
+            H = -(q * np.log(q)).sum(axis=1)
+            max_H = np.log(np.arange(1, n_rows + 1))
+            max_H[0] = 1.0
+            return H / max_H
+        """, "divides by log(i + 1): a normalised entropy", ("attention_entropy.normalised",)),
+    ("jacobian-flatten", "softmax_jacobian", """
+        def softmax_jacobian(w):                          # one column vector: a batch is flattened
+            col = w.reshape(-1, 1)
+            return np.diag(col.ravel()) - col @ col.T
+        """, "one vector only: batched w is flattened", ("error.fixed-ndim",)),
+    ("jacobian-loop", "softmax_jacobian", """
+        def softmax_jacobian(s):                          # entry by entry, for one vector
+            size = len(s)
+            J = np.diag(s)
+            for r in range(size):
+                for c in range(size):
+                    if r != c:
+                        J[r, c] = -s[r] * s[c]
+                    else:
+                        J[r, c] = s[r] - s[r] ** 2
+            return J
+        """, "one vector only (np.diag of a matrix takes its diagonal)", ("error.fixed-ndim",)),
+    ("jacobian-resoftmax", "softmax_jacobian", """
+        def softmax_jacobian(w):                          # softmax applied to the weights first
+            w = np.asarray(w)
+            n_rows, n_cls = w.shape
+            e = np.exp(w - w.max(axis=1, keepdims=True))
+            p = e / e.sum(axis=1, keepdims=True)
+            J = np.empty((n_rows, n_cls, n_cls))
+            for b in range(n_rows):
+                J[b] = np.diag(p[b]) - np.outer(p[b], p[b])
+            return J
+        """, "applies softmax again to the weights (and 2-D only)", ("error.fixed-ndim", "softmax_jacobian.softmax-again")),
+    ("dv-full-transpose", "backward_dv", """
+        def backward_dv(P, dO):                           # .T and np.dot, written for one matrix
+            Pt = P.T
+            return np.dot(Pt, dO)
+        """, ".T / np.dot: right for 2-D only", ("error.batched-dot",)),
+    ("ds-loop-rows", "backward_ds", """
+        def backward_ds(w, dw):                           # one Jacobian per row, for 2-D input
+            grad = np.empty_like(dw)
+            for r in range(w.shape[0]):
+                p = w[r]
+                jac = np.diagflat(p) - np.outer(p, p)
+                grad[r] = np.dot(jac, dw[r])
+            return grad
+        """, "right for 2-D only (a batch of matrices is flattened per row)", ("error.fixed-ndim",)),
+    ("backward-einsum-2d", "attention_backward", """
+        def attention_backward(Q, K, V, dL_dO, mask=None):  # a hand-written backward for 2-D input
+            c = 1.0 / np.sqrt(Q.shape[-1])
+            S = (Q @ K.T) * c
+            P = np.exp(S - np.max(S, axis=-1, keepdims=True))
+            P = P / P.sum(axis=-1, keepdims=True)
+            dV = P.T @ dL_dO
+            dP = dL_dO @ V.T
+            dS = P * (dP - (P * dP).sum(axis=-1, keepdims=True))
+            dQ = dS @ K * c
+            dK = dS.T @ Q * c
+            return dQ, dK, dV
+        """, "ignores the mask; 2-D only", ("error.batched-transpose", "attention_backward.ignores-mask")),
+    ("backward-right-torchlike", "attention_backward", """
+        def attention_backward(Q, K, V, grad_output, mask=None):  # masked, batched, guarded rows
+            scale = 1.0 / math.sqrt(Q.shape[-1])
+            logits = np.matmul(Q, np.swapaxes(K, -1, -2)) * scale
+            if mask is not None:
+                logits = np.where(mask, logits, -np.inf)
+            row_max = logits.max(axis=-1, keepdims=True)
+            row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+            expd = np.exp(logits - row_max)
+            norm = expd.sum(axis=-1, keepdims=True)
+            P = expd / np.where(norm == 0, 1.0, norm)
+            dV = np.matmul(np.swapaxes(P, -1, -2), grad_output)
+            dP = np.matmul(grad_output, np.swapaxes(V, -1, -2))
+            inner = np.sum(dP * P, axis=-1, keepdims=True)
+            dS = P * (dP - inner)
+            dQ = np.matmul(dS, K) * scale
+            dK = np.matmul(np.swapaxes(dS, -1, -2), Q) * scale
+            return dQ, dK, dV
+        """, None, ()),
+    ("softmax-axis-none", "softmax", """
+        def softmax(x, axis=None):                        # axis=None by default
+            top = np.max(x, axis=axis, keepdims=True)
+            ex = np.exp(x - top)
+            return ex / ex.sum(axis=axis, keepdims=True)
+        """, "axis=None by default: one max and one sum over the whole array", ("softmax.whole-array",)),
+    ("sdpa-where-1e9", "scaled_dot_product_attention", """
+        def softmax(s, axis=-1):
+            e = np.exp(s - s.max(axis=axis, keepdims=True))
+            return e / e.sum(axis=axis, keepdims=True)
+
+        def scaled_dot_product_attention(q, k, v, mask=None):   # a finite fill, a 2-D mask given a batch axis
+            scores = q @ np.swapaxes(k, -2, -1)
+            scores = scores / np.sqrt(q.shape[-1])
+            if mask is not None:
+                if mask.ndim == 2:
+                    mask = np.expand_dims(mask, 0)
+                scores = np.where(mask != 0, scores, -1e9)
+            weights = softmax(scores)
+            return weights @ v, weights
+        """, "-1e9 fill: a fully masked row gets uniform weights (and a 2-D mask gains an axis)",
+        ("shape.extra-axis", "attention.finite-fill")),
+    ("mha-output-only", "multi_head_attention", """
+        def softmax(a, axis=-1):
+            a = a - a.max(axis=axis, keepdims=True)
+            ea = np.exp(a)
+            return ea / ea.sum(axis=axis, keepdims=True)
+
+        def multi_head_attention(Q, K, W_q, W_k, W_v, W_o, num_heads, mask=None):  # the values are the keys
+            B, L, D = Q.shape
+            hd = D // num_heads
+
+            def heads(t):
+                return t.reshape(B, L, num_heads, hd).transpose(0, 2, 1, 3)
+
+            q = heads(Q @ W_q)
+            k = heads(K @ W_k)
+            v = heads(K @ W_v)
+            att = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd))
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(B, L, D)
+            return ctx @ W_o
+        """, "returns the output only, not (output, weights); 3-D input with m = n only; mask ignored",
+        ("error.fixed-ndim",)),
+    ("bahdanau-one-state", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # states as columns, written for one decoder state
+            s, h = S.T, H.T
+            query_part = W1 @ s
+            key_part = W2 @ h
+            energy = np.tanh(key_part + query_part)
+            return v.T @ energy
+        """, "one decoder state only (m = 1): the (d_a, m) and (d_a, n) parts do not broadcast, and 1-D scores",
+        ("shape.missing-axis",)),
+    ("bahdanau-row-weights", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # x @ W, a loop over the encoder states
+            m, n = S.shape[0], H.shape[0]
+            out = np.zeros((m, n), dtype=np.float32)
+            projected = S @ W1
+            for j, h in enumerate(H):
+                e = np.tanh(projected + h @ W2)
+                out[:, j] = e @ v
+            return out
+        """, "x @ W with the chapter's (d_a, d_s) weights: row-vector convention", ("bahdanau_scores.row-vector-weights",)),
+    ("luong-multiplicative-right", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # states as columns, transposed back
+            dec = S.T
+            enc = H.T
+            return dec.T @ W @ enc
+        """, None, ()),
+    ("luong-keras-dense", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # a dense layer on the encoder states (x @ W)
+            keys = H @ W
+            return S @ keys.T
+        """, "applies W to the encoder states as x @ W (Keras' kernel layout): uses Wᵀ",
+        ("luong_general_scores.transposed-W",)),
+    ("dq-right", "backward_dq", """
+        def backward_dq(grad_scores, K):                  # batched matmul, scaled
+            d = K.shape[-1]
+            return grad_scores @ K / np.sqrt(d)
+        """, None, ()),
+    ("dk-full-transpose", "backward_dk", """
+        def backward_dk(dL_dS, Q):                        # .T, written for one matrix
+            c = Q.shape[-1] ** -0.5
+            return (dL_dS.T @ Q) * c
+        """, ".T: right for 2-D only", ("error.batched-transpose",)),
+    ("ds-right-swapaxes", "backward_ds", """
+        def backward_ds(w, dw):                           # the row dot product kept as a column
+            weighted = np.sum(w * dw, axis=-1, keepdims=True)
+            return w * (dw - weighted)
+        """, None, ()),
+    ("entropy-renormalised-axis1", "attention_entropy", """
+        def attention_entropy(attn, eps=1e-12):           # rows renormalised, axis 1
+            totals = attn.sum(axis=1, keepdims=True) + eps
+            q = np.clip(attn / totals, eps, 1.0)
+            return -(q * np.log(q)).sum(axis=1)
+        """, "axis 1: right for 2-D only", ("error.fixed-ndim", "attention_entropy.wrong-axis")),
+    ("ds-axis1", "backward_ds", """
+        def backward_ds(s, dout):                         # the row dot product along axis 1
+            row_dot = (s * dout).sum(axis=1, keepdims=True)
+            return s * dout - s * row_dot
+        """, "axis 1: right for 2-D only", ("error.fixed-ndim", "backward_ds.wrong-axis", "value.mismatch")),
+    ("ds-no-keepdims", "backward_ds", """
+        def backward_ds(p, dp):                           # the row sum without keepdims
+            s = np.sum(dp * p, axis=-1)
+            return p * (dp - s)
+        """, "the row sum without keepdims=True does not line up with the rows", ("error.broadcast",)),
+    ("ds-identity", "backward_ds", """
+        def backward_ds(w, dw):                           # the gradient passed straight through
+            grad = dw
+            return grad
+        """, "no softmax backward at all: returns dW", ("backward_ds.no-softmax",)),
+    ("ds-cross-entropy", "backward_ds", """
+        def backward_ds(probs, target):                   # the cross-entropy shortcut p - y
+            col = target.reshape(len(target), 1)
+            return probs.T - col
+        """, "the cross-entropy shortcut p - y (transposed), not the softmax's Jacobian product", ()),
+]
+
+HEADER = "import math\nimport numpy as np\n"
+BY_KEY = {entry[0]: entry for entry in CORPUS}
+
+
+def _check(tmp_path: Path, key: str, capsys) -> tuple[int, list[str]]:
+    """``attention-edu check`` on the entry as a student's file: exit status and the hint ids it printed."""
+    _, exercise, source, *_ = BY_KEY[key]
+    path = tmp_path / f"{key}.py"
+    path.write_text(HEADER + textwrap.dedent(source))
+    status = cli.main(["check", exercise, str(path), "--seed", "0"])
+    return status, re.findall(r"^(?:Hint|Mistake \d+) \[([\w.-]+)\]", capsys.readouterr().out, re.M)
+
+
+def test_the_corpus_is_large_enough_and_distinct():
+    assert len(CORPUS) >= 25 and len(BY_KEY) == len(CORPUS)
+    assert len({textwrap.dedent(entry[2]) for entry in CORPUS}) == len(CORPUS)
+
+
+#: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
+GENERIC = {"sdpa-kq-swapped": "error.matmul-shapes", "split-tf-perm": "error.other",
+           "entropy-normalised": "value.mismatch", "ds-cross-entropy": "error.other"}
+
+
+@pytest.mark.parametrize("key", sorted(BY_KEY))
+def test_every_verdict_is_right_and_the_first_hint_names_the_mistake(tmp_path, capsys, key):
+    """Right code passes with no hint; wrong code fails, its first hint naming its real mistake (the
+    measurement's columns), but for the few in GENERIC."""
+    status, hints = _check(tmp_path, key, capsys)
+    assert (status, bool(hints)) == ((0, False) if BY_KEY[key][3] is None else (1, True))
+    assert not hints or hints[0] in BY_KEY[key][4] or GENERIC.get(key) == hints[0], hints
+
+
+# the first hint once named a mistake the code does not make, or only the symptom
+FIRST_HINT = {
+    "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
+    "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
+    "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
+    "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1
+}
+# the mistake once went unnamed among the others (value.mismatch)
+ALSO_NAMED = {
+    "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
+    "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
+}
+
+
+@pytest.mark.parametrize("key", sorted(FIRST_HINT))
+def test_real_code_gets_the_hint_that_names_its_mistake(tmp_path, capsys, key):
+    status, hints = _check(tmp_path, key, capsys)
+    assert status == 1 and hints[0] == FIRST_HINT[key], hints
+
+
+@pytest.mark.parametrize("key", sorted(ALSO_NAMED))
+def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
+    status, hints = _check(tmp_path, key, capsys)
+    assert status == 1 and ALSO_NAMED[key] in hints, hints
+
+
+def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):
+    """K @ Qᵀ (no .T anywhere) fails on 2-D input with a shape error; on batched input the same error was
+    read as ".T reverses every axis" (error.batched-transpose). A batched failure after unbatched input
+    failed the same way is now the shape error it is."""
+    status, hints = _check(tmp_path, "sdpa-kq-swapped", capsys)
+    assert status == 1 and hints[0] == "error.matmul-shapes" and "error.batched-transpose" not in hints, hints
