@@ -356,6 +356,21 @@ held = [os.memfd_create(f"held{i}") for i in range(20)]
 for fd in held:
     os.write(fd, b"\\x01" * (16 << 20))         # 16 MiB each, the file size limit: 320 MiB under --memory 64
 """,
+    "memfd_secret.py": """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]    # the import rule only says why
+import ctypes, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+held = []
+for _ in range(40):                     # 160 MiB that cannot even be swapped, under --memory 64
+    fd = libc.syscall(447, 0)           # memfd_secret (the same number on x86_64 and aarch64)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    os.ftruncate(fd, 4 << 20)
+    with mmap.mmap(fd, 4 << 20) as pages:       # mapped (below RLIMIT_MEMLOCK) only while written: then
+        pages[::4096] = b"\\x01" * (1 << 10)   # no rlimit counts them
+    held.append(fd)
+""",
     "socketpair.py": """
 import sys
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]    # the import rule only says why
@@ -374,10 +389,11 @@ for pair in held:
 
 
 def test_a_submission_cannot_hold_memory_that_no_limit_counts(tmp_path, softmax_source, console_script):
-    """A memfd's pages and a socketpair's queues count against no rlimit (red team 11): under ``--memory 256``
-    a submission held 1.6 GB in 100 memfds (4 GB in 250, its open files' limit), or 1.9 GB in 120 socketpairs
-    (net.core.wmem_max 4 MiB), for its whole budget, and then returned right answers and passed. Now seccomp
-    refuses both calls: each row fails with the PermissionError, the classmates' rows are right."""
+    """A memfd's pages, a secret memfd's and a socketpair's queues count against no rlimit (red team 11): under
+    ``--memory 256`` a submission held 1.6 GB in 100 memfds (4 GB in 250, its open files' limit), or 1.9 GB in
+    120 socketpairs (net.core.wmem_max 4 MiB), under ``--memory 64`` 160 MB of unevictable memory in 40 secret
+    memfds, for its whole budget, and then returned right answers and passed. Now seccomp refuses the three
+    calls: each row fails with the PermissionError, the classmates' rows are right."""
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "right.py").write_text(softmax_source)
