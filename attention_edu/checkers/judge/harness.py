@@ -37,7 +37,7 @@ OUTPUT_LIMIT = 64_000
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 _REPLY_CAP = 4 << 20
-HELPER_LIMIT = 1 << 24      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
+HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
@@ -141,8 +141,9 @@ class Child:
 
 
 def _helper_size(args: list) -> int:
-    """A bound on the numbers a helper may build: the leading axes' broadcast times the cube of the longest
-    trailing axis or int (m x n x d, B x n x n), 0 where they do not broadcast (the function refuses)."""
+    """A bound on the float64s a helper may build: the leading axes' broadcast times the cube of the longest
+    trailing axis or int (m x n x d, B x n x n, H x m x n), a longdouble counting twice, 0 where they do not
+    broadcast (the function refuses). Its intermediates hold about 4 times that (multi_head_attention's weights)."""
     arrays = [a for a in args if isinstance(a, protocol.np.ndarray) and a.ndim > 0]
     sizes = [int(a) for a in args if isinstance(a, (int, protocol.np.integer)) or isinstance(
         a, protocol.np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
@@ -150,7 +151,8 @@ def _helper_size(args: list) -> int:
         batch = math.prod(protocol.np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
     except ValueError:
         return 0
-    return batch * max([1, *(d for a in arrays for d in a.shape[-2:]), *(abs(n) for n in sizes)]) ** 3
+    width = max([8, *(a.itemsize for a in arrays)]) // 8
+    return batch * width * max([1, *(d for a in arrays for d in a.shape[-2:]), *(abs(n) for n in sizes)]) ** 3
 
 
 def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:

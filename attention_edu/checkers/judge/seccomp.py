@@ -5,7 +5,8 @@ new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``) would ho
 ``socket(2)`` and io_uring (whose operations pass no filter) would reach a pathname unix socket or send UDP;
 metadata changes (``chmod``, ``chown``, ``utime``, xattrs) would lock a classmate out, and ``truncate`` by path
 would empty a classmate's file where Landlock is older than ABI 3 (Linux 6.2), which does not see it; System V IPC,
-POSIX message queues and keyrings make objects that outlive the worker; a signal to another process (``kill`` and
+POSIX message queues and keyrings make objects that outlive the worker; a ``memfd_create`` or ``memfd_secret`` file or a
+``socketpair``'s queue holds memory no rlimit counts (16 MiB a file, ``wmem_max`` a socket: GBs in 256 open files); a signal to another process (``kill`` and
 its kin, ``pidfd_open`` for a pid not its own, ``tkill``, ``pidfd_send_signal``, or another process named the owner
 of an fd's SIGIO) would stop or kill the grader where neither a PID namespace nor Landlock ABI 6 hides it, and where
 no PID namespace hides it, Landlock does not see another process's limits or scheduling either (``prlimit``,
@@ -29,13 +30,15 @@ SYSCALLS = {
         41, 57, 58, 200, 424, 425, 426, 427,                  # socket, fork, vfork, tkill, pidfd_send_signal, io_uring
         76, *range(90, 95), 132, 235, 260, 261, 268, 280, 452,   # truncate, chmod, chown, utime and their kin
         *range(188, 191), *range(197, 200), 463, 466,         # the xattr calls
-        *range(29, 32), *range(64, 72), 220, 240, 241, 248, 249, 250)),   # System V IPC, mq_open, mq_unlink, keys
+        *range(29, 32), *range(64, 72), 220, 240, 241, 248, 249, 250,     # System V IPC, mq_open, mq_unlink, keys
+        53, 319, 447)),                                       # socketpair, memfd_create, memfd_secret
     "aarch64": dict(arch=0xC00000B7, clone=220, clone3=435, fcntl=25, ioctl=29, own=(129, 138, 131, 240, 434),
                     own_or_zero=(261, 122, 119, 118, 274), who=((140, 0), (30, 1)), denied=(
         198, 130, 424, 425, 426, 427,                         # socket, tkill, pidfd_send_signal, io_uring
         45, 52, 53, 54, 55, 88, 452,                          # truncate, chmod, chown, utime and their kin
         *range(5, 8), *range(14, 17), 463, 466,               # the xattr calls
-        *range(180, 182), *range(186, 198), 217, 218, 219))}  # mq_open, mq_unlink, System V IPC, keys
+        *range(180, 182), *range(186, 198), 217, 218, 219,    # mq_open, mq_unlink, System V IPC, keys
+        199, 279, 447))}                                      # socketpair, memfd_create, memfd_secret
 CAN_FILTER = sys.platform.startswith("linux") and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD = 0x40000000, 0x10000
 _SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO

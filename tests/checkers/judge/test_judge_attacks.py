@@ -349,6 +349,70 @@ def test_a_submission_cannot_multiply_its_memory_by_forking(tmp_path, softmax_so
     assert _running() == []
 
 
+UNCOUNTED_MEMORY = {                  # memory that no rlimit counts, held while the function is graded
+    "memfd.py": """
+import os
+held = [os.memfd_create(f"held{i}") for i in range(20)]
+for fd in held:
+    os.write(fd, b"\\x01" * (16 << 20))         # 16 MiB each, the file size limit: 320 MiB under --memory 64
+""",
+    "memfd_secret.py": """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]    # the import rule only says why
+import ctypes, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+held = []
+for _ in range(40):                     # 160 MiB that cannot even be swapped, under --memory 64
+    fd = libc.syscall(447, 0)           # memfd_secret (the same number on x86_64 and aarch64)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    os.ftruncate(fd, 4 << 20)
+    with mmap.mmap(fd, 4 << 20) as pages:       # mapped (below RLIMIT_MEMLOCK) only while written: then
+        pages[::4096] = b"\\x01" * (1 << 10)   # no rlimit counts them
+    held.append(fd)
+""",
+    "socketpair.py": """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]    # the import rule only says why
+import socket
+held = [socket.socketpair() for _ in range(8)]
+for pair in held:
+    for end in pair:
+        end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 20)   # up to net.core.wmem_max a socket
+        end.setblocking(False)
+        try:
+            while True:
+                end.send(b"\\x01" * 65536)     # queued in the kernel, beside every rlimit
+        except BlockingIOError:
+            pass
+"""}
+
+
+def test_a_submission_cannot_hold_memory_that_no_limit_counts(tmp_path, softmax_source, console_script):
+    """A memfd's pages, a secret memfd's and a socketpair's queues count against no rlimit (red team 11): under
+    ``--memory 256`` a submission held 1.6 GB in 100 memfds (4 GB in 250, its open files' limit), or 1.9 GB in
+    120 socketpairs (net.core.wmem_max 4 MiB), under ``--memory 64`` 160 MB of unevictable memory in 40 secret
+    memfds, for its whole budget, and then returned right answers and passed. Now seccomp refuses the three
+    calls: each row fails with the PermissionError, the classmates' rows are right."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "wrong.py").write_text(WRONG)
+    for name, source in UNCOUNTED_MEMORY.items():
+        (folder / name).write_text(source + softmax_source)
+    book = tmp_path / "grades.csv"
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book),
+                           "--memory", "64", "--seed", "11", "--no-progress"], capture_output=True, cwd=tmp_path,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = _rows(book.read_bytes())
+    for name in UNCOUNTED_MEMORY:
+        assert rows[name]["passed"] == "False", rows[name]
+        assert "raised PermissionError: [Errno 13] Permission denied" in rows[name]["error"], rows[name]
+    assert rows["right.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows
+    assert _running() == []
+
+
 def test_many_kinds_of_object_from_one_submission_leave_a_classmates_kind_named(tmp_path):
     """The grader names what a submission returned that is not plain data after its class, from one
     table per grader process of at most 256 names. A submission returning 300 new classes each call

@@ -142,6 +142,58 @@ def test_a_notebook_helper_still_answers_ordinary_calls():
     assert "raised" in _helper_reply("causal_mask", [-1])[0]["error"]
 
 
+MANY_HEADS = """
+    import numpy as np
+    refusals = []
+    for dtype in (np.longdouble, np.float64):   # 25 KB asked for 256 heads x 256 x 256 weights: 1.1 GB in the judge
+        X, W = np.ones((256, 1), dtype), np.ones((1, 256), dtype)
+        try:
+            ae.multi_head_attention(X, X, W, W, W, W.T, 256)
+        except ValueError as err:
+            refusals.append("use smaller arrays" in str(err))
+
+    def attention_entropy(weights):
+        return weights.sum(axis=-1) if refusals == [True, True] else None
+    """
+
+def _cwd(pid: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:            # ended meanwhile, or not ours to read
+        return ""
+
+
+PEAK_MB = "import resource, sys; from attention_edu.cli import main; code = main(sys.argv[1:]); " \
+          "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10, file=sys.stderr); sys.exit(code)"
+
+
+@sandboxed
+def test_a_notebook_helper_with_many_heads_cannot_make_the_judge_hold_a_gigabyte(tmp_path):
+    """The bound counted elements as the cube of the longest axis, but multi_head_attention holds its
+    H x m x n weights about 4 times over and a longdouble takes 16 bytes: ``ae.multi_head_attention`` on
+    (256, 1) inputs with 256 heads, 25 KB of request, took the grader from 51 MB to 1,107 MB (red team 11).
+    Now the bound is 4,194,304 float64s with a longdouble counting twice: the judge refuses, and peaks low."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _notebook(folder / "heads.ipynb", MANY_HEADS)
+    (folder / "right.py").write_text("import numpy as np\n\ndef attention_entropy(weights):\n"
+                                     "    return -np.sum(weights * np.log(np.where(weights > 0, weights, 1)), axis=-1)\n")
+    (folder / "wrong.py").write_text("import numpy as np\n\ndef attention_entropy(weights):\n"
+                                     "    return -np.sum(weights * np.log(weights + 1e-6), axis=-1)\n")
+    scratch = tmp_path / "tmp"            # the private directories: every process of this run works in one
+    scratch.mkdir()
+    done = subprocess.run([sys.executable, "-c", PEAK_MB, "grade", str(folder), "--exercise", "attention_entropy",
+                           "--csv", str(tmp_path / "grades.csv"), "--seed", "1", "--no-progress"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["heads.ipynb"]["attempted"] == "True", rows["heads.ipynb"]      # both refused: sums, not None
+    assert rows["right.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "attention_entropy.log-epsilon"
+    assert int(done.stderr.split("peak ")[1].split()[0]) < 300, done.stderr
+    assert list(scratch.iterdir()) == [] and not [pid for pid in filter(str.isdigit, os.listdir("/proc"))
+                                                  if str(scratch) in _cwd(pid)]
+
+
 FORGED_HELPER_NAMES = """
     import time
     import numpy as np
