@@ -75,7 +75,7 @@ class Remote:
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None
         self.box = self.private = self.printed_fd = None
-        self.layers, self.violations = [], []          # the sandbox's layers; import-rule messages
+        self.layers, self.violations, self.started = [], [], False   # the sandbox's layers; import-rule messages
 
     def start(self) -> dict | Outcome:
         """Start the interpreter and run the submission: its load report, or how that failed."""
@@ -101,7 +101,9 @@ class Remote:
         if isinstance(ready, Outcome) or type(ready.get("layers")) is not list:
             self.child.end()
             return ready if isinstance(ready, Outcome) else Outcome(ended="did not start", ended_id="harness.crash")
-        self.layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
+        layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
+        self.layers = [layer for layer in self.layers if layer in layers] if self.started else layers   # the weakest
+        self.started = True
         load = self.child.ask(None, self.budget)      # the submission's budget bounds it (Child's deadline)
         self.child.printed()                                 # what the submission printed while loading
         self.violations += [v for v in texts(load, "violations", size=500) if v not in self.violations]
@@ -203,6 +205,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
                 if row.error is None:
                     result = run_checker(spec, None, strict=False, timeout=timeout, memory_mb=memory_mb,
                                          invoke=remote, seed=seed)
+                    row.sandbox = list(remote.layers)        # a worker started again after a crash counts too
                     for key in ("passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
                                 "probes_failed"):
                         setattr(row, key, getattr(result, key))

@@ -235,6 +235,35 @@ def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypa
     assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
 
 
+def test_a_worker_started_again_without_the_filesystem_layer_is_a_row_graded_without_it(
+        tmp_path, monkeypatch, capsys, softmax_source):
+    """The row's layers are those of the weakest start: a worker started again after a crash that did not get
+    Landlock (as a kernel that refuses the ruleset would answer) takes "landlock" out of the row, and
+    --require-sandbox fails it. Before, the row kept the first start's layers, and its marks stood."""
+    from attention_edu import cli
+    from attention_edu.checkers.judge import harness
+
+    crashes = "import os\n" + softmax_source + "\n_right = softmax\n\n\ndef softmax(x):\n" \
+        "    if x.ndim == 3:\n        os._exit(3)\n    return _right(x)\n"
+    (tmp_path / "crashes.py").write_text(crashes)
+    starts, ask = [], harness.Child.ask
+
+    def second_start_without_landlock(self, message, seconds):
+        reply = ask(self, message, seconds)
+        if isinstance(message, dict) and "cells" in message and isinstance(reply, dict):
+            starts.append(reply.get("layers"))
+            if len(starts) > 1:
+                reply = {**reply, "layers": []}
+        return reply
+
+    monkeypatch.setattr(harness.Child, "ask", second_start_without_landlock)
+    assert cli.main(["grade", str(tmp_path / "crashes.py"), "--exercise", "softmax", "--json", "--seed", "2",
+                     "--require-sandbox", "--no-progress"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert len(starts) > 1 and starts[0] == ["landlock"], starts
+    assert "landlock" not in row["sandbox"] and row["error"] == "graded without the filesystem sandbox", row
+
+
 def test_the_whole_submission_has_a_budget(tmp_path, softmax_source):
     slow = softmax_source.replace("def softmax(x):\n", "def softmax(x):\n    __import__('time').sleep(0.7)\n")
     (tmp_path / "slow.py").write_text(slow)
