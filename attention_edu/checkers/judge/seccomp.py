@@ -5,14 +5,15 @@ new process (``fork``, ``vfork``, a ``clone`` without ``CLONE_THREAD``) would ho
 ``socket(2)`` and io_uring (whose operations pass no filter) would reach a pathname unix socket or send UDP;
 metadata changes (``chmod``, ``chown``, ``utime``, xattrs) would lock a classmate out, and ``truncate`` by path
 would empty a classmate's file where Landlock is older than ABI 3 (Linux 6.2), which does not see it; System V IPC,
-POSIX message queues and keyrings make objects that outlive the worker; a ``memfd_create`` or ``memfd_secret`` file or a
-``socketpair``'s queue holds memory no rlimit counts (16 MiB a file, ``wmem_max`` a socket: GBs in 256 open files); a signal to another process (``kill`` and
-its kin, ``pidfd_open`` for a pid not its own, ``tkill``, ``pidfd_send_signal``, or another process named the owner
-of an fd's SIGIO) would stop or kill the grader where neither a PID namespace nor Landlock ABI 6 hides it, and where
-no PID namespace hides it, Landlock does not see another process's limits or scheduling either (``prlimit``,
-``setpriority``, ``sched_setscheduler`` and their kin for a pid not its own: the grader left no open file, no CPU
-second, or idle). Those fail with EACCES. ``clone3``, whose flags a filter cannot read, fails with ENOSYS (glibc
-then starts its threads with ``clone``); a call of another ABI (i386, x32) kills the process.
+POSIX message queues and keyrings make objects that outlive the worker; a ``memfd_create`` or ``memfd_secret`` file
+or a ``socketpair``'s queue holds memory no rlimit counts (16 MiB a file, ``wmem_max`` a socket: GBs in 256 open
+files); a signal to another process (``kill`` and its kin, ``pidfd_open`` for a pid not its own, ``tkill``,
+``pidfd_send_signal``, or another process named the owner of an fd's SIGIO) would stop or kill the grader where
+neither a PID namespace nor Landlock ABI 6 hides it, and where no PID namespace hides it, Landlock does not see
+another process's limits or scheduling either (``prlimit``, ``setpriority``, ``sched_setscheduler`` and their kin
+for a pid not its own: the grader left no open file, no CPU second, or idle). Those fail with EACCES. ``clone3``,
+whose flags a filter cannot read, fails with ENOSYS (glibc then starts its threads with ``clone``); a call of
+another ABI (i386, x32) kills the process.
 """
 from __future__ import annotations
 
