@@ -91,12 +91,12 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
         return [(Path(path).name, text)], False
     lines, checkers, cells = text.split("\n"), _checker_names(), []
     starts = [-1] + [index for index, line in enumerate(lines) if _IN.fullmatch(line)]    # -1: the lines above
-    for first, end in zip(starts, starts[1:] + [len(lines)]):
+    if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
+        raise ValueError(f"it has {len(starts) - 1:,} cells in {len(lines):,} lines, more than the grader runs")
+    for first, end in zip(starts, starts[1:] + [len(lines)]):      # far down 250,000 short lines took 500 MB
         code = _cell_code("\n".join(map(_ipython_call, lines[first + 1:end])), checkers)
         if code is not None:                     # on the script's own lines: errors name them as in a .py
             cells.append((Path(path).name, "\n" * (first + 1) + code))
-    if len(cells) > MAX_CELLS:
-        raise ValueError(f"it has {len(cells):,} cells to run, more than the {MAX_CELLS:,} the grader runs")
     return cells, True
 
 

@@ -483,6 +483,24 @@ def test_a_small_frame_cannot_make_the_grader_build_a_large_one(tmp_path, softma
     assert rows["amplify.py"]["passed"] == "False" and "not a plain answer" in rows["amplify.py"]["error"], rows
 
 
+@sandboxed
+def test_an_exported_script_of_many_cells_cannot_make_the_grader_hold_its_lines_squared(tmp_path, softmax_source):
+    """A .py read as an exported notebook sends each cell on the script's own lines, padded with the newlines
+    above it: 23,000 one-line cells in 250 KB (23,000 x 23,000 newlines) and 1,999 cells under 230,000 empty
+    lines took the grader to 2.3 GB, before it counted the cells. Now both are refused unbuilt."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "cells.py").write_text("# %%\nx = 1\n" * 23_000 + softmax_source)
+    (folder / "deep.py").write_text("\n" * 230_000 + "# %%\nx = 1\n" * 1_999 + softmax_source)
+    (folder / "honest.py").write_text(softmax_source)
+    (folder / "wrong.py").write_text(softmax_source.replace("axis=-1", "axis=0"))
+    rows, peak_mb = _graded_at_peak(tmp_path, folder)
+    assert peak_mb < 250, peak_mb
+    assert rows["honest.py"]["passed"] == "True" and rows["wrong.py"]["passed"] == "False", rows
+    for name in ("cells.py", "deep.py"):
+        assert rows[name]["passed"] == "False" and "more than the grader runs" in rows[name]["error"], rows[name]
+
+
 def test_a_file_name_that_is_not_utf8_gets_its_own_seed_under_per_student(tmp_path, console_script, softmax_source):
     """--per-student hashed the name as UTF-8 and raised UnicodeEncodeError on b'\\xff\\xfe.py',
     ending the whole batch without a gradebook."""
