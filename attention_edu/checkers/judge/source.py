@@ -68,12 +68,13 @@ def _ipython_call(line: str) -> str:
     found = _GET_IPYTHON.fullmatch(line)
     try:
         args = ast.literal_eval(f"({found[3]},)") if found else ()
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):     # TypeError: {[]: 1}
         return line
     if found and found[2] == "run_cell_magic" and len(args) == 3 and f"%%{args[0]}" in _PYTHON_CELLS and type(
             args[2]) is str:                     # %%time runs its body as the cell's code
         return f"{found[1]}if True: exec({_cell_code(args[2], _checker_names()) or 'pass'!r})"
-    if found and found[2] == "run_line_magic" and len(args) == 2 and all(type(a) is str for a in args):
+    if found and found[2] == "run_line_magic" and len(args) == 2 and all(
+            type(a) is str and not _LINE_END.search(a) for a in args):    # one line: the lines below keep their numbers
         return f"{found[1]}%{args[0]} {args[1]}"     # as the notebook had it: %time's statement runs
     return "# " + line if found or line == "from IPython import get_ipython" else line
 
