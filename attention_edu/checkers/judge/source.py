@@ -33,9 +33,9 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
-#: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%),
-#: and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
-_IN = re.compile(r"^# (In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
+#: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
+#: Spyder's and PyCharm's #%%), and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
+_IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")

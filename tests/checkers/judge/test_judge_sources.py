@@ -376,6 +376,19 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
 
 
+def test_a_script_of_spyder_or_pycharm_cells_grades_as_its_cells(tmp_path):
+    """Spyder and PyCharm (and VS Code, which reads both) mark a cell with #%%, no space: the script was graded as a
+    plain .py, so its 'import attention_edu as ae' failed it ("not allowed here") where the same script with # %%
+    passed (red team 11C). Its cells now run as those of a # %% script; a wrong one still fails."""
+    for name, code in (("ada.py", SOFTMAX), ("bo.py", SOFTMAX.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text("#%% imports\nimport numpy as np\nimport attention_edu as ae\nfrom "
+                                     f"attention_edu.checkers import check_softmax\n\n#%%\n{code}\n#%%\n"
+                                     "check_softmax(softmax)\n")
+    right, wrong = (grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py"))
+    assert right.passed and right.error is None, right.message
+    assert not wrong.passed and wrong.hint_id == "softmax.wrong-axis", wrong.message
+
+
 def test_an_exported_line_magic_of_several_lines_cannot_move_the_lines_below(tmp_path):
     """A %time line whose statement held line ends (nbconvert writes each line magic on one line; this one is
     written by hand) became several lines of the cell, so every line below was off: the refused import on
