@@ -389,6 +389,17 @@ def test_a_script_of_spyder_or_pycharm_cells_grades_as_its_cells(tmp_path):
     assert not wrong.passed and wrong.hint_id == "softmax.wrong-axis", wrong.message
 
 
+def test_a_script_of_cells_out_of_time_is_told_that_its_main_block_ran(tmp_path):
+    """A # %% script runs as a notebook's cells, as __main__, so its if __name__ == "__main__": block (a demo or a
+    training loop that a plain .py would skip) runs: out of time, the row said "importing the file did not finish"
+    and the student could not tell why (red team 11C)."""
+    (tmp_path / "demo.py").write_text(f"import numpy as np\n\n# %%\n{SOFTMAX}\n# %%\nif __name__ == '__main__':\n"
+                                      "    import time\n    for step in range(100):\n        time.sleep(0.1)\n")
+    row = grade_one("softmax", tmp_path / "demo.py", seed=2, budget=2)
+    assert not row.passed and row.error.startswith('running its cells (its `if __name__ == "__main__":` block too) '
+                                                   "did not finish within the 2 s"), row.error
+
+
 def test_an_exported_line_magic_of_several_lines_cannot_move_the_lines_below(tmp_path):
     """A %time line whose statement held line ends (nbconvert writes each line magic on one line; this one is
     written by hand) became several lines of the cell, so every line below was off: the refused import on
