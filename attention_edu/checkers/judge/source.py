@@ -33,9 +33,9 @@ MAX_CELLS = 2000
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
-#: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%),
-#: and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
-_IN = re.compile(r"^# (In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
+#: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
+#: Spyder's and PyCharm's #%%), and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
+_IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
@@ -68,12 +68,13 @@ def _ipython_call(line: str) -> str:
     found = _GET_IPYTHON.fullmatch(line)
     try:
         args = ast.literal_eval(f"({found[3]},)") if found else ()
-    except (ValueError, SyntaxError, RecursionError, MemoryError):
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):     # TypeError: {[]: 1}
         return line
     if found and found[2] == "run_cell_magic" and len(args) == 3 and f"%%{args[0]}" in _PYTHON_CELLS and type(
             args[2]) is str:                     # %%time runs its body as the cell's code
         return f"{found[1]}if True: exec({_cell_code(args[2], _checker_names()) or 'pass'!r})"
-    if found and found[2] == "run_line_magic" and len(args) == 2 and all(type(a) is str for a in args):
+    if found and found[2] == "run_line_magic" and len(args) == 2 and all(
+            type(a) is str and not _LINE_END.search(a) for a in args):    # one line: the lines below keep their numbers
         return f"{found[1]}%{args[0]} {args[1]}"     # as the notebook had it: %time's statement runs
     return "# " + line if found or line == "from IPython import get_ipython" else line
 

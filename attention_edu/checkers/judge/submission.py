@@ -179,6 +179,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     else:
         try:
             cells, notebook = read_cells(path, notebook)      # a script nbconvert exported runs as its notebook
+            what = 'running its cells (its `if __name__ == "__main__":` block too)' if notebook and not (
+                path.suffix.lower() == ".ipynb") else what      # a script's cells run as __main__
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({err})"
     if row.error is None:

@@ -376,6 +376,50 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     assert not rows["cy.py"].passed and "(line 18 in softmax)" in rows["cy.py"].message, rows["cy.py"].message
 
 
+def test_a_script_of_spyder_or_pycharm_cells_grades_as_its_cells(tmp_path):
+    """Spyder and PyCharm (and VS Code, which reads both) mark a cell with #%%, no space: the script was graded as a
+    plain .py, so its 'import attention_edu as ae' failed it ("not allowed here") where the same script with # %%
+    passed (red team 11C). Its cells now run as those of a # %% script; a wrong one still fails."""
+    for name, code in (("ada.py", SOFTMAX), ("bo.py", SOFTMAX.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text("#%% imports\nimport numpy as np\nimport attention_edu as ae\nfrom "
+                                     f"attention_edu.checkers import check_softmax\n\n#%%\n{code}\n#%%\n"
+                                     "check_softmax(softmax)\n")
+    right, wrong = (grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py"))
+    assert right.passed and right.error is None, right.message
+    assert not wrong.passed and wrong.hint_id == "softmax.wrong-axis", wrong.message
+
+
+def test_a_script_of_cells_out_of_time_is_told_that_its_main_block_ran(tmp_path):
+    """A # %% script runs as a notebook's cells, as __main__, so its if __name__ == "__main__": block (a demo or a
+    training loop that a plain .py would skip) runs: out of time, the row said "importing the file did not finish"
+    and the student could not tell why (red team 11C)."""
+    (tmp_path / "demo.py").write_text(f"import numpy as np\n\n# %%\n{SOFTMAX}\n# %%\nif __name__ == '__main__':\n"
+                                      "    import time\n    for step in range(100):\n        time.sleep(0.1)\n")
+    row = grade_one("softmax", tmp_path / "demo.py", seed=2, budget=2)
+    assert not row.passed and row.error.startswith('running its cells (its `if __name__ == "__main__":` block too) '
+                                                   "did not finish within the 2 s"), row.error
+
+
+def test_an_exported_line_magic_of_several_lines_cannot_move_the_lines_below(tmp_path):
+    """A %time line whose statement held line ends (nbconvert writes each line magic on one line; this one is
+    written by hand) became several lines of the cell, so every line below was off: the refused import on
+    line 9 was told as line 11 (red team 11C). It is now left out, as the other magics the grader does not run."""
+    magic = "get_ipython().run_line_magic('time', 'x = 1\\nx = 2\\nx = 3')"
+    (tmp_path / "moved.py").write_text(f"# In[1]:\nimport numpy as np\n{magic}\n{SOFTMAX}import socket\n")
+    row = grade_one("softmax", tmp_path / "moved.py", seed=2)
+    assert not row.passed and "`import socket` is not allowed here (moved.py, line 9)" in row.message, row.message
+
+
+def test_an_exported_ipython_call_the_grader_cannot_read_back_is_not_told_as_an_unreadable_file(tmp_path):
+    """get_ipython().system({[]: 1}): ast.literal_eval raised TypeError (unhashable), which left the reader, and
+    the file was told "could not be read as text (unhashable type: 'list')" (red team 11C); the line now stays
+    as written, as one the grader cannot read back (its NameError is the cell's), and the notebook is graded."""
+    (tmp_path / "odd.py").write_text(f"# In[1]:\nimport numpy as np\n\n# In[2]:\nget_ipython().system({{[]: 1}})\n"
+                                     f"\n# In[3]:\n{SOFTMAX}")
+    row = grade_one("softmax", tmp_path / "odd.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
 def test_debugging_prints_past_the_output_limit_are_told_as_such(tmp_path):
     """print(x) left in with np.set_printoptions(threshold=sys.maxsize): after 16 MiB of output every print
     raised "OSError: [Errno 27] File too large" and the hint was "Read the error and the line it points to"
