@@ -239,9 +239,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
-        flat = [r for r in results if r.hint_id == "error.matmul-shapes"]    # unbatched input failed the same way:
-        if result.hint_id in ("error.batched-transpose", "error.batched-dot") and flat:    # not .T or np.dot's doing
-            result = dataclasses.replace(result, hint_id=flat[0].hint_id, hint=flat[0].hint)
+        if result.hint_id in ("error.batched-transpose", "error.batched-dot"):    # not .T or np.dot's doing where
+            flat = next((r for r in results if r.hint_id == "error.matmul-shapes"), None)   # unbatched input failed alike
+            result = result if flat is None else dataclasses.replace(result, hint_id=flat.hint_id, hint=flat.hint)
         results.append(result)
     mistakes: dict[str, dict] = {}
     for r in results:

@@ -202,12 +202,6 @@ HINTS: dict[str, str] = {
         "factor (a scale such as 1/√d_k, a logarithm's base, a mean instead of a sum).",
     "value.partly-right": "{right}; {wrong}: the mistake lies in the steps that only the wrong ones depend "
         "on.",
-    "shape.extra-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} "
-        "of size 1: a reduction kept its axis (keepdims=True) where the result should drop it, or an index "
-        "added one ([:, np.newaxis], None).",
-    "shape.broadcast-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis "
-        "{axis} of size {size}: two arrays broadcast against each other, one with an axis kept twice "
-        "(keepdims=True and [:, np.newaxis] together); keep the reduced axis one way only.",
     "value.mismatch": "Compare your values with the expected ones below, starting from the first "
         "difference.",
 }

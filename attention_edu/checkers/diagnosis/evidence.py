@@ -152,26 +152,31 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     return None
 
 
-#: the hint when a returned shape is the expected one less an axis of size 1 (m = 1 queries, say)
-_MISSING = ("Your {name} has shape {shape}, the expected {expected} without its axis {axis} of size 1: keep that "
-            "axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a single row or query "
-            "drops it, and must work on every row at once instead.")
-EVIDENCE_IDS.add("shape.missing-axis")
+#: hints when a returned shape is the expected one with an axis too many, or one of size 1 too few
+_SHAPES = {
+    "shape.extra-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} "
+        "of size 1: a reduction kept its axis (keepdims=True) where the result should drop it, or an index "
+        "added one ([:, np.newaxis], None).",
+    "shape.broadcast-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis "
+        "{axis} of size {size}: two arrays broadcast against each other, one with an axis kept twice "
+        "(keepdims=True and [:, np.newaxis] together); keep the reduced axis one way only.",
+    "shape.missing-axis": "Your {name} has shape {shape}, the expected {expected} without its axis {axis} of "
+        "size 1: keep that axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a "
+        "single row or query drops it, and must work on every row at once instead.",
+}
+EVIDENCE_IDS.update(_SHAPES)
 
 
 def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str] | None:
     """A named extra axis when ``actual`` is ``expected`` with one axis inserted, or a missing one of size 1."""
-    found = extra_axis(tuple(actual), tuple(expected))
-    missing = extra_axis(tuple(expected), tuple(actual)) if found is None else None
-    if missing is not None and missing[1] == 1:
-        return "shape.missing-axis", _MISSING.format(name=name, shape=tuple(actual), expected=tuple(expected),
-                                                     axis=missing[0])
-    if found is None:
+    actual, expected = tuple(actual), tuple(expected)
+    if (found := extra_axis(actual, expected)) is not None:
+        key = "shape.extra-axis" if found[1] == 1 else "shape.broadcast-axis"
+    elif (found := extra_axis(expected, actual)) is not None and found[1] == 1:
+        key = "shape.missing-axis"
+    else:
         return None
-    axis, size = found
-    key = "shape.extra-axis" if size == 1 else "shape.broadcast-axis"
-    return key, HINTS[key].format(name=name, axis=axis, size=size, shape=tuple(actual),
-                                  expected=tuple(expected))
+    return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
 
 
 #: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known

@@ -19,7 +19,8 @@ from ...softmax import stable_softmax as softmax_kernel
 from ..diagnosis.mutants import register_mistakes, variant
 from ..records import Exercise
 
-__all__ = ["collect", "normal_arrays", "register_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]
+__all__ = ["collect", "normal_arrays", "register_mistakes", "variant", "stable_softmax", "scaled_scores", "weigh",
+           "attend"]
 
 
 def collect() -> dict[str, Exercise]:

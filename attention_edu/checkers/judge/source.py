@@ -63,7 +63,7 @@ def python_text(path: str | Path) -> str:
         raise ValueError(f"{err}; save it as UTF-8") from None
 
 
-def _ipython_call(line: str) -> str:
+def _ipython_call(line: str, checkers: set[str]) -> str:
     """A line of an exported notebook with IPython's calls as the notebook had them: %magic, !shell, %%time."""
     found = _GET_IPYTHON.fullmatch(line)
     try:
@@ -72,7 +72,7 @@ def _ipython_call(line: str) -> str:
         return line
     if found and found[2] == "run_cell_magic" and len(args) == 3 and f"%%{args[0]}" in _PYTHON_CELLS and type(
             args[2]) is str:                     # %%time runs its body as the cell's code
-        return f"{found[1]}if True: exec({_cell_code(args[2], _checker_names()) or 'pass'!r})"
+        return f"{found[1]}if True: exec({_cell_code(args[2], checkers) or 'pass'!r})"
     if found and found[2] == "run_line_magic" and len(args) == 2 and all(
             type(a) is str and not _LINE_END.search(a) for a in args):    # one line: the lines below keep their numbers
         return f"{found[1]}%{args[0]} {args[1]}"     # as the notebook had it: %time's statement runs
@@ -95,7 +95,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
         raise ValueError(f"it has {len(starts) - 1:,} cells in {len(lines):,} lines, more than the grader runs")
     for first, end in zip(starts, starts[1:] + [len(lines)]):      # far down 250,000 short lines took 500 MB
-        code = _cell_code("\n".join(map(_ipython_call, lines[first + 1:end])), checkers)
+        code = _cell_code("\n".join(_ipython_call(line, checkers) for line in lines[first + 1:end]), checkers)
         if code is not None:                     # on the script's own lines: errors name them as in a .py
             cells.append((Path(path).name, "\n" * (first + 1) + code))
     return cells, True
