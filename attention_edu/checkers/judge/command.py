@@ -210,8 +210,9 @@ def run_grade(args: argparse.Namespace) -> int:
     rows, interrupted = _grade_all(graded, args, seed_of, _progress(len(graded), name, args.no_progress))
     done = [rows[f] for f in files if f in rows]
     for row in done if args.require_sandbox else ():
-        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one
-            row.passed, row.status, row.error = False, "failed", "graded without the filesystem sandbox"
+        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one: no credit
+            row.passed, row.status, row.probes_passed = False, "failed", 0
+            row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
     print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"

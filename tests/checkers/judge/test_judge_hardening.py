@@ -26,7 +26,7 @@ import pytest
 
 from attention_edu.checkers import EXERCISES
 from attention_edu.checkers.judge import harness
-from attention_edu.checkers.judge.sandbox import available_layers
+from attention_edu.checkers.judge.sandbox import available_layers, landlock_abi
 from attention_edu.checkers.judge.submission import grade_one
 
 LAYERS = available_layers()
@@ -1110,6 +1110,27 @@ def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console
     assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
     probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
     assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
+
+
+REFUSES_ONLY_RESTRICT_SELF = [LOAD_NR, (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50001)]     # EPERM
+
+
+@x86_64_only
+@pytest.mark.skipif(not landlock_abi(), reason="needs a kernel that answers Landlock's version query")
+def test_a_row_graded_without_landlock_gets_no_credit_in_any_report(tmp_path, console_script, softmax_source):
+    """A container whose seccomp profile answers Landlock's version query but refuses landlock_restrict_self:
+    the guide's run_autograder (--require-sandbox --gradescope) failed the row, "graded without the filesystem
+    sandbox", but kept its probes: the table read "failed 25/25" and results.json "score": 25 of 25, which is
+    what Gradescope counts (the tests under it added up to 0). The row now scores 0 everywhere."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "softmax.py").write_text(softmax_source)
+    out = tmp_path / "results.json"
+    done = _under(REFUSES_ONLY_RESTRICT_SELF, console_script, "grade", str(tmp_path / "sub"), "--exercise", "softmax",
+                  "--seed", "5", "--per-student", "--no-progress", "--require-sandbox", "--gradescope", str(out))
+    assert done.returncode == 0 and "failed           0/25" in done.stdout, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert (results["score"], results["max_score"]) == (0, 25), results
+    assert results["output"] == "graded without the filesystem sandbox", results
 
 
 def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
