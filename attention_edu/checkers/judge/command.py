@@ -230,7 +230,7 @@ def run_grade(args: argparse.Namespace) -> int:
         if args.gradescope and (done or len(files) != 1):     # several files would leave the choice to the grader
             names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
             came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
-            row = done[0] if len(files) == 1 else Row(names, seed=seed, error=(
+            row = done[0] if len(files) == 1 else Row(names or "no .py or .ipynb file", seed=seed, error=(
                 f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"))
             with written_atomically(args.gradescope) as partial:
                 partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
