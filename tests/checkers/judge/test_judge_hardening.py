@@ -1133,6 +1133,38 @@ def test_a_row_graded_without_landlock_gets_no_credit_in_any_report(tmp_path, co
     assert results["output"] == "graded without the filesystem sandbox", results
 
 
+LITTER = """
+import os
+os.mkdir("kept")
+for number in range(3):
+    with open(f"kept/blob{number}", "wb") as blob:
+        blob.write(bytes(8 << 20))
+os.mkdir("locked", 0o300)                # write and search, no read: its owner cannot list it
+os.rename("kept", "locked/kept")
+"""
+
+
+def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source):
+    """Without namespaces the private directory is a plain folder of TMPDIR. A submission that made a folder
+    without read permission (mkdir's mode, which no filter refuses) and moved 24 MiB into it left the whole
+    private directory behind once grading ended (neither shutil.rmtree nor rm -rf can list it), as the grader's
+    user without capabilities: one such file per submission, kept after the run. The folder is now given
+    back (chmod) before it is removed, and TMPDIR is empty again."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "class" / "litter.py").write_text(LITTER + softmax_source)
+    (tmp_path / "class" / "honest.py").write_text(softmax_source)
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    done = subprocess.run([*no_caps, console_script, "grade", str(tmp_path / "class"),
+                           "--exercise", "softmax", "--json", "--no-progress"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "TMPDIR": str(tmp_path / "tmp"),
+                                            "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert rows["honest.py"]["passed"] and rows["litter.py"]["passed"], done.stdout + done.stderr
+    assert "mount-namespace" not in rows["honest.py"]["sandbox"], rows
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
     """A --csv in a read-only folder was found out only after every submission had run (a traceback, the rows
     lost), and so was a disk that filled up (here: a file-size limit of 1,000 bytes, EFBIG as ENOSPC would be).
