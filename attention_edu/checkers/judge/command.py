@@ -1,8 +1,7 @@
 """``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME``.
 
-Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once,
-atomically, after every process of every submission is gone. Exit statuses: in :func:`register`'s
-descriptions. Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
+Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once, atomically, after
+every process of every submission is gone. Exits: :func:`register`; SIGTERM as Ctrl-C: ``cli.main``; docs/teachers.md.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ...arguments import non_negative_int, output_path, positive_seconds, written_atomically
+from ...arguments import non_negative_int, output_path, positive_int, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
@@ -50,7 +49,7 @@ def register(subparsers: Any) -> None:
     grade.add_argument("--gradescope", metavar="FILE", type=output_path,
                        help="write Gradescope's results.json for the (single) submission to FILE")
     grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
-    grade.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at once")
+    grade.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="submissions graded at once")
     grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade without Landlock's sandbox")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
     for parser, run in ((check, run_check), (grade, run_grade)):
@@ -131,7 +130,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
                tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
     rows: dict[str, Row] = {}
-    with ThreadPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:     # leaving it waits for every thread
+    with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
                                seed_of(f), args.budget): f for f in files}
         pending = set(futures)
@@ -145,8 +144,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[st
             for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
                 signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
             stop_all()
-            for future in pending:
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
             return rows, True
     return rows, False
 
@@ -194,25 +192,27 @@ def run_grade(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")
     args.exercise = name
-    if any(out is not None and out.suffix.lower() in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
-        return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
+    if any(out.suffix.lower() in (".py", ".ipynb") or out.exists() and not out.is_file()    # a rename would replace it
+           for out in (args.csv, args.gradescope) if out is not None):
+        return _usage("grade", "--csv and --gradescope write a gradebook file, never a .py or .ipynb (a submission's "
+                               "name), nor over what is not a regular file (/dev/null, a FIFO)")
     if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
-    if not (files := _submissions(args.paths)):
+    if not (files := _submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
-    if args.jobs < 1:
-        return _usage("grade", "--jobs must be at least 1")
     if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
     seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)
-    rows, interrupted = _grade_all(files, args, seed_of, _progress(len(files), name, args.no_progress))
+    graded = files if len(files) == 1 or not args.gradescope else []   # no choice to make: none runs its budget
+    rows, interrupted = _grade_all(graded, args, seed_of, _progress(len(graded), name, args.no_progress))
     done = [rows[f] for f in files if f in rows]
     for row in done if args.require_sandbox else ():
-        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one
-            row.passed, row.status, row.error = False, "failed", "graded without the filesystem sandbox"
+        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one: no credit
+            row.passed, row.status, row.probes_passed = False, "failed", 0
+            row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
     print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
@@ -227,11 +227,11 @@ def run_grade(args: argparse.Namespace) -> int:
                 writer.writeheader()
                 writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
             print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-        if args.gradescope and done:         # one submission: several files would leave the choice to the grader
+        if args.gradescope and (done or len(files) != 1):     # several files would leave the choice to the grader
             names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
-            row = done[0] if len(files) == 1 else Row(names, seed=done[0].seed, error=(
-                f"{len(files)} files came in ({names}): submit one .py or .ipynb that defines "
-                f"{args.function or EXERCISES[name].function}"))
+            came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
+            row = done[0] if len(files) == 1 else Row(names or "no .py or .ipynb file", seed=seed, error=(
+                f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"))
             with written_atomically(args.gradescope) as partial:
                 partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
             print(f"wrote Gradescope results for {row.file} to {args.gradescope}")

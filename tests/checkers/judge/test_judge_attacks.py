@@ -15,6 +15,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
 import subprocess
 import textwrap
@@ -430,3 +431,59 @@ def test_many_kinds_of_object_from_one_submission_leave_a_classmates_kind_named(
     row = grade_one("softmax", classmate, seed=1)
     assert "weights is a RedTeamEightWeights object, not an array" in row.message, row.message
     assert row.hint_id == "harness.wrong-type", row
+
+
+GRADESCOPE_STUDENT = """
+import os, time
+found = []
+for path in (ENV, RESULTS, RUN):
+    try:
+        found.append(f"read {path}: {open(path).read()[:40]!r}")
+    except OSError:
+        pass
+try:
+    open(RESULTS, "w").write('{"score": 25, "max_score": 25}')
+    found.append("wrote results.json")
+except OSError:
+    pass
+try:
+    if os.fork() == 0:                   # a process left to rewrite results.json once the grader has written it
+        os.setsid()
+        time.sleep(2)
+        open(RESULTS, "w").write('{"score": 25, "max_score": 25}')
+        os._exit(0)
+except OSError:
+    pass
+raise ValueError(f"found {found}")
+"""
+
+
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_the_guides_gradescope_autograder_holds_against_its_submission(tmp_path, console_script, namespaces):
+    """The teachers' guide's three files, run as written (its run_autograder copied from docs/teachers.md,
+    /autograder moved under a temporary root), as a container with and without user namespaces gives it: the
+    submission reads neither course.env nor the autograder's files, cannot write results.json, and leaves
+    nothing behind that rewrites it; results.json is the grader's, score 0 with the submission's sentence."""
+    guide = (ROOT / "docs" / "teachers.md").read_text()
+    script = textwrap.dedent(guide.split("- `run_autograder`:\n\n  ```bash\n", 1)[1].split("```", 1)[0])
+    root = tmp_path / "autograder"
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(parents=True)
+    (root / "run_autograder").write_text(script.replace("/autograder/", f"{root}/"))
+    (root / "source" / "course.env").write_text("EXERCISE=softmax\nSEED=8642097531\n")
+    results = root / "results" / "results.json"
+    paths = {"ENV": str(root / "source" / "course.env"), "RESULTS": str(results), "RUN": str(root / "run_autograder")}
+    (root / "submission" / "softmax.py").write_text("".join(f"{k} = {v!r}\n" for k, v in paths.items())
+                                                   + GRADESCOPE_STUDENT)
+    env = {**os.environ, "PATH": f"{Path(console_script).parent}:{os.environ['PATH']}",
+           "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "" if namespaces else "1"}
+    done = subprocess.run(["bash", str(root / "run_autograder")], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = results.read_text()
+    time.sleep(3)
+    assert results.read_text() == written and sorted(p.name for p in results.parent.iterdir()) == ["results.json"]
+    graded = json.loads(written)
+    assert (graded["score"], graded["max_score"]) == (0, 25), graded
+    assert graded["output"].startswith("importing the file raised ValueError: found [] (line"), graded
+    assert _running() == []

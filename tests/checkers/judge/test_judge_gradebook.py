@@ -8,6 +8,8 @@ import csv
 import hashlib
 import io
 import json
+import os
+import stat
 import subprocess
 import textwrap
 from pathlib import Path
@@ -138,3 +140,19 @@ def test_a_submission_whose_suffix_is_in_capitals_is_graded(tmp_path, console_sc
     assert done.returncode == 0, done.stderr
     rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
     assert sorted(rows) == ["ALICE.PY", "Bob.IPYNB"] and all(row["passed"] for row in rows.values()), rows
+
+
+def test_a_gradebook_never_replaces_what_is_not_a_regular_file(tmp_path, console_script):
+    """The gradebook is written by renaming a finished file over its path, so a --csv or --gradescope that named
+    a FIFO (or, for a grader run as root, a device: `--csv /dev/null` as root made /dev/null a regular file for the
+    whole machine) was replaced by a regular file after grading. Such a path is now a usage error, before any
+    submission runs; a link to a FIFO too. (A FIFO stands in for the device here.)"""
+    (tmp_path / "a.py").write_text(RIGHT)
+    os.mkfifo(tmp_path / "pipe.csv")
+    (tmp_path / "link.json").symlink_to(tmp_path / "pipe.csv")
+    for flag, target in (("--csv", "pipe.csv"), ("--gradescope", "link.json")):
+        done = subprocess.run([console_script, "grade", str(tmp_path / "a.py"), "--exercise", "softmax", "--no-progress",
+                               flag, str(tmp_path / target)], capture_output=True, timeout=120)
+        assert done.returncode == 2 and done.stdout == b"", done.stdout + done.stderr
+        assert b"nor over what is not a regular file (/dev/null, a FIFO)" in done.stderr, done.stderr
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.csv").st_mode) and (tmp_path / "link.json").is_symlink()

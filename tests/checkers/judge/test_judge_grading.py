@@ -18,6 +18,7 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CheckFailed, check_softmax
 from attention_edu.checkers.records import hidden_cases, student_seed
+from attention_edu.checkers.judge.sandbox import landlock_abi
 from attention_edu.checkers.judge.submission import Remote, grade_one, notebook_cells
 from attention_edu.checkers import EXERCISES
 
@@ -152,6 +153,32 @@ def test_gradescope_scores_no_pick_of_several_files(tmp_path, console_script, so
     assert results["score"] == 0 and results["max_score"] == 25, results
     assert results["tests"][0]["output"] == (
         "2 files came in (a_try.py, b_\\x1b[31m.py): submit one .py or .ipynb that defines softmax")
+
+
+def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
+    """The teachers' guide's run_autograder, attacked: six files that each sleep at import ran one after another,
+    each for its whole budget (six minutes under the default 60 s), so that Gradescope's time limit could end the
+    run before any results.json; and a submission without a .py or .ipynb (a .txt, a folder named like a script)
+    was a usage error: exit 2 and no results.json, an autograder failure instead of a sentence. Both now score 0
+    at once with the sentence, and nothing of the files runs."""
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    for number in range(6):
+        (slow / f"try{number}.py").write_text("import time\ntime.sleep(100)\ndef softmax(x):\n    return x\n")
+    empty = tmp_path / "empty"
+    (empty / "softmax.py").mkdir(parents=True)
+    (empty / "softmax.txt").write_text("def softmax(x):\n    return x\n")
+    for folder, sentence in ((slow, "6 files came in (try0.py, try1.py, try2.py, try3.py, try4.py, ...): "),
+                             (empty, "no .py or .ipynb file came in: ")):
+        out, start = tmp_path / f"{folder.name}.json", time.monotonic()
+        sandbox = ["--require-sandbox"] if landlock_abi() else []          # the guide's command, where it can run
+        done = _grade(console_script, folder, "--exercise", "softmax", "--seed", "3", "--per-student", "--budget",
+                      "10", *sandbox, "--gradescope", out)
+        assert done.returncode == 0 and time.monotonic() - start < 10, done.stdout + done.stderr
+        results = json.loads(out.read_text())
+        jsonschema.validate(results, GRADESCOPE_SCHEMA)
+        assert (results["score"], results["max_score"]) == (0, 25), results
+        assert results["output"] == sentence + "submit one .py or .ipynb that defines softmax", results
 
 
 def test_gradescope_tests_fail_every_group_a_mistake_shows_in(tmp_path, console_script):

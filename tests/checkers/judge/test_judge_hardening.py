@@ -26,7 +26,7 @@ import pytest
 
 from attention_edu.checkers import EXERCISES
 from attention_edu.checkers.judge import harness
-from attention_edu.checkers.judge.sandbox import available_layers
+from attention_edu.checkers.judge.sandbox import available_layers, landlock_abi
 from attention_edu.checkers.judge.submission import grade_one
 
 LAYERS = available_layers()
@@ -1110,6 +1110,59 @@ def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console
     assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
     probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
     assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
+
+
+REFUSES_ONLY_RESTRICT_SELF = [LOAD_NR, (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50001)]     # EPERM
+
+
+@x86_64_only
+@pytest.mark.skipif(not landlock_abi(), reason="needs a kernel that answers Landlock's version query")
+def test_a_row_graded_without_landlock_gets_no_credit_in_any_report(tmp_path, console_script, softmax_source):
+    """A container whose seccomp profile answers Landlock's version query but refuses landlock_restrict_self:
+    the guide's run_autograder (--require-sandbox --gradescope) failed the row, "graded without the filesystem
+    sandbox", but kept its probes: the table read "failed 25/25" and results.json "score": 25 of 25, which is
+    what Gradescope counts (the tests under it added up to 0). The row now scores 0 everywhere."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "softmax.py").write_text(softmax_source)
+    out = tmp_path / "results.json"
+    done = _under(REFUSES_ONLY_RESTRICT_SELF, console_script, "grade", str(tmp_path / "sub"), "--exercise", "softmax",
+                  "--seed", "5", "--per-student", "--no-progress", "--require-sandbox", "--gradescope", str(out))
+    assert done.returncode == 0 and "failed           0/25" in done.stdout, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert (results["score"], results["max_score"]) == (0, 25), results
+    assert results["output"] == "graded without the filesystem sandbox", results
+
+
+LITTER = """
+import os
+os.mkdir("kept")
+for number in range(3):
+    with open(f"kept/blob{number}", "wb") as blob:
+        blob.write(bytes(8 << 20))
+os.mkdir("locked", 0o300)                # write and search, no read: its owner cannot list it
+os.rename("kept", "locked/kept")
+"""
+
+
+def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source):
+    """Without namespaces the private directory is a plain folder of TMPDIR. A submission that made a folder
+    without read permission (mkdir's mode, which no filter refuses) and moved 24 MiB into it left the whole
+    private directory behind once grading ended (neither shutil.rmtree nor rm -rf can list it), as the grader's
+    user without capabilities: one such file per submission, kept after the run. The folder is now given
+    back (chmod) before it is removed, and TMPDIR is empty again."""
+    (tmp_path / "class").mkdir()
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "class" / "litter.py").write_text(LITTER + softmax_source)
+    (tmp_path / "class" / "honest.py").write_text(softmax_source)
+    no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
+    done = subprocess.run([*no_caps, console_script, "grade", str(tmp_path / "class"),
+                           "--exercise", "softmax", "--json", "--no-progress"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "TMPDIR": str(tmp_path / "tmp"),
+                                            "ATTENTION_EDU_SANDBOX_NO_NAMESPACES": "1"})
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert rows["honest.py"]["passed"] and rows["litter.py"]["passed"], done.stdout + done.stderr
+    assert "mount-namespace" not in rows["honest.py"]["sandbox"], rows
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
