@@ -179,6 +179,9 @@ register_mistakes("backward_ds", (
     ("wrong-axis", "small", SOFTMAX_BACKWARDS["queries"],
      "The softmax ran over the keys, so the sum in its backward runs over the keys too: "
      "np.sum(dW * W, axis=-1, keepdims=True)."),
+    ("whole-array-sum", "small", lambda W, dW: W * (dW - np.sum(dW * W)),
+     "np.sum with no axis adds up the whole array: each row subtracts its own weighted mean, "
+     "np.sum(dW * W, axis=-1, keepdims=True)."),
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
 ))
