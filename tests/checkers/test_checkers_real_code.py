@@ -474,6 +474,17 @@ CORPUS = [
                 z = np.exp(logits - logits.max(axis=1, keepdims=True))
                 return z / z.sum(axis=1, keepdims=True)
         """, "no branch for 3-D input: returns None there", ("harness.none",)),   # was harness.wrong-type
+    ("ds-row-dot", "backward_ds", """
+        def backward_ds(weights, upstream):               # the weighted mean as one dot product, as for a single row
+            avg = np.dot(weights, upstream)
+            return weights * (upstream - avg)
+        """, "written for one row: np.dot of two matrices is a matrix product", ("backward_ds.single-vector",)),
+    ("ds-diag-outer", "backward_ds", """
+        def backward_ds(p, g):                            # one softmax vector's Jacobian, then a product
+            jac = np.diag(p) - np.outer(p, p)
+            return g @ jac
+        """, "written for one vector: np.diag of a matrix is its diagonal, np.outer flattens",
+        ("backward_ds.single-vector",)),                  # was error.broadcast (a keepdims hint)
 ]
 
 HEADER = "import math\nimport numpy as np\n"
