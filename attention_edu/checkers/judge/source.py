@@ -24,13 +24,14 @@ __all__ = ["python_text", "notebook_cells", "read_cells"]
 
 #: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: The most characters a notebook's code cells may hold in all (the course's notebooks hold about 10,000).
 MAX_CODE = 256 << 10
 #: The most code cells with code the grader runs (the course's notebooks have about 30).
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
+#: ``%%writefile name.py`` writes the module that a later cell may import: the grader writes it too (see worker.Refuse).
+_WRITEFILE = re.compile(r"%%writefile[ \t]+(\w+\.py)[ \t]*\r?\n(.*)", re.S)
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
@@ -104,7 +105,6 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
 def _checker_names() -> set[str]:
     """The names of the package's checkers: ``check_<exercise>`` for every exercise, ``check_answer``."""
     from .. import EXERCISES                     # not at import time: the checkers package imports the judge
-
     return {f"check_{name}" for name in EXERCISES} | {"check_answer"}
 
 
@@ -113,7 +113,7 @@ def _calls_checker(statement: ast.stmt, checkers: set[str]) -> bool:
 
     A ``def`` or ``class`` is never one: defining it calls nothing the student wrote in its body.
     """
-    if isinstance(statement, _DEFINITIONS):
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
     called = [node.func for node in ast.walk(statement) if isinstance(node, ast.Call)]
     return any(isinstance(f, ast.Name) and f.id in checkers or isinstance(f, ast.Attribute) and f.attr in checkers
@@ -185,10 +185,10 @@ def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
     lines = textwrap.dedent("\n".join(_LINE_END.split(source))).split("\n")    # IPython dedents a pasted cell
-    if lines[-1] == "":                          # as str.splitlines: no empty line after the last line end
-        lines.pop()
-    if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:
-        return None                              # its text is a shell script, a file's, HTML: not run in class
+    lines = lines[:-1] if lines[-1] == "" else lines     # as str.splitlines: no empty line after the last line end
+    if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run
+        written = _WRITEFILE.match(source.lstrip())     # in class, but a module %%writefile writes runs where imported
+        return written and f"open({written[1]!r}, 'w', encoding='utf-8').write({written[2]!r})"
     head = next((index for index, line in enumerate(lines) if line.strip()), 0)
     depth, quote, joined, magic = 0, "", False, False
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:

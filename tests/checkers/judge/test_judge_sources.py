@@ -429,3 +429,24 @@ def test_debugging_prints_past_the_output_limit_are_told_as_such(tmp_path):
     row = grade_one("softmax", tmp_path / "chatty.py", seed=2)
     assert not row.passed and row.hint_id == "error.printed", row.message
     assert "remove the debugging prints" in row.message and "File too large (line 3 in softmax)" in row.message
+
+
+def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_path):
+    """A cell ``%%writefile my_softmax.py`` and then ``from my_softmax import softmax`` works in class; the
+    grader left the %%writefile cell out and then refused the import, telling the student to write their
+    own NumPy code ("`import my_softmax` is not allowed here") of a function that was their own (red team
+    12A). The module is now written in the worker's private directory and imported from there; what it
+    imports meets the same rule as the notebook's own imports, and a wrong function still fails."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", "import numpy as np\n\n" + SOFTMAX), ("bo", "import numpy as np\n\n" + SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "import ctypes\nimport numpy as np\n\n" + SOFTMAX)):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile my_softmax.py\n{body}", "from my_softmax import softmax",
+                  "check_softmax(softmax)")
+    _notebook(folder / "di.ipynb", f"%%writefile -a my_softmax.py\nimport numpy as np\n{SOFTMAX}",   # appends: left out
+              "from my_softmax import softmax")
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy", "di")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
+    assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
