@@ -450,3 +450,27 @@ def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_p
     assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
     assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
     assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
+
+
+def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_path):
+    """A ``# %%`` line at column 0 inside a triple-quoted string, or between two indented lines of a function,
+    split a script's cell there: each half failed to parse, so a script that runs with ``python`` graded as
+    "defines no function 'softmax'" (red team 12A). Such a line is now a marker only where a statement may
+    start and the line below it is not indented; a marker between two cells still splits them."""
+    body = SOFTMAX.split("\n")
+    in_block = "\n".join(body[:3] + ["# %% a note at column 0"] + body[3:])
+    docstring = 'def softmax(x):\n    """Softmax over the last axis.\n\n# %%\n    """\n' + "\n".join(body[1:])
+    for name, code in (("ada.py", in_block), ("bo.py", docstring), ("cy.py", in_block.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text(f"# %%\nimport numpy as np\nNOTE = '''\n# %%\n'''\n\n# %%\n{code}\n# %%\nx = 1\n")
+    rows = {name: grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py", "cy.py")}
+    assert rows["ada.py"].passed and rows["bo.py"].passed, rows["ada.py"].message + rows["bo.py"].message
+    assert not rows["cy.py"].passed and rows["cy.py"].hint_id == "softmax.wrong-axis", rows["cy.py"].message
+
+
+def test_an_exported_writefile_cell_writes_the_module_the_script_imports(tmp_path):
+    """nbconvert writes a %%writefile cell as get_ipython().run_cell_magic('writefile', ...): it was commented out,
+    and the import below it refused (red team 12A). It now writes the module, as the notebook's cell does."""
+    written = f"get_ipython().run_cell_magic('writefile', 'my_softmax.py', {'import numpy as np' + chr(10) + SOFTMAX!r})"
+    (tmp_path / "ada.py").write_text(_exported(written, "from my_softmax import softmax", "check_softmax(softmax)"))
+    row = grade_one("softmax", tmp_path / "ada.py", seed=2)
+    assert row.passed and row.error is None, row.message
