@@ -69,7 +69,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
             continue
         if host is None:
             return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
-                           "harness.wrong-type")
+                           "harness.none" if part is None else "harness.wrong-type")
         if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
                            "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})

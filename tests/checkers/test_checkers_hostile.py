@@ -117,6 +117,7 @@ TRIGGERS = {
     "harness.reply": ("softmax", lambda x: np.zeros((1100, 1100)), None),      # 9.7 MB: over the 4 MiB a reply may hold
     "harness.mutated": ("softmax", lambda x: np.divide(np.exp(x, out=x), np.exp(x).sum(-1, keepdims=True)), None),
     "harness.wrong-type": ("softmax", lambda x: ae.softmax(x).tolist(), None),
+    "harness.none": ("softmax", lambda x: ae.softmax(x) if x.ndim < 3 else None, None),
     "harness.arity": ("scaled_dot_product_attention", lambda Q, K, V, mask=None: sdpa(Q, K, V, mask)[0], None),
     "harness.dtype": ("causal_mask", lambda m, n=None: ae.causal_mask(m, n).astype(int), None),
     "harness.shape": ("softmax", lambda x: ae.softmax(x)[..., :-1], None),

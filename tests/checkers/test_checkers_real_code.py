@@ -184,7 +184,7 @@ CORPUS = [
             weights = softmax(scores)
             return np.matmul(weights, V), weights
         """, "K Qᵀ instead of Q Kᵀ (weights transposed); adds the mask",
-        ("attention.transposed-scores", "attention.mask-added")),
+        ("attention.keys-times-queries", "attention.transposed-scores", "attention.mask-added")),
     ("split-tf-perm", "split_heads", """
         def split_heads(x, num_heads):                    # TensorFlow's perm= keyword
             head_size = x.shape[-1] // num_heads
@@ -438,6 +438,53 @@ CORPUS = [
             col = target.reshape(len(target), 1)
             return probs.T - col
         """, "the cross-entropy shortcut p - y (transposed), not the softmax's Jacobian product", ()),
+    # red team 12A: held-out patterns whose first hint was generic before the fix named in the comment
+    ("sdpa-dot-untransposed", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # the method form of np.dot, K as it is
+            sims = Q.dot(K) / np.sqrt(Q.shape[-1])
+            e = np.exp(sims - sims.max(axis=-1, keepdims=True))
+            w = e / e.sum(axis=-1, keepdims=True)
+            return w.dot(V), w
+        """, "multiplies Q by K, not by Kᵀ (np.dot spelling); np.dot breaks batches too",
+        ("attention.no-transpose",)),            # was error.matmul-shapes: a variant spells it with np.dot
+    ("ds-total-sum", "backward_ds", """
+        def backward_ds(probs, grad_probs):                # the weighted mean over every entry at once
+            mean_term = (grad_probs * probs).sum()
+            return probs * (grad_probs - mean_term)
+        """, "sums over the whole array, not per row", ("backward_ds.whole-array-sum",)),    # was value.mismatch
+    ("bahdanau-column-states", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # W1 times the decoder states, as for one column
+            dec = W1 @ S
+            enc = H @ W2.T
+            return np.tanh(dec + enc) @ v
+        """, "W1 @ S: the column-vector formula applied to states stored as rows",
+        ("bahdanau_scores.states-as-columns",)),          # was error.matmul-shapes
+    ("luong-column-states", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # s^T W h written with the stacked matrices
+            left = np.transpose(S) @ W
+            return left @ H
+        """, "Sᵀ W H: the column-vector formula applied to states stored as rows",
+        ("luong_general_scores.states-as-columns",)),     # was error.matmul-shapes
+    ("softmax-rank-branches", "softmax", """
+        def softmax(logits):                              # one branch per rank it was tried on
+            if logits.ndim == 1:
+                z = np.exp(logits - logits.max())
+                return z / z.sum()
+            elif logits.ndim == 2:
+                z = np.exp(logits - logits.max(axis=1, keepdims=True))
+                return z / z.sum(axis=1, keepdims=True)
+        """, "no branch for 3-D input: returns None there", ("harness.none",)),   # was harness.wrong-type
+    ("ds-row-dot", "backward_ds", """
+        def backward_ds(weights, upstream):               # the weighted mean as one dot product, as for a single row
+            avg = np.dot(weights, upstream)
+            return weights * (upstream - avg)
+        """, "written for one row: np.dot of two matrices is a matrix product", ("backward_ds.single-vector",)),
+    ("ds-diag-outer", "backward_ds", """
+        def backward_ds(p, g):                            # one softmax vector's Jacobian, then a product
+            jac = np.diag(p) - np.outer(p, p)
+            return g @ jac
+        """, "written for one vector: np.diag of a matrix is its diagonal, np.outer flattens",
+        ("backward_ds.single-vector",)),                  # was error.broadcast (a keepdims hint)
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -459,8 +506,7 @@ def test_the_corpus_is_large_enough_and_distinct():
 
 
 #: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
-GENERIC = {"sdpa-kq-swapped": "error.matmul-shapes", "split-tf-perm": "error.other",
-           "entropy-normalised": "value.mismatch", "ds-cross-entropy": "error.other"}
+GENERIC = {"split-tf-perm": "error.other", "ds-cross-entropy": "error.other"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -501,6 +547,7 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):
     """K @ Qᵀ (no .T anywhere) fails on 2-D input with a shape error; on batched input the same error was
     read as ".T reverses every axis" (error.batched-transpose). A batched failure after unbatched input
-    failed the same way is now the shape error it is."""
+    failed the same way is now the shape error it is, and the mutant that multiplies K by Qᵀ names it
+    (red team 12A: it was the generic error.matmul-shapes)."""
     status, hints = _check(tmp_path, "sdpa-kq-swapped", capsys)
-    assert status == 1 and hints[0] == "error.matmul-shapes" and "error.batched-transpose" not in hints, hints
+    assert status == 1 and hints[0] == "attention.keys-times-queries" and "error.batched-transpose" not in hints, hints

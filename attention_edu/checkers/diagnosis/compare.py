@@ -186,6 +186,8 @@ HINTS: dict[str, str] = {
     "harness.mutated": "Your function changed its argument {name} in place: compute into a new array (y = "
         "x - m instead of x -= m).",
     "harness.wrong-type": "Return a NumPy array; np.asarray turns a list into one.",
+    "harness.none": "Your function returned None for these inputs: some path through it ends without a "
+        "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",
     "harness.dtype": "{dtype_hint}",
     "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what "

@@ -191,6 +191,9 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("no-transpose", "runs", lambda Q, K, V, mask=None: weigh(Q @ K / math.sqrt(Q.shape[-1]), V, mask),
      "The scores pair every query with every key, Q Kᵀ: transpose K's last two axes, "
      "Q @ np.swapaxes(K, -1, -2); Q @ K only fits when d_k = n."),
+    ("keys-times-queries", "runs", lambda Q, K, V, mask=None: weigh(K @ np.swapaxes(Q, -1, -2), V, mask),
+     "Your scores are K Qᵀ, one row per key: compute Q Kᵀ, Q @ np.swapaxes(K, -1, -2), so that rows are "
+     "queries and the weights @ V fit."),
     ("ignores-mask", "masks", lambda Q, K, V, mask=None: attend(Q, K, V),
      "Your function ignores mask: put -inf at the scores where the mask is False, before the softmax."),
     ("inverted-mask", "masks", partial(attend, inverted=True),
@@ -216,5 +219,6 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
 ))
 variant("attention.finite-fill")(lambda Q, K, V, mask=None: attend(Q, K, V, mask, fill=-1e9, additive=True))
+variant("attention.no-transpose")(lambda Q, K, V, mask=None: weigh(np.dot(Q, K), V, mask))   # Q.dot(K)
 variant("attention.inverted-mask-finite-fill")(
     lambda Q, K, V, mask=None: attend(Q, K, V, mask, inverted=True, fill=-1e9, additive=True))

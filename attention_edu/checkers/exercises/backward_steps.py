@@ -24,7 +24,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
-from . import attend, normal_arrays, register_mistakes
+from . import attend, normal_arrays, register_mistakes, variant
 from ..records import Case, Exercise
 from .attention import qkv
 
@@ -179,9 +179,18 @@ register_mistakes("backward_ds", (
     ("wrong-axis", "small", SOFTMAX_BACKWARDS["queries"],
      "The softmax ran over the keys, so the sum in its backward runs over the keys too: "
      "np.sum(dW * W, axis=-1, keepdims=True)."),
+    ("whole-array-sum", "small", lambda W, dW: W * (dW - np.sum(dW * W)),
+     "np.sum with no axis adds up the whole array: each row subtracts its own weighted mean, "
+     "np.sum(dW * W, axis=-1, keepdims=True)."),
+    ("single-vector", "runs", lambda W, dW: W * (dW - np.dot(dW, W)),
+     "Your code is written for one row: on a matrix np.dot(dW, W) is a matrix product, and np.diag takes "
+     "a diagonal and np.outer flattens; use np.sum(dW * W, axis=-1, keepdims=True) for every row at once."),
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
 ))
+# one vector's Jacobian, diag(w) - w wᵀ, on a matrix (np.diag of a matrix is its diagonal; np.diagonal does
+# not raise as np.diag does on 3-D input, where code that loops over columns is not named by this mistake)
+variant("backward_ds.single-vector")(lambda W, dW: dW @ (np.diagonal(W) - np.outer(W, W)))
 register_mistakes("backward_dq", (
     ("unscaled", "small", lambda dS, K: dS @ K,
      "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),

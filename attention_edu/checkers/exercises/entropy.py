@@ -19,7 +19,7 @@ import math
 from ...backend import host_numpy as np
 from ...masks import causal_mask
 from ...softmax import softmax
-from . import normal_arrays, register_mistakes
+from . import normal_arrays, register_mistakes, variant
 from ..diagnosis.evidence import reads
 from ..records import Case, Exercise, Property
 
@@ -124,6 +124,11 @@ register_mistakes("attention_entropy", (
     ("keepdims", "returns", lambda weights: -np.sum(_plogp(weights), axis=-1, keepdims=True),
      "Drop the summed axis: the result has shape (..., m), not (..., m, 1)."),
 ))
+
+
+# divided by log(i + 1), the largest entropy row i of a causal mask can have (log 1 = 0 left as 1)
+variant("attention_entropy.normalised")(lambda weights: -np.sum(_plogp(weights), axis=-1) / np.where(
+    np.arange(weights.shape[-2]) > 0, np.log(np.arange(1, weights.shape[-2] + 1)), 1.0))
 
 
 @reads("attention_entropy", "attention_entropy.log-epsilon")

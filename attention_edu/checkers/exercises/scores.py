@@ -138,6 +138,9 @@ register_mistakes("bahdanau_scores", (
     ("row-vector-weights", "runs", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1, H @ W2)) @ v,
      "In the chapter's column-vector form W1 is (d_a, d_s) and computes W1 s_t, so for states stacked "
      "as rows use S @ W1.T (and H @ W2.T)."),
+    ("states-as-columns", "runs", lambda S, H, W1, W2, v: np.tanh(W1 @ S + H @ W2.T) @ v,
+     "W1 @ S treats S as one decoder state in a column, but S holds the m states as rows (m, d_s): "
+     "project them all with S @ W1.T (and H @ W2.T)."),
     ("no-tanh", "small", lambda S, H, W1, W2, v: _features(S @ W1.T, H @ W2.T) @ v,
      "The score applies tanh to W1 s_t + W2 h_i before the product with v; yours leaves it out."),
     ("tanh-after-v", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1.T, H @ W2.T) @ v),
@@ -157,6 +160,9 @@ register_mistakes("bahdanau_scores", (
 register_mistakes("luong_general_scores", (
     ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,
      "With W (d_s, d_h) the score s_tᵀ W h_i is (S @ W) @ Hᵀ for stacked states; you used W transposed."),
+    ("states-as-columns", "runs", lambda S, H, W: S.T @ W @ H,
+     "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
+     "not the column-vector form S.T @ W @ H."),
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
      "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score."),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),

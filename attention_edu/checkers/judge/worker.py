@@ -22,7 +22,6 @@ try:
 except ImportError:  # Windows: no limits (and no forked children)
     resource = None
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 #: Standard-library modules a submission may not import (processes, raw memory, sockets).
 DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess", "pty", "_ctypes",
           "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
@@ -35,19 +34,19 @@ if __package__:          # imported by the judge: a notebook check's forked chil
     from . import protocol
 else:                    # run by path in the sandbox, without the package
     sys.path += [site for site in sys.argv[1:] if site not in sys.path]     # the judge's, after the interpreter's own
-    _spec = importlib.util.spec_from_file_location("protocol", os.path.join(HERE, "protocol.py"))
+    _spec = importlib.util.spec_from_file_location("protocol", os.path.join(os.path.dirname(__file__), "protocol.py"))
     protocol = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(protocol)
 np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """A meta-path finder that refuses every module outside the exercise's list, and :data:`DENIED`
-    to the student's own code (matplotlib may import them): it says why; the sandbox enforces."""
+    """A meta-path finder refusing every module outside the exercise's list (but a ``.py`` a %%writefile cell wrote
+    in ``private``) and :data:`DENIED` to the student's code (not matplotlib's): it says why; the sandbox enforces."""
 
-    def __init__(self, allowed, template, library_dirs, labels=()):
+    def __init__(self, allowed, template, library_dirs, labels, private):
         self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
-        self.library = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs)
+        self.library, self.private = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), private
 
     def _from_library(self):
         frame = sys._getframe(2)
@@ -61,6 +60,8 @@ class Refuse:
         standard = top in sys.stdlib_module_names
         if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
+        if not standard and name.isidentifier() and os.path.isfile(file := os.path.join(self.private, name + ".py")):
+            return importlib.util.spec_from_file_location(name, file)     # what a %%writefile cell wrote: source only
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly
@@ -210,7 +211,7 @@ def main():
         layers, reason = [], f"Landlock unavailable ({err})"
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
     refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
-                    [label for label, _ in config["cells"]])
+                    [label for label, _ in config["cells"]], private)
     sys.meta_path.insert(0, refuse)
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
@@ -242,8 +243,7 @@ def main():
             request = protocol.receive(inp, time.monotonic() + 3600)
         except (EOFError, TimeoutError):
             return 0
-        reply = answer(function, tuple(request["args"]), request["names"])
-        _send(out, {**reply, "violations": list(refuse.violations)})
+        _send(out, {**answer(function, tuple(request["args"]), request["names"]), "violations": list(refuse.violations)})
 
 
 if __name__ == "__main__":

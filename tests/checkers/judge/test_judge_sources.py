@@ -429,3 +429,48 @@ def test_debugging_prints_past_the_output_limit_are_told_as_such(tmp_path):
     row = grade_one("softmax", tmp_path / "chatty.py", seed=2)
     assert not row.passed and row.hint_id == "error.printed", row.message
     assert "remove the debugging prints" in row.message and "File too large (line 3 in softmax)" in row.message
+
+
+def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_path):
+    """A cell ``%%writefile my_softmax.py`` and then ``from my_softmax import softmax`` works in class; the
+    grader left the %%writefile cell out and then refused the import, telling the student to write their
+    own NumPy code ("`import my_softmax` is not allowed here") of a function that was their own (red team
+    12A). The module is now written in the worker's private directory and imported from there; what it
+    imports meets the same rule as the notebook's own imports, and a wrong function still fails."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", "import numpy as np\n\n" + SOFTMAX), ("bo", "import numpy as np\n\n" + SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "import ctypes\nimport numpy as np\n\n" + SOFTMAX)):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile my_softmax.py\n{body}", "from my_softmax import softmax",
+                  "check_softmax(softmax)")
+    _notebook(folder / "di.ipynb", f"%%writefile -a my_softmax.py\nimport numpy as np\n{SOFTMAX}",   # appends: left out
+              "from my_softmax import softmax")
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy", "di")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
+    assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
+
+
+def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_path):
+    """A ``# %%`` line at column 0 inside a triple-quoted string, or between two indented lines of a function,
+    split a script's cell there: each half failed to parse, so a script that runs with ``python`` graded as
+    "defines no function 'softmax'" (red team 12A). Such a line is now a marker only where a statement may
+    start and the line below it is not indented; a marker between two cells still splits them."""
+    body = SOFTMAX.split("\n")
+    in_block = "\n".join(body[:3] + ["# %% a note at column 0"] + body[3:])
+    docstring = 'def softmax(x):\n    """Softmax over the last axis.\n\n# %%\n    """\n' + "\n".join(body[1:])
+    for name, code in (("ada.py", in_block), ("bo.py", docstring), ("cy.py", in_block.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text(f"# %%\nimport numpy as np\nNOTE = '''\n# %%\n'''\n\n# %%\n{code}\n# %%\nx = 1\n")
+    rows = {name: grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py", "cy.py")}
+    assert rows["ada.py"].passed and rows["bo.py"].passed, rows["ada.py"].message + rows["bo.py"].message
+    assert not rows["cy.py"].passed and rows["cy.py"].hint_id == "softmax.wrong-axis", rows["cy.py"].message
+
+
+def test_an_exported_writefile_cell_writes_the_module_the_script_imports(tmp_path):
+    """nbconvert writes a %%writefile cell as get_ipython().run_cell_magic('writefile', ...): it was commented out,
+    and the import below it refused (red team 12A). It now writes the module, as the notebook's cell does."""
+    written = f"get_ipython().run_cell_magic('writefile', 'my_softmax.py', {'import numpy as np' + chr(10) + SOFTMAX!r})"
+    (tmp_path / "ada.py").write_text(_exported(written, "from my_softmax import softmax", "check_softmax(softmax)"))
+    row = grade_one("softmax", tmp_path / "ada.py", seed=2)
+    assert row.passed and row.error is None, row.message
