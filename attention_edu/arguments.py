@@ -36,6 +36,9 @@ def output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"the folder {folder} is not writable")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{path} is a folder; give a file name")
+    if path.exists() and not path.is_file():     # written beside it, then renamed over it: see written_atomically
+        raise argparse.ArgumentTypeError(f"{path} is not a regular file (a device such as /dev/null, or a FIFO); "
+                                         f"give a file name")
     return path
 
 
@@ -105,6 +108,8 @@ def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     ['a.txt']
     """
     target = Path(path)
+    if target.exists() and not target.is_file():     # as root, a rename over /dev/null replaces the device
+        raise OSError(f"{target} is not a regular file (a folder, a device or a FIFO): it is not replaced")
     tmp = target.with_name(f".{target.stem}.partial-{os.getpid()}-{os.urandom(6).hex()}{target.suffix}")
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))   # made here: never a link planted there
     try:

@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"attention-edu train: cannot write {args.out}: no directory {args.out.parent}",
               file=sys.stderr)
         return 1
+    if args.out is not None and args.out.exists() and not args.out.is_file():   # renamed over: see written_atomically
+        print(f"attention-edu train: cannot write {args.out}: not a regular file (a folder, a device, a FIFO)",
+              file=sys.stderr)
+        return 1
     try:
         model, history = train(args.task, args.attention, args.seed, steps=args.steps,
                                batch_size=args.batch_size, eval_per_length=args.eval_per_length,

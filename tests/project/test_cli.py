@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import time
 
@@ -51,3 +53,19 @@ def test_an_unknown_example_suggests_close_ids_and_the_listing_command(console_s
 def test_bench_help_is_plain_text(console_script):
     done = subprocess.run([console_script, "bench", "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "``" not in done.stdout and ":mod:" not in done.stdout
+
+
+def test_an_output_path_that_is_not_a_regular_file_is_refused_and_left_as_it_was(tmp_path, console_script):
+    """Every output is written beside its path and renamed over it, so a device or a FIFO given as the output
+    would be replaced by a regular file (`--csv /dev/null` as root did that to the machine's /dev/null).
+    A FIFO stands in for the device; written_atomically refuses it too, for callers without output_path."""
+    from attention_edu.arguments import written_atomically
+
+    os.mkfifo(tmp_path / "pipe.md")
+    done = subprocess.run([console_script, "examples", "--errata-md", str(tmp_path / "pipe.md")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "is not a regular file" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(OSError, match="not a regular file"):
+        with written_atomically(tmp_path / "pipe.md") as partial:
+            partial.write_text("rows")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.md").st_mode) and sorted(os.listdir(tmp_path)) == ["pipe.md"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 
 import numpy as np
@@ -116,3 +118,12 @@ def test_the_console_script_reports_errors_without_a_traceback(console_script, c
     done = subprocess.run([console_script, "translate", str(checkpoint), "ABC"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_train_to_what_is_not_a_regular_file_exits_1_before_training_and_leaves_it(tmp_path, capsys):
+    """The model is written beside --out and renamed over it: as root, --out /dev/null would have replaced the
+    device with a regular file for the whole machine. A FIFO stands in for the device."""
+    os.mkfifo(tmp_path / "pipe.npz")
+    assert main(["train", "--out", str(tmp_path / "pipe.npz"), *QUICK]) == 1
+    assert "not a regular file" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.npz").st_mode)

@@ -1,7 +1,8 @@
 """``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME``.
 
-Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once, atomically, after
-every process of every submission is gone. Exits: :func:`register`; SIGTERM as Ctrl-C: ``cli.main``; docs/teachers.md.
+Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once,
+atomically, after every process of every submission is gone. Exit statuses: in :func:`register`'s
+descriptions. Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
 """
 
 from __future__ import annotations
@@ -192,10 +193,8 @@ def run_grade(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")
     args.exercise = name
-    if any(out.suffix.lower() in (".py", ".ipynb") or out.exists() and not out.is_file()    # a rename would replace it
-           for out in (args.csv, args.gradescope) if out is not None):
-        return _usage("grade", "--csv and --gradescope write a gradebook file, never a .py or .ipynb (a submission's "
-                               "name), nor over what is not a regular file (/dev/null, a FIFO)")
+    if any(out is not None and out.suffix.lower() in (".py", ".ipynb") for out in (args.csv, args.gradescope)):
+        return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
     if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
     if not (files := _submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
