@@ -65,6 +65,13 @@ def test_usage_errors_exit_2(run, argv_tail, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_a_folder_or_a_file_of_another_kind_is_a_usage_error(run, write, tmp_path, capsys):
+    """check's FILE names one .py file or notebook: a folder or notes.txt exited 1, "failed", as if graded."""
+    for path in (str(tmp_path), write("def softmax(x):\n    return x\n", "notes.txt")):
+        assert run(["check", "softmax", path]) == 2
+        assert "is not a .py file or an .ipynb notebook" in capsys.readouterr().err
+
+
 def test_missing_function_exits_2_and_lists_what_the_file_defines(run, write, capsys):
     assert run(["check", "causal_mask", write(WRONG_AXIS)]) == 2
     assert "defines no function 'causal_mask'" in capsys.readouterr().err

@@ -89,6 +89,8 @@ def run_check(args: argparse.Namespace) -> int:
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
+    if os.path.isdir(args.file) or Path(args.file).suffix.lower() not in (".py", ".ipynb"):
+        return _usage("check", f"{args.file} is not a .py file or an .ipynb notebook")
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
     if row.usage:
