@@ -221,7 +221,7 @@ def rank_of(case: Case) -> int | None:
 BATCHED = {"error.batched-transpose", "error.batched-dot"}
 #: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis"}
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis"}
 
 
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],

@@ -512,6 +512,18 @@ CORPUS = [
                 dS[:, j] = np.diag(w) @ g - np.outer(w, w) @ g
             return dS
         """, "softmax taken down the columns (axis 0); 2-D input only", ("backward_ds.wrong-axis",)),
+    ("jacobian-diagonal-vector", "softmax_jacobian", """
+        def softmax_jacobian(w):                          # each weight by its own score only
+            return w * (1.0 - w)
+        """, "returns the diagonal alone, as a vector (n,) for the n × n matrix", ("shape.square-axis",)),
+    ("jacobian-row-totals", "softmax_jacobian", """
+        def softmax_jacobian(p):                          # each row of the matrix summed as it is built
+            out = np.zeros(len(p))
+            for i in range(len(p)):
+                for j in range(len(p)):
+                    out[i] += p[i] * ((i == j) - p[j])
+            return out
+        """, "sums each row of the Jacobian into one value per weight; 1-D only", ("shape.square-axis",)),
     ("sdpa-3d-tf-mask", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             logits = np.matmul(Q, K.transpose(0, 2, 1))   # (batch, length, depth) arrays
@@ -562,6 +574,8 @@ FIRST_HINT = {
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1
+    "jacobian-diagonal-vector": "shape.square-axis",     # was harness.shape: (n,) where J is n × n (red team 12C)
+    "jacobian-row-totals": "shape.square-axis",          # was harness.shape
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
