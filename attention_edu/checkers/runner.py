@@ -117,18 +117,18 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
-                 log: list[Outcome]) -> Failure | None:
+                 log: list[Outcome]) -> tuple[Failure | None, tuple]:
     outputs = []
     for _ in range(3):
-        outcome, _, failure = _probe(exercise, invoke, case, timeout, log)
-        if failure is not None:
-            return failure
+        outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
+        if failure is not None:     # read as on its case, with the expected output (a shape, say)
+            return failure, expected
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
     for other in outputs[1:]:
         if any(not np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(outputs[0], other)):
             return Failure("determinism", case, "three calls with identical inputs gave different outputs",
-                           "harness.nondeterministic")
-    return None
+                           "harness.nondeterministic"), ()
+    return None, ()
 
 
 def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
@@ -201,9 +201,9 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
             fail("properties", failure, log[-1], (), prop.hint)
     sample = next((c for c in cases if c.probe == "random"), cases[0])
-    failure = _determinism(exercise, invoke, sample, timeout, log)
+    failure, expected = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        fail("determinism", failure, log[-1], (), None)
+        fail("determinism", failure, log[-1], expected, None)
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)

@@ -601,6 +601,7 @@ NOT_NAMED = {
     "mha-3d-query-width-slots": "error.batched-transpose",   # no .T: a matmul that fails beside other errors
     "ds-columns-outer": "error.batched-transpose",           # no .T: np.outer flattens a batch
     "sdpa-3d-tf-mask": "attention.ignores-mask",             # the 3-D padding probe could not tell it from inverting
+    "jacobian-diagonal-vector": "harness.shape",    # the determinism probe's repeat, read without the expected shape
 }
 
 
