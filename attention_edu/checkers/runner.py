@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
-from .diagnosis.compare import as_host, close
+from .diagnosis.compare import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint
 from .diagnosis.mutants import failed, fingerprint, is_stub, print_notes, stub_result
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
@@ -37,9 +37,7 @@ def _parts(exercise: Exercise, value: Any) -> tuple | None:
     """The returned value as a tuple of outputs, or None when its arity is wrong."""
     if len(exercise.outputs) == 1:
         return (value,)
-    if isinstance(value, (tuple, list)) and len(value) == len(exercise.outputs):
-        return tuple(value)
-    return None
+    return tuple(value) if isinstance(value, (tuple, list)) and len(value) == len(exercise.outputs) else None
 
 
 def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple,
@@ -119,18 +117,18 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
-                 log: list[Outcome]) -> Failure | None:
+                 log: list[Outcome]) -> tuple[Failure | None, tuple]:
     outputs = []
     for _ in range(3):
-        outcome, _, failure = _probe(exercise, invoke, case, timeout, log)
-        if failure is not None:
-            return failure
+        outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
+        if failure is not None:     # read as on its case, with the expected output (a shape, say)
+            return failure, expected
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
     for other in outputs[1:]:
         if any(not np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(outputs[0], other)):
             return Failure("determinism", case, "three calls with identical inputs gave different outputs",
-                           "harness.nondeterministic")
-    return None
+                           "harness.nondeterministic"), ()
+    return None, ()
 
 
 def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
@@ -203,9 +201,9 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
             fail("properties", failure, log[-1], (), prop.hint)
     sample = next((c for c in cases if c.probe == "random"), cases[0])
-    failure = _determinism(exercise, invoke, sample, timeout, log)
+    failure, expected = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        fail("determinism", failure, log[-1], (), None)
+        fail("determinism", failure, log[-1], expected, None)
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
@@ -218,10 +216,12 @@ def rank_of(case: Case) -> int | None:
     return None if first is None else first.ndim
 
 
-#: diagnoses that a clean split of the input ranks replaces: they only say what NumPy's error
-#: said (the specific ones, .T or np.dot on a batch, stay)
+#: NumPy's errors read as .T or np.dot on a batch: a clash of core sizes is believed only where the function
+#: raised no other kind of error (a clash of batch axes, "remapped shapes", always is)
+BATCHED = {"error.batched-transpose", "error.batched-dot"}
+#: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis"}
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis"}
 
 
 def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
@@ -230,18 +230,18 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     ``not_passed`` counts the probes not passed by group, with those skipped after two calls in a row were lost."""
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
-    cases_failed = any(f.probe not in ("properties", "determinism") for f, *_ in failures)
+    errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
+    flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
     for failure, outcome, expected, hint in failures:
-        if cases_failed and failure.probe == "properties":
+        if failure.probe == "properties" and any(f.probe not in ("properties", "determinism") for f, *_ in failures):
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
+        if result.hint_id in BATCHED and not errors <= BATCHED and "remapped shapes" not in failure.error.message:
+            result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
-        if result.hint_id in ("error.batched-transpose", "error.batched-dot"):    # not .T or np.dot's doing where
-            flat = next((r for r in results if r.hint_id == "error.matmul-shapes"), None)   # unbatched input failed alike
-            result = result if flat is None else dataclasses.replace(result, hint_id=flat.hint_id, hint=flat.hint)
         results.append(result)
     mistakes: dict[str, dict] = {}
     for r in results:

@@ -137,6 +137,7 @@ TRIGGERS = {
     "shape.broadcast-axis": ("softmax", _broadcast_axis, None),
     "shape.missing-axis": ("bahdanau_scores",             # (n,) for the m = 1 case: the query axis squeezed out
                            lambda S, H, W1, W2, v: np.squeeze(np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v), None),
+    "shape.square-axis": ("softmax_jacobian", lambda w: w * (1 - w), None),     # (..., n): the diagonal as a vector
     "attention_backward.chain": ("attention_backward",
                                  lambda *a: (lambda dQ, dK, dV: (dQ, dK + np.cos(dK), dV))(*backward(*a)), None),
     "attention_entropy.log-epsilon": ("attention_entropy", lambda w: -np.sum(w * np.log(w + 1e-3), axis=-1), None),

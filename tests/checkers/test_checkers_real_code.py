@@ -485,6 +485,56 @@ CORPUS = [
             return g @ jac
         """, "written for one vector: np.diag of a matrix is its diagonal, np.outer flattens",
         ("backward_ds.single-vector",)),                  # was error.broadcast (a keepdims hint)
+    ("mha-3d-query-width-slots", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            batch, m, _ = X_q.shape                       # one (batch, time, features) array
+            n = X_kv.shape[1]
+            Q = (X_q @ W_Q).reshape(batch, m, num_heads, -1)
+            K = (X_kv @ W_K).reshape(batch, n, num_heads, -1)
+            V = (X_kv @ W_V).reshape(batch, n, num_heads, -1)
+            context = np.empty_like(Q)                    # a slot per head, as wide as a query head
+            maps = []
+            for h in range(num_heads):
+                s = Q[:, :, h] @ np.swapaxes(K[:, :, h], 1, 2) / np.sqrt(Q.shape[-1])
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                w = np.exp(s - s.max(axis=-1, keepdims=True))
+                w = w / w.sum(axis=-1, keepdims=True)
+                context[:, :, h] = w @ V[:, :, h]
+                maps.append(w)
+            return context.reshape(batch, m, -1) @ W_O, np.stack(maps, axis=1)
+        """, "3-D input only; each head's output is stored in a slot of d_k, not d_v", ("error.fixed-ndim",)),
+    ("ds-columns-outer", "backward_ds", """
+        def backward_ds(W, dW):                           # each column is one softmax vector
+            dS = np.empty_like(W)
+            for j in range(W.shape[1]):
+                w, g = W[:, j], dW[:, j]
+                dS[:, j] = np.diag(w) @ g - np.outer(w, w) @ g
+            return dS
+        """, "softmax taken down the columns (axis 0); 2-D input only", ("backward_ds.wrong-axis",)),
+    ("jacobian-diagonal-vector", "softmax_jacobian", """
+        def softmax_jacobian(w):                          # each weight by its own score only
+            return w * (1.0 - w)
+        """, "returns the diagonal alone, as a vector (n,) for the n × n matrix", ("shape.square-axis",)),
+    ("jacobian-row-totals", "softmax_jacobian", """
+        def softmax_jacobian(p):                          # each row of the matrix summed as it is built
+            out = np.zeros(len(p))
+            for i in range(len(p)):
+                for j in range(len(p)):
+                    out[i] += p[i] * ((i == j) - p[j])
+            return out
+        """, "sums each row of the Jacobian into one value per weight; 1-D only", ("shape.square-axis",)),
+    ("sdpa-3d-tf-mask", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            logits = np.matmul(Q, K.transpose(0, 2, 1))   # (batch, length, depth) arrays
+            logits = logits / np.sqrt(K.shape[2])
+            if mask is not None:
+                logits = logits + mask * -1e9             # 1 marks a position to hide
+            logits = logits - logits.max(axis=-1, keepdims=True)
+            p = np.exp(logits)
+            p = p / p.sum(axis=-1, keepdims=True)
+            return p @ V, p
+        """, "3-D input only; the mask inverted (1 = hide) with a finite fill", ("error.fixed-ndim",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -524,6 +574,8 @@ FIRST_HINT = {
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1
+    "jacobian-diagonal-vector": "shape.square-axis",     # was harness.shape: (n,) where J is n × n (red team 12C)
+    "jacobian-row-totals": "shape.square-axis",          # was harness.shape
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -542,6 +594,21 @@ def test_real_code_gets_the_hint_that_names_its_mistake(tmp_path, capsys, key):
 def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
     status, hints = _check(tmp_path, key, capsys)
     assert status == 1 and ALSO_NAMED[key] in hints, hints
+
+
+# a hint once listed for a mistake the code does not make (red team 12C)
+NOT_NAMED = {
+    "mha-3d-query-width-slots": "error.batched-transpose",   # no .T: a matmul that fails beside other errors
+    "ds-columns-outer": "error.batched-transpose",           # no .T: np.outer flattens a batch
+    "sdpa-3d-tf-mask": "attention.ignores-mask",             # the 3-D padding probe could not tell it from inverting
+    "jacobian-diagonal-vector": "harness.shape",    # the determinism probe's repeat, read without the expected shape
+}
+
+
+@pytest.mark.parametrize("key", sorted(NOT_NAMED))
+def test_no_hint_names_a_mistake_the_code_does_not_make(tmp_path, capsys, key):
+    status, hints = _check(tmp_path, key, capsys)
+    assert status == 1 and NOT_NAMED[key] not in hints, hints
 
 
 def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):

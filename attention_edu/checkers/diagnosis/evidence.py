@@ -163,17 +163,24 @@ _SHAPES = {
     "shape.missing-axis": "Your {name} has shape {shape}, the expected {expected} without its axis {axis} of "
         "size 1: keep that axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a "
         "single row or query drops it, and must work on every row at once instead.",
+    "shape.square-axis": "Your {name} has shape {shape}, the expected {expected} without its last axis: where yours "
+        "has n = {size} values, one per position, the expected holds an n × n matrix, an entry [i, j] for every "
+        "pair of positions (as the Jacobian of n weights has). A diagonal or row sums alone are not that matrix: "
+        "build it whole (np.diag, np.outer; for a batch, pair w[..., :, None] with w[..., None, :]).",
 }
 EVIDENCE_IDS.update(_SHAPES)
 
 
 def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str] | None:
-    """A named extra axis when ``actual`` is ``expected`` with one axis inserted, or a missing one of size 1."""
+    """A named extra axis when ``actual`` is ``expected`` with one axis inserted, or a missing one of size 1 (or of
+    size n after another of n: a vector where a matrix of pairs is expected)."""
     actual, expected = tuple(actual), tuple(expected)
     if (found := extra_axis(actual, expected)) is not None:
         key = "shape.extra-axis" if found[1] == 1 else "shape.broadcast-axis"
     elif (found := extra_axis(expected, actual)) is not None and found[1] == 1:
         key = "shape.missing-axis"
+    elif actual and expected == actual + actual[-1:]:       # (..., n) where (..., n, n) pairs every two entries
+        key, found = "shape.square-axis", (len(actual), actual[-1])
     else:
         return None
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)

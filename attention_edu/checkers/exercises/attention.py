@@ -81,7 +81,10 @@ def _cases() -> list[Case]:
     notes = {"m = 2, n = 3, d_k = 4, d_v = 5": "Query 0, K and V are the chapter's scaled dot-product example "
                                                "(weights 0.482, 0.298, 0.220).",
              "query 1 fully masked": "A fully masked query must get zero weights and a zero output."}
-    return qkv_cases(("Q", "K", "V"), chapter_example(), notes)
+    cases = qkv_cases(("Q", "K", "V"), chapter_example(), notes)
+    padded = qkv(12, (2,), 3, 4, 3, 2) + (padding_mask(np.array([2, 4]), 4),)   # ignoring and inverting it differ
+    cases.insert(-2, Case("masks", "padding mask (2, 1, 4), lengths 2 and 4", padded, ("Q", "K", "V", "mask")))
+    return cases
 
 
 def unnormalised_rows(weights) -> str | None:

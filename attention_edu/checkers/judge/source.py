@@ -127,12 +127,16 @@ def _ours(module: str | None) -> bool:
 
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
-    package and its names, a submodule's names too, become the worker's ``ae`` and its names."""
+    package and its names, a submodule's names too, become the worker's ``ae`` and its names. IPython.display's
+    names only display: display is print, the others (Markdown, HTML) are str, the real IPython stays out."""
     local = {id(node) for scope in ast.walk(statement) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
              for node in ast.walk(scope)}        # in a function, "ae = ae" would read a local ae before assigning it
     for node in ast.walk(statement):
         ae = 'globals()["ae"]' if id(node) in local else "ae"
-        if isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
+        if isinstance(node, ast.ImportFrom) and node.module == "IPython.display":
+            yield node, "; ".join(f"{a.asname or a.name} = {'print' if a.name == 'display' else 'str'}"
+                                  for a in node.names if a.name != "*") or "pass"
+        elif isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
             names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
                 (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
             yield node, "; ".join(f"{bound} = {ae}.{name}" for bound, name in names) or "pass"
@@ -143,16 +147,11 @@ def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
             yield node, "; ".join(parts)
 
 
-def _column(line: str, offset: int) -> int:
-    """The index in ``line`` of ``ast``'s column offset, which counts UTF-8 bytes."""
-    return len(line.encode("utf-8")[:offset].decode("utf-8"))
-
-
 def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
     """Put ``text`` where ``node`` stood; the other lines it spanned stay, empty, so line numbers hold."""
     first, last = node.lineno - 1, node.end_lineno - 1
-    head = lines[first][:_column(lines[first], node.col_offset)]
-    tail = lines[last][_column(lines[last], node.end_col_offset):]
+    head = lines[first].encode("utf-8")[:node.col_offset].decode("utf-8")      # ast's columns count UTF-8 bytes
+    tail = lines[last].encode("utf-8")[node.end_col_offset:].decode("utf-8")
     lines[first:last + 1] = [head + text + tail] + [""] * (last - first)
 
 

@@ -335,6 +335,22 @@ def test_display_left_in_a_notebooks_function_works_as_in_class(tmp_path):
     assert row.passed and row.error is None, row.message
 
 
+@pytest.mark.parametrize("imports", ["from IPython.display import display, Markdown",
+                                     "from IPython.display import (HTML,\n                            Markdown as md)"])
+def test_an_import_of_ipython_display_in_a_notebook_only_displays(tmp_path, imports):
+    """A notebook that shows its results with IPython.display failed whole: "`import IPython` is not allowed here".
+    Its imports bind display to print and the other names to str; the real IPython stays out."""
+    shown = "display(Markdown('**rows** sum to 1'))" if "md" not in imports else "display(md(HTML('<b>rows</b>')))"
+    cells = ["import numpy as np\n" + imports, SOFTMAX + shown, "x = np.array([[1.0, 2.0]])\n" + shown]
+    row = _grade(tmp_path, *cells)
+    assert row.passed and row.error is None, row.message
+    wrong = grade_one("softmax", _notebook(tmp_path / "wrong.ipynb", cells[0], cells[1].replace(", axis=-1", "", 2),
+                                           cells[2]), seed=2)
+    assert not wrong.passed and wrong.hint_id == "softmax.whole-array" and wrong.error is None, wrong.message
+    row = _grade(tmp_path, "import IPython\n" + SOFTMAX)
+    assert not row.passed and "`import IPython` is not allowed here" in row.message, row.message
+
+
 def _exported(*cells: str) -> str:
     """A script as ``jupyter nbconvert --to script`` writes a notebook with these code cells (red team 11A)."""
     parts = ["#!/usr/bin/env python\n# coding: utf-8\n\n# # Exercises 01\n# \n# Markdown becomes comments.\n"]
