@@ -216,8 +216,7 @@ def rank_of(case: Case) -> int | None:
     return None if first is None else first.ndim
 
 
-#: NumPy's errors read as .T or np.dot on a batch: a clash of core sizes is believed only where the function
-#: raised no other kind of error (a clash of batch axes, "remapped shapes", always is)
+#: NumPy's errors read as .T or np.dot on a batch: believed where every error the function raised reads so
 BATCHED = {"error.batched-transpose", "error.batched-dot"}
 #: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
@@ -237,7 +236,8 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
         if failure.probe == "properties" and any(f.probe not in ("properties", "determinism") for f, *_ in failures):
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
-        if result.hint_id in BATCHED and not errors <= BATCHED and "remapped shapes" not in failure.error.message:
+        batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T
+        if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
             result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
