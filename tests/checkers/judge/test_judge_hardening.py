@@ -1142,17 +1142,32 @@ for number in range(3):
 os.mkdir("locked", 0o300)                # write and search, no read: its owner cannot list it
 os.rename("kept", "locked/kept")
 """
+#: The same locked folder below 24 folders of 200 characters: its path is longer than PATH_MAX (4,096 bytes).
+DEEP_LITTER = """
+import os
+back = os.open(".", os.O_RDONLY)
+for _ in range(24):
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)
+os.mkdir("locked", 0o300)
+with open("locked/blob", "wb") as blob:
+    blob.write(bytes(1 << 20))
+os.fchdir(back)
+"""
 
 
-def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source):
+@pytest.mark.parametrize("litter", [LITTER, DEEP_LITTER], ids=["locked", "locked-below-path-max"])
+def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source,
+                                                                           litter):
     """Without namespaces the private directory is a plain folder of TMPDIR. A submission that made a folder
     without read permission (mkdir's mode, which no filter refuses) and moved 24 MiB into it left the whole
     private directory behind once grading ended (neither shutil.rmtree nor rm -rf can list it), as the grader's
     user without capabilities: one such file per submission, kept after the run. The folder is now given
-    back (chmod) before it is removed, and TMPDIR is empty again."""
+    back (chmod) before it is removed, and TMPDIR is empty again. A locked folder whose path was longer than PATH_MAX
+    was still left (chmod by path failed with ENAMETOOLONG): chmod -R, which reaches any depth, now gives it back."""
     (tmp_path / "class").mkdir()
     (tmp_path / "tmp").mkdir()
-    (tmp_path / "class" / "litter.py").write_text(LITTER + softmax_source)
+    (tmp_path / "class" / "litter.py").write_text(litter + softmax_source)
     (tmp_path / "class" / "honest.py").write_text(softmax_source)
     no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
     done = subprocess.run([*no_caps, console_script, "grade", str(tmp_path / "class"),
