@@ -41,8 +41,8 @@ np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """A meta-path finder refusing every module outside the exercise's list (but a ``.py`` a %%writefile cell wrote
-    in ``private``) and :data:`DENIED` to the student's code (not matplotlib's): it says why; the sandbox enforces."""
+    """A meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (as in class: statistics.py),
+    then refusing every module outside the exercise's list and :data:`DENIED` to the student's code (not numpy's)."""
 
     def __init__(self, allowed, template, library_dirs, labels, private):
         self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
@@ -57,11 +57,11 @@ class Refuse:
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
+        if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
+            return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
         standard = top in sys.stdlib_module_names
         if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
-        if not standard and name.isidentifier() and os.path.isfile(file := os.path.join(self.private, name + ".py")):
-            return importlib.util.spec_from_file_location(name, file)     # what a %%writefile cell wrote: source only
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly

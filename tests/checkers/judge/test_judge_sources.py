@@ -452,6 +452,22 @@ def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_p
     assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
 
 
+def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_path):
+    """Jupyter imports from the notebook's folder first, so ``%%writefile statistics.py`` then ``from statistics
+    import softmax`` works in class (a kernel has not loaded statistics, trace or profile yet). The grader looked in
+    the standard library first: "cannot import name 'softmax' from 'statistics'", and a right notebook graded as
+    "defines no function 'softmax'". The module written is now found first; its own imports meet the rule."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", "import numpy as np\n\n" + SOFTMAX), ("bo", "import numpy as np\n\n" + SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "from ctypes import CDLL\nimport numpy as np\n\n" + SOFTMAX)):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile statistics.py\n{body}", "from statistics import softmax")
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
+
+
 def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_path):
     """A ``# %%`` line at column 0 inside a triple-quoted string, or between two indented lines of a function,
     split a script's cell there: each half failed to parse, so a script that runs with ``python`` graded as
