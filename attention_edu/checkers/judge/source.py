@@ -84,7 +84,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     """(label, code) of the cells a submission runs, and whether they run as a notebook's cells: a notebook's,
     or those of a script exported from one (``jupyter nbconvert --to script`` writes ``# In[3]:`` above each
     cell, VS Code and jupytext ``# %%``, Colab none), each on the lines it holds in the script; any other ``.py``
-    runs whole, as a module."""
+    runs whole, as a module. A marker in open brackets still counts: a cell whose "(" is never closed fails alone."""
     if notebook:
         return notebook_cells(path), True
     text = python_text(path)
@@ -93,7 +93,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     lines, checkers, cells = text.split("\n"), _checker_names(), []
     free = accumulate(lines, lambda state, line: _scan(line, *state[:2]), initial=(0, "", False))   # before each line
     starts = [-1] + [index for (index, line), state in zip(enumerate(lines), free) if _IN.fullmatch(line) and not any(
-        state) and not lines[min(index + 1, len(lines) - 1)][:1].isspace()]    # in a string, brackets or a block: text
+        state[1:]) and not lines[min(index + 1, len(lines) - 1)][:1].isspace()]    # in a string or a block: text
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
         raise ValueError(f"it has {len(starts) - 1:,} cells in {len(lines):,} lines, more than the grader runs")
     for first, end in zip(starts, starts[1:] + [len(lines)]):      # far down 250,000 short lines took 500 MB

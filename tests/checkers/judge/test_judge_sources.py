@@ -483,6 +483,18 @@ def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_pat
     assert not rows["cy.py"].passed and rows["cy.py"].hint_id == "softmax.wrong-axis", rows["cy.py"].message
 
 
+def test_a_cell_left_with_a_bracket_never_closed_fails_alone_in_an_exported_script(tmp_path):
+    """A notebook goes on after a cell that does not parse, so a leftover ``print((1, 2)`` cell costs nothing in
+    class. In its exported script the marker rule of red team 12A counted no ``# %%`` after that cell (a bracket
+    was open), every cell below joined it, and the script graded as "defines no function 'softmax'" with the
+    SyntaxError. A marker in open brackets now counts again: the broken cell fails alone, as in class."""
+    for name, code in (("ada.py", SOFTMAX), ("bo.py", SOFTMAX.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text(f"# %%\nimport numpy as np\n\n# %%\nprint((1, 2)\n\n# %%\n{code}\n")
+    rows = {name: grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py")}
+    assert rows["ada.py"].passed and rows["ada.py"].error is None, rows["ada.py"].message
+    assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
+
+
 def test_an_exported_writefile_cell_writes_the_module_the_script_imports(tmp_path):
     """nbconvert writes a %%writefile cell as get_ipython().run_cell_magic('writefile', ...): it was commented out,
     and the import below it refused (red team 12A). It now writes the module, as the notebook's cell does."""
