@@ -140,10 +140,12 @@ class Remote:
             with contextlib.suppress(OSError, RecursionError):      # folders nested deeper than Python recurses
                 shutil.rmtree(private)
             # What is left: a folder the worker made without read permission (os.mkdir(d, 0o300), no chmod needed),
-            # even below a path longer than PATH_MAX. chmod -R and rm -rf reach any depth and follow no link.
-            for command in (["chmod", "-R", "u+rwx", "--", private], ["rm", "-rf", "--", private]):
-                if os.path.lexists(private) and shutil.which(command[0]):
-                    subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            # even below a path longer than PATH_MAX. chmod -R and rm -rf reach any depth and follow no link below
+            # the one named, which is never a link (without Landlock a worker could put one in its place).
+            if os.path.isdir(private) and not os.path.islink(private) and shutil.which("chmod"):
+                subprocess.run(["chmod", "-R", "u+rwx", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
+            if os.path.lexists(private) and shutil.which("rm"):
+                subprocess.run(["rm", "-rf", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
 
     def __enter__(self) -> Remote:
         return self

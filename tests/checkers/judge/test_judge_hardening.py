@@ -1180,6 +1180,33 @@ def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_p
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+SWAP_FOR_A_LINK = """
+import os
+private = os.getcwd()
+os.rename(private, private + "-moved")
+os.symlink(os.environ["HOME"].rsplit("/", 2)[0] + "/outside", private)   # beside TMPDIR: the teacher's folder
+"""
+
+
+@x86_64_only
+@pytest.mark.skipif(not landlock_abi(), reason="needs a kernel that answers Landlock's version query")
+def test_cleaning_up_never_changes_a_folder_a_link_in_the_private_directorys_place_names(tmp_path, console_script,
+                                                                                           softmax_source):
+    """Without Landlock (here its last call refused) and without namespaces, a worker may put a link where its
+    private directory was. chmod -R (which gives back a locked folder of any depth) follows the link it is named:
+    the teacher's folder beside TMPDIR had every mode widened (0o600 -> 0o700). It is never given a link."""
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "marks.txt").write_text("secret")
+    (tmp_path / "outside" / "marks.txt").chmod(0o600)
+    (tmp_path / "swap.py").write_text(SWAP_FOR_A_LINK + softmax_source)
+    done = _under(REFUSES_ONLY_RESTRICT_SELF, console_script, "grade", str(tmp_path / "swap.py"),
+                  "--exercise", "softmax", "--no-progress", TMPDIR=str(tmp_path / "tmp"),
+                  ATTENTION_EDU_SANDBOX_NO_NAMESPACES="1")
+    assert "passed" in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "outside" / "marks.txt").stat().st_mode & 0o777 == 0o600
+
+
 def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):
     """A --csv in a read-only folder was found out only after every submission had run (a traceback, the rows
     lost), and so was a disk that filled up (here: a file-size limit of 1,000 bytes, EFBIG as ENOSPC would be).
