@@ -686,6 +686,34 @@ def test_a_folder_too_deep_to_list_is_named_and_the_others_are_graded(tmp_path, 
     assert _rows(tmp_path / "grades.csv")["right.py"]["passed"] == "True"
 
 
+def test_a_folder_1200_levels_down_neither_ends_grading_nor_hides_the_class(tmp_path, console_script, softmax_source):
+    """os.walk recursed once per level: a submission nested 1,200 folders deep (a short path, well within PATH_MAX;
+    any zip can hold it) raised RecursionError with a traceback, so no classmate was graded and Gradescope's
+    results.json was never written. Folders are now listed one level at a time: the deep file is graded too."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "wrong.py").write_text(softmax_source.replace("axis=-1", "axis=0"))
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(1200):
+        os.mkdir("a", dir_fd=fd)
+        fd, parent = os.open("a", os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    with open(os.open("deep.py", os.O_CREAT | os.O_WRONLY, dir_fd=fd), "w") as deep:
+        deep.write(softmax_source)
+    os.close(fd)
+    grade = [console_script, "grade", "--exercise", "softmax", "--seed", "3", "--no-progress"]
+    done = subprocess.run([*grade, str(folder), "--csv", str(tmp_path / "grades.csv")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == rows["deep.py"]["passed"] == "True" and rows["wrong.py"]["passed"] == "False"
+    done = subprocess.run([*grade, str(folder / "a"), "--gradescope", str(tmp_path / "results.json")],
+                          capture_output=True, text=True, timeout=300)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (results["score"], results["max_score"]) == (25, 25), done.stderr
+
+
 @pytest.mark.parametrize("value", ["[[]] * 1_000_000", "[0.5] * 1_000_000", "np.zeros(2_000_000)"])
 def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_path, softmax_source, value):
     """The grader keeps every call's outcome until the verdict: 16 MiB replies of a million floats (or
