@@ -8,6 +8,7 @@ another; see docs/teachers.md) or a notebook check's fork, which holds the funct
 """
 
 import builtins
+import contextlib
 import copy
 import importlib.util
 import os
@@ -170,10 +171,8 @@ def answer(function, args, names):
 
 def _flush():
     """Flush what was printed: the judge reads it once the reply is in."""
-    try:
+    with contextlib.suppress(Exception):  # the student replaced or closed sys.stdout
         sys.stdout.flush()
-    except Exception:  # the student replaced or closed sys.stdout
-        pass
 
 
 def _send(out, reply):
@@ -221,6 +220,7 @@ def main():
     module.__file__, sys.modules["submission"] = config["file"], module
     if config["notebook"]:          # IPython's display() is a builtin: here it prints
         module.ae, sys.modules["__main__"], builtins.display = Helper((inp, out), config["helpers"]), module, print
+        sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
     reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
         try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it

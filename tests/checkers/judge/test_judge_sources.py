@@ -468,6 +468,36 @@ def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_pa
     assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
 
 
+ATTENTION_MODULE = """import numpy as np
+from attention_edu import softmax
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores)
+    return weights @ V, weights
+"""
+
+
+def test_a_written_module_may_use_the_package_as_the_notebooks_cells_do(tmp_path):
+    """In class, a module a %%writefile cell wrote may import the package (``from attention_edu import softmax``,
+    an earlier exercise's function) as the notebook's cells may. The grader rewrites only the cells' imports: the
+    module's met the import rule, and a right notebook scored 0 ("asks for your own NumPy code; `import
+    attention_edu` is not allowed here"). In a notebook's worker, attention_edu is now the cells' ``ae``."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", ATTENTION_MODULE), ("bo", ATTENTION_MODULE.replace(" / np.sqrt(Q.shape[-1])", ""))):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile attention.py\n{body}",
+                  "from attention import scaled_dot_product_attention")
+    (folder / "cy.py").write_text(ATTENTION_MODULE)         # a .py file: the package is still refused
+    rows = {name: grade_one("scaled_dot_product_attention", folder / name, seed=2)
+            for name in ("ada.ipynb", "bo.ipynb", "cy.py")}
+    assert rows["ada.ipynb"].passed and rows["ada.ipynb"].error is None, rows["ada.ipynb"].message
+    assert not rows["bo.ipynb"].passed and rows["bo.ipynb"].error is None, rows["bo.ipynb"].message
+    assert not rows["cy.py"].passed and "`import attention_edu` is not allowed here" in rows["cy.py"].error
+
+
 def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_path):
     """A ``# %%`` line at column 0 inside a triple-quoted string, or between two indented lines of a function,
     split a script's cell there: each half failed to parse, so a script that runs with ``python`` graded as
