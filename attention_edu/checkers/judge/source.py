@@ -31,7 +31,7 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-_WRITEFILE = re.compile(r"%%writefile[ \t]+(\w+\.py)[ \t]*\r?\n(.*)", re.S)    # a module a later cell imports: written
+_WRITEFILE = re.compile(r"%%writefile[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)    # a module a later cell imports
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
@@ -189,7 +189,7 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     lines = lines[:-1] if lines[-1] == "" else lines     # as str.splitlines: no empty line after the last line end
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run
         written = _WRITEFILE.match(source.lstrip())     # in class, but a module %%writefile writes runs where imported
-        return written and f"open({written[1]!r}, 'w', encoding='utf-8').write({written[2]!r})"
+        return written and f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})"
     head = next((index for index, line in enumerate(lines) if line.strip()), 0)
     depth, quote, joined, magic = 0, "", False, False
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:

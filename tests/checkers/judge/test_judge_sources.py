@@ -468,6 +468,22 @@ def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_pa
     assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
 
 
+def test_a_writefile_cell_with_its_file_name_in_quotes_writes_the_module(tmp_path):
+    """IPython reads ``%%writefile "my_softmax.py"`` (quoted, as a name with spaces must be) as the name unquoted.
+    The grader's pattern took only a bare name: the cell was left out, the import below refused, and a right
+    notebook scored 0 ("`import my_softmax` is not allowed here"). A name in matching quotes is now read too."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, head, body in (("ada", '"my_softmax.py"', SOFTMAX), ("bo", "'my_softmax.py'", SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "\"my_softmax.py'", SOFTMAX)):      # quotes that do not match: not a name
+        _notebook(folder / f"{name}.ipynb", f"%%writefile {head}\nimport numpy as np\n\n{body}",
+                  "from my_softmax import softmax")
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import my_softmax` is not allowed here" in rows["cy"].error, rows["cy"].error
+
+
 ATTENTION_MODULE = """import numpy as np
 from attention_edu import softmax
 
