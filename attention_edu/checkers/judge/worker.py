@@ -217,9 +217,9 @@ def main():
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
-    module.__file__, sys.modules["submission"] = config["file"], module
+    module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
     if config["notebook"]:          # IPython's display() is a builtin: here it prints
-        module.ae, sys.modules["__main__"], builtins.display = Helper((inp, out), config["helpers"]), module, print
+        module.ae, builtins.display = Helper((inp, out), config["helpers"]), print
         sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
     reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:

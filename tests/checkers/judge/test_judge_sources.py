@@ -456,14 +456,19 @@ def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_pa
     """Jupyter imports from the notebook's folder first, so ``%%writefile statistics.py`` then ``from statistics
     import softmax`` works in class (a kernel has not loaded statistics, trace or profile yet). The grader looked in
     the standard library first: "cannot import name 'softmax' from 'statistics'", and a right notebook graded as
-    "defines no function 'softmax'". The module written is now found first; its own imports meet the rule."""
+    "defines no function 'softmax'". The module written is now found first; its own imports meet the rule. A module
+    written as submission.py was the notebook itself ("cannot import name 'softmax' from '__main__'"), which the
+    worker had registered under that name too: a notebook's module is now only __main__."""
     folder = tmp_path / "class"
     folder.mkdir()
     for name, body in (("ada", "import numpy as np\n\n" + SOFTMAX), ("bo", "import numpy as np\n\n" + SOFTMAX.replace(
             "axis=-1", "axis=0")), ("cy", "from ctypes import CDLL\nimport numpy as np\n\n" + SOFTMAX)):
         _notebook(folder / f"{name}.ipynb", f"%%writefile statistics.py\n{body}", "from statistics import softmax")
-    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy")}
+    _notebook(folder / "di.ipynb", f"%%writefile submission.py\nimport numpy as np\n\n{SOFTMAX}",
+              "from submission import softmax")      # the name the grader gave a notebook's own module too
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy", "di")}
     assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert rows["di"].passed and rows["di"].error is None, rows["di"].message
     assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
     assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
 
