@@ -1184,7 +1184,18 @@ os.fchdir(back)
 """
 
 
-@pytest.mark.parametrize("litter", [LITTER, DEEP_LITTER], ids=["locked", "locked-below-path-max"])
+#: A locked folder holding links to the teacher's folder beside TMPDIR and to a file in it: chmod -R follows neither.
+LINKED_LITTER = """
+import os
+outside = os.environ["HOME"].rsplit("/", 2)[0] + "/outside"
+os.mkdir("locked", 0o300)
+os.symlink(outside, "locked/folder")
+os.symlink(outside + "/marks.txt", "locked/file")
+"""
+
+
+@pytest.mark.parametrize("litter", [LITTER, DEEP_LITTER, LINKED_LITTER],
+                         ids=["locked", "locked-below-path-max", "locked-with-links-out"])
 def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source,
                                                                            litter):
     """Without namespaces the private directory is a plain folder of TMPDIR. A submission that made a folder
@@ -1195,6 +1206,10 @@ def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_p
     was still left (chmod by path failed with ENAMETOOLONG): chmod -R, which reaches any depth, now gives it back."""
     (tmp_path / "class").mkdir()
     (tmp_path / "tmp").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "marks.txt").write_text("secret")
+    (tmp_path / "outside" / "marks.txt").chmod(0o600)
+    (tmp_path / "outside").chmod(0o500)
     (tmp_path / "class" / "litter.py").write_text(litter + softmax_source)
     (tmp_path / "class" / "honest.py").write_text(softmax_source)
     no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
@@ -1206,6 +1221,8 @@ def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_p
     assert rows["honest.py"]["passed"] and rows["litter.py"]["passed"], done.stdout + done.stderr
     assert "mount-namespace" not in rows["honest.py"]["sandbox"], rows
     assert list((tmp_path / "tmp").iterdir()) == []
+    assert (tmp_path / "outside" / "marks.txt").stat().st_mode & 0o777 == 0o600     # no link was followed
+    assert (tmp_path / "outside").stat().st_mode & 0o777 == 0o500
 
 
 SWAP_FOR_A_LINK = """
