@@ -47,8 +47,7 @@ def register(subparsers: Any) -> None:
     output = grade.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print a JSON list, one object per submission")
     output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
-    grade.add_argument("--gradescope", metavar="FILE", type=output_path,
-                       help="write Gradescope's results.json for the (single) submission to FILE")
+    grade.add_argument("--gradescope", metavar="FILE", type=output_path, help="write Gradescope's results.json to FILE")
     grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
     grade.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="submissions graded at once")
     grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade without Landlock's sandbox")
@@ -84,8 +83,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 0
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
-        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax my_softmax.py; "
-                               f"exercises: {valid}")
+        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; exercises: {valid}")
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
@@ -104,18 +102,21 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _submissions(paths: list[str]) -> list[str]:
-    """The files given, and the .py and .ipynb entries in the folders given (a link or a FIFO too: its row says
-    what it is), each once; a folder that cannot be listed (a path too long, no permission) is named on stderr."""
+    """The files given and the .py and .ipynb files below the folders given, each once (links, FIFOs: rows say so)."""
     found: list[str] = []
     for text in paths:
-        if Path(text).is_dir():
-            walk = os.walk(text, onerror=lambda err: print(f"attention-edu grade: could not list a folder, its files "
-                                                           f"are not graded: {escape(str(err), False)}", file=sys.stderr))
-            found += sorted(os.path.normpath(os.path.join(folder, name)) for folder, _, names in walk for name in names
-                            if Path(name).suffix.lower() in (".py", ".ipynb") and not name.startswith("._")
-                            and not {".ipynb_checkpoints", "__MACOSX"} & set(Path(folder).parts))   # a Mac zip's
-        else:
-            found.append(text)
+        folders, files = ([text], []) if Path(text).is_dir() else ([], [text])
+        while folders:      # not os.walk, whose recursion ended in a RecursionError 1,000 folders down (a zip's)
+            try:
+                entries = list(os.scandir(folders.pop()))
+            except OSError as err:      # a path too long, no permission: named on stderr
+                print(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", file=sys.stderr)
+                continue
+            folders += [e.path for e in entries if e.is_dir(follow_symlinks=False) and e.name not in (
+                ".ipynb_checkpoints", "__MACOSX")]      # Jupyter's copies, a Mac zip's
+            files += [os.path.normpath(e.path) for e in entries if not e.is_dir() and not e.name.startswith("._")
+                      and Path(e.name).suffix.lower() in (".py", ".ipynb")]
+        found += sorted(files)
     return list(dict.fromkeys(found))
 
 
@@ -190,7 +191,6 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
 def run_grade(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
-
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")

@@ -31,7 +31,7 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-_WRITEFILE = re.compile(r"%%writefile[ \t]+(\w+\.py)[ \t]*\r?\n(.*)", re.S)    # a module a later cell imports: written
+_WRITEFILE = re.compile(r"%%writefile[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)    # a module a later cell imports
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
@@ -84,7 +84,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     """(label, code) of the cells a submission runs, and whether they run as a notebook's cells: a notebook's,
     or those of a script exported from one (``jupyter nbconvert --to script`` writes ``# In[3]:`` above each
     cell, VS Code and jupytext ``# %%``, Colab none), each on the lines it holds in the script; any other ``.py``
-    runs whole, as a module."""
+    runs whole, as a module. A marker in open brackets still counts: a cell whose "(" is never closed fails alone."""
     if notebook:
         return notebook_cells(path), True
     text = python_text(path)
@@ -93,7 +93,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     lines, checkers, cells = text.split("\n"), _checker_names(), []
     free = accumulate(lines, lambda state, line: _scan(line, *state[:2]), initial=(0, "", False))   # before each line
     starts = [-1] + [index for (index, line), state in zip(enumerate(lines), free) if _IN.fullmatch(line) and not any(
-        state) and not lines[min(index + 1, len(lines) - 1)][:1].isspace()]    # in a string, brackets or a block: text
+        state[1:]) and not lines[min(index + 1, len(lines) - 1)][:1].isspace()]    # in a string or a block: text
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
         raise ValueError(f"it has {len(starts) - 1:,} cells in {len(lines):,} lines, more than the grader runs")
     for first, end in zip(starts, starts[1:] + [len(lines)]):      # far down 250,000 short lines took 500 MB
@@ -188,7 +188,7 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     lines = lines[:-1] if lines[-1] == "" else lines     # as str.splitlines: no empty line after the last line end
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run
         written = _WRITEFILE.match(source.lstrip())     # in class, but a module %%writefile writes runs where imported
-        return written and f"open({written[1]!r}, 'w', encoding='utf-8').write({written[2]!r})"
+        return written and f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})"
     head = next((index for index, line in enumerate(lines) if line.strip()), 0)
     depth, quote, joined, magic = 0, "", False, False
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:

@@ -47,16 +47,6 @@ _LOCK = threading.Lock()
 _STOPPED = threading.Event()
 
 
-def _unlock(top: str) -> None:
-    """Give the judge's user back every folder beneath ``top``, whose worker has ended: a folder it made without
-    read permission (``os.mkdir(d, 0o300)``, no chmod needed) could be neither listed nor removed. No link followed."""
-    stack = [] if os.path.islink(top) else [top]
-    while stack:
-        with contextlib.suppress(OSError):
-            os.chmod(folder := stack.pop(), 0o700)
-            stack += [entry.path for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
-
-
 def stop_all() -> None:
     """End every live sandbox now and refuse to start new ones (Ctrl-C during ``grade``)."""
     _STOPPED.set()
@@ -147,11 +137,15 @@ class Remote:
         if printed_fd is not None:
             os.close(printed_fd)
         if private is not None:
-            _unlock(private)
             with contextlib.suppress(OSError, RecursionError):      # folders nested deeper than Python recurses
                 shutil.rmtree(private)
-            if os.path.lexists(private) and shutil.which("rm"):     # rm removes a tree of any depth
-                subprocess.run(["rm", "-rf", "--", private], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            # What is left: a folder the worker made without read permission (os.mkdir(d, 0o300), no chmod needed),
+            # even below a path longer than PATH_MAX. chmod -R and rm -rf reach any depth and follow no link below
+            # the one named, which is never a link (without Landlock a worker could put one in its place).
+            if os.path.isdir(private) and not os.path.islink(private) and shutil.which("chmod"):
+                subprocess.run(["chmod", "-R", "u+rwx", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
+            if os.path.lexists(private) and shutil.which("rm"):
+                subprocess.run(["rm", "-rf", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
 
     def __enter__(self) -> Remote:
         return self

@@ -8,6 +8,7 @@ another; see docs/teachers.md) or a notebook check's fork, which holds the funct
 """
 
 import builtins
+import contextlib
 import copy
 import importlib.util
 import os
@@ -41,8 +42,8 @@ np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """A meta-path finder refusing every module outside the exercise's list (but a ``.py`` a %%writefile cell wrote
-    in ``private``) and :data:`DENIED` to the student's code (not matplotlib's): it says why; the sandbox enforces."""
+    """A meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (as in class: statistics.py),
+    then refusing every module outside the exercise's list and :data:`DENIED` to the student's code (not numpy's)."""
 
     def __init__(self, allowed, template, library_dirs, labels, private):
         self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
@@ -57,11 +58,11 @@ class Refuse:
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
+        if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
+            return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
         standard = top in sys.stdlib_module_names
         if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
-        if not standard and name.isidentifier() and os.path.isfile(file := os.path.join(self.private, name + ".py")):
-            return importlib.util.spec_from_file_location(name, file)     # what a %%writefile cell wrote: source only
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly
@@ -170,10 +171,8 @@ def answer(function, args, names):
 
 def _flush():
     """Flush what was printed: the judge reads it once the reply is in."""
-    try:
+    with contextlib.suppress(Exception):  # the student replaced or closed sys.stdout
         sys.stdout.flush()
-    except Exception:  # the student replaced or closed sys.stdout
-        pass
 
 
 def _send(out, reply):
@@ -218,9 +217,10 @@ def main():
     protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
-    module.__file__, sys.modules["submission"] = config["file"], module
+    module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
     if config["notebook"]:          # IPython's display() is a builtin: here it prints
-        module.ae, sys.modules["__main__"], builtins.display = Helper((inp, out), config["helpers"]), module, print
+        module.ae, builtins.display = Helper((inp, out), config["helpers"]), print
+        sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
     reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
         try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it

@@ -686,6 +686,34 @@ def test_a_folder_too_deep_to_list_is_named_and_the_others_are_graded(tmp_path, 
     assert _rows(tmp_path / "grades.csv")["right.py"]["passed"] == "True"
 
 
+def test_a_folder_1200_levels_down_neither_ends_grading_nor_hides_the_class(tmp_path, console_script, softmax_source):
+    """os.walk recursed once per level: a submission nested 1,200 folders deep (a short path, well within PATH_MAX;
+    any zip can hold it) raised RecursionError with a traceback, so no classmate was graded and Gradescope's
+    results.json was never written. Folders are now listed one level at a time: the deep file is graded too."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "right.py").write_text(softmax_source)
+    (folder / "wrong.py").write_text(softmax_source.replace("axis=-1", "axis=0"))
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(1200):
+        os.mkdir("a", dir_fd=fd)
+        fd, parent = os.open("a", os.O_RDONLY, dir_fd=fd), fd
+        os.close(parent)
+    with open(os.open("deep.py", os.O_CREAT | os.O_WRONLY, dir_fd=fd), "w") as deep:
+        deep.write(softmax_source)
+    os.close(fd)
+    grade = [console_script, "grade", "--exercise", "softmax", "--seed", "3", "--no-progress"]
+    done = subprocess.run([*grade, str(folder), "--csv", str(tmp_path / "grades.csv")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["right.py"]["passed"] == rows["deep.py"]["passed"] == "True" and rows["wrong.py"]["passed"] == "False"
+    done = subprocess.run([*grade, str(folder / "a"), "--gradescope", str(tmp_path / "results.json")],
+                          capture_output=True, text=True, timeout=300)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (results["score"], results["max_score"]) == (25, 25), done.stderr
+
+
 @pytest.mark.parametrize("value", ["[[]] * 1_000_000", "[0.5] * 1_000_000", "np.zeros(2_000_000)"])
 def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_path, softmax_source, value):
     """The grader keeps every call's outcome until the verdict: 16 MiB replies of a million floats (or
@@ -1142,17 +1170,47 @@ for number in range(3):
 os.mkdir("locked", 0o300)                # write and search, no read: its owner cannot list it
 os.rename("kept", "locked/kept")
 """
+#: The same locked folder below 24 folders of 200 characters: its path is longer than PATH_MAX (4,096 bytes).
+DEEP_LITTER = """
+import os
+back = os.open(".", os.O_RDONLY)
+for _ in range(24):
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)
+os.mkdir("locked", 0o300)
+with open("locked/blob", "wb") as blob:
+    blob.write(bytes(1 << 20))
+os.fchdir(back)
+"""
 
 
-def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source):
+#: A locked folder holding links to the teacher's folder beside TMPDIR and to a file in it: chmod -R follows neither.
+LINKED_LITTER = """
+import os
+outside = os.environ["HOME"].rsplit("/", 2)[0] + "/outside"
+os.mkdir("locked", 0o300)
+os.symlink(outside, "locked/folder")
+os.symlink(outside + "/marks.txt", "locked/file")
+"""
+
+
+@pytest.mark.parametrize("litter", [LITTER, DEEP_LITTER, LINKED_LITTER],
+                         ids=["locked", "locked-below-path-max", "locked-with-links-out"])
+def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_path, console_script, softmax_source,
+                                                                           litter):
     """Without namespaces the private directory is a plain folder of TMPDIR. A submission that made a folder
     without read permission (mkdir's mode, which no filter refuses) and moved 24 MiB into it left the whole
     private directory behind once grading ended (neither shutil.rmtree nor rm -rf can list it), as the grader's
     user without capabilities: one such file per submission, kept after the run. The folder is now given
-    back (chmod) before it is removed, and TMPDIR is empty again."""
+    back (chmod) before it is removed, and TMPDIR is empty again. A locked folder whose path was longer than PATH_MAX
+    was still left (chmod by path failed with ENAMETOOLONG): chmod -R, which reaches any depth, now gives it back."""
     (tmp_path / "class").mkdir()
     (tmp_path / "tmp").mkdir()
-    (tmp_path / "class" / "litter.py").write_text(LITTER + softmax_source)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "marks.txt").write_text("secret")
+    (tmp_path / "outside" / "marks.txt").chmod(0o600)
+    (tmp_path / "outside").chmod(0o500)
+    (tmp_path / "class" / "litter.py").write_text(litter + softmax_source)
     (tmp_path / "class" / "honest.py").write_text(softmax_source)
     no_caps = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all"] if os.geteuid() == 0 else []
     done = subprocess.run([*no_caps, console_script, "grade", str(tmp_path / "class"),
@@ -1163,6 +1221,35 @@ def test_a_folder_a_submission_locks_is_removed_with_its_private_directory(tmp_p
     assert rows["honest.py"]["passed"] and rows["litter.py"]["passed"], done.stdout + done.stderr
     assert "mount-namespace" not in rows["honest.py"]["sandbox"], rows
     assert list((tmp_path / "tmp").iterdir()) == []
+    assert (tmp_path / "outside" / "marks.txt").stat().st_mode & 0o777 == 0o600     # no link was followed
+    assert (tmp_path / "outside").stat().st_mode & 0o777 == 0o500
+
+
+SWAP_FOR_A_LINK = """
+import os
+private = os.getcwd()
+os.rename(private, private + "-moved")
+os.symlink(os.environ["HOME"].rsplit("/", 2)[0] + "/outside", private)   # beside TMPDIR: the teacher's folder
+"""
+
+
+@x86_64_only
+@pytest.mark.skipif(not landlock_abi(), reason="needs a kernel that answers Landlock's version query")
+def test_cleaning_up_never_changes_a_folder_a_link_in_the_private_directorys_place_names(tmp_path, console_script,
+                                                                                           softmax_source):
+    """Without Landlock (here its last call refused) and without namespaces, a worker may put a link where its
+    private directory was. chmod -R (which gives back a locked folder of any depth) follows the link it is named:
+    the teacher's folder beside TMPDIR had every mode widened (0o600 -> 0o700). It is never given a link."""
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "marks.txt").write_text("secret")
+    (tmp_path / "outside" / "marks.txt").chmod(0o600)
+    (tmp_path / "swap.py").write_text(SWAP_FOR_A_LINK + softmax_source)
+    done = _under(REFUSES_ONLY_RESTRICT_SELF, console_script, "grade", str(tmp_path / "swap.py"),
+                  "--exercise", "softmax", "--no-progress", TMPDIR=str(tmp_path / "tmp"),
+                  ATTENTION_EDU_SANDBOX_NO_NAMESPACES="1")
+    assert "passed" in done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "outside" / "marks.txt").stat().st_mode & 0o777 == 0o600
 
 
 def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_path, console_script, softmax_source):

@@ -468,6 +468,73 @@ def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_p
     assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
 
 
+def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_path):
+    """Jupyter imports from the notebook's folder first, so ``%%writefile statistics.py`` then ``from statistics
+    import softmax`` works in class (a kernel has not loaded statistics, trace or profile yet). The grader looked in
+    the standard library first: "cannot import name 'softmax' from 'statistics'", and a right notebook graded as
+    "defines no function 'softmax'". The module written is now found first; its own imports meet the rule. A module
+    written as submission.py was the notebook itself ("cannot import name 'softmax' from '__main__'"), which the
+    worker had registered under that name too: a notebook's module is now only __main__."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", "import numpy as np\n\n" + SOFTMAX), ("bo", "import numpy as np\n\n" + SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "from ctypes import CDLL\nimport numpy as np\n\n" + SOFTMAX)):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile statistics.py\n{body}", "from statistics import softmax")
+    _notebook(folder / "di.ipynb", f"%%writefile submission.py\nimport numpy as np\n\n{SOFTMAX}",
+              "from submission import softmax")      # the name the grader gave a notebook's own module too
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy", "di")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert rows["di"].passed and rows["di"].error is None, rows["di"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import ctypes` is not allowed here (code cell 2, line 1)" in rows["cy"].error
+
+
+def test_a_writefile_cell_with_its_file_name_in_quotes_writes_the_module(tmp_path):
+    """IPython reads ``%%writefile "my_softmax.py"`` (quoted, as a name with spaces must be) as the name unquoted.
+    The grader's pattern took only a bare name: the cell was left out, the import below refused, and a right
+    notebook scored 0 ("`import my_softmax` is not allowed here"). A name in matching quotes is now read too."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, head, body in (("ada", '"my_softmax.py"', SOFTMAX), ("bo", "'my_softmax.py'", SOFTMAX.replace(
+            "axis=-1", "axis=0")), ("cy", "\"my_softmax.py'", SOFTMAX)):      # quotes that do not match: not a name
+        _notebook(folder / f"{name}.ipynb", f"%%writefile {head}\nimport numpy as np\n\n{body}",
+                  "from my_softmax import softmax")
+    rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy")}
+    assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
+    assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
+    assert not rows["cy"].passed and "`import my_softmax` is not allowed here" in rows["cy"].error, rows["cy"].error
+
+
+ATTENTION_MODULE = """import numpy as np
+from attention_edu import softmax
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores)
+    return weights @ V, weights
+"""
+
+
+def test_a_written_module_may_use_the_package_as_the_notebooks_cells_do(tmp_path):
+    """In class, a module a %%writefile cell wrote may import the package (``from attention_edu import softmax``,
+    an earlier exercise's function) as the notebook's cells may. The grader rewrites only the cells' imports: the
+    module's met the import rule, and a right notebook scored 0 ("asks for your own NumPy code; `import
+    attention_edu` is not allowed here"). In a notebook's worker, attention_edu is now the cells' ``ae``."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, body in (("ada", ATTENTION_MODULE), ("bo", ATTENTION_MODULE.replace(" / np.sqrt(Q.shape[-1])", ""))):
+        _notebook(folder / f"{name}.ipynb", f"%%writefile attention.py\n{body}",
+                  "from attention import scaled_dot_product_attention")
+    (folder / "cy.py").write_text(ATTENTION_MODULE)         # a .py file: the package is still refused
+    rows = {name: grade_one("scaled_dot_product_attention", folder / name, seed=2)
+            for name in ("ada.ipynb", "bo.ipynb", "cy.py")}
+    assert rows["ada.ipynb"].passed and rows["ada.ipynb"].error is None, rows["ada.ipynb"].message
+    assert not rows["bo.ipynb"].passed and rows["bo.ipynb"].error is None, rows["bo.ipynb"].message
+    assert not rows["cy.py"].passed and "`import attention_edu` is not allowed here" in rows["cy.py"].error
+
+
 def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_path):
     """A ``# %%`` line at column 0 inside a triple-quoted string, or between two indented lines of a function,
     split a script's cell there: each half failed to parse, so a script that runs with ``python`` graded as
@@ -481,6 +548,18 @@ def test_a_cell_marker_inside_a_string_or_a_block_is_text_not_a_new_cell(tmp_pat
     rows = {name: grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py", "cy.py")}
     assert rows["ada.py"].passed and rows["bo.py"].passed, rows["ada.py"].message + rows["bo.py"].message
     assert not rows["cy.py"].passed and rows["cy.py"].hint_id == "softmax.wrong-axis", rows["cy.py"].message
+
+
+def test_a_cell_left_with_a_bracket_never_closed_fails_alone_in_an_exported_script(tmp_path):
+    """A notebook goes on after a cell that does not parse, so a leftover ``print((1, 2)`` cell costs nothing in
+    class. In its exported script the marker rule of red team 12A counted no ``# %%`` after that cell (a bracket
+    was open), every cell below joined it, and the script graded as "defines no function 'softmax'" with the
+    SyntaxError. A marker in open brackets now counts again: the broken cell fails alone, as in class."""
+    for name, code in (("ada.py", SOFTMAX), ("bo.py", SOFTMAX.replace("axis=-1", "axis=0"))):
+        (tmp_path / name).write_text(f"# %%\nimport numpy as np\n\n# %%\nprint((1, 2)\n\n# %%\n{code}\n")
+    rows = {name: grade_one("softmax", tmp_path / name, seed=2) for name in ("ada.py", "bo.py")}
+    assert rows["ada.py"].passed and rows["ada.py"].error is None, rows["ada.py"].message
+    assert not rows["bo.py"].passed and rows["bo.py"].hint_id == "softmax.wrong-axis", rows["bo.py"].message
 
 
 def test_an_exported_writefile_cell_writes_the_module_the_script_imports(tmp_path):
