@@ -703,15 +703,19 @@ def test_a_folder_1200_levels_down_neither_ends_grading_nor_hides_the_class(tmp_
         deep.write(softmax_source)
     os.close(fd)
     grade = [console_script, "grade", "--exercise", "softmax", "--seed", "3", "--no-progress"]
-    done = subprocess.run([*grade, str(folder), "--csv", str(tmp_path / "grades.csv")], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    rows = _rows(tmp_path / "grades.csv")
-    assert rows["right.py"]["passed"] == rows["deep.py"]["passed"] == "True" and rows["wrong.py"]["passed"] == "False"
-    done = subprocess.run([*grade, str(folder / "a"), "--gradescope", str(tmp_path / "results.json")],
-                          capture_output=True, text=True, timeout=300)
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert (results["score"], results["max_score"]) == (25, 25), done.stderr
+    try:
+        done = subprocess.run([*grade, str(folder), "--csv", str(tmp_path / "grades.csv")], capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        rows = _rows(tmp_path / "grades.csv")
+        assert rows["right.py"]["passed"] == rows["deep.py"]["passed"] == "True"
+        assert rows["wrong.py"]["passed"] == "False", rows
+        done = subprocess.run([*grade, str(folder / "a"), "--gradescope", str(tmp_path / "results.json")],
+                              capture_output=True, text=True, timeout=300)
+        results = json.loads((tmp_path / "results.json").read_text())
+        assert (results["score"], results["max_score"]) == (25, 25), done.stderr
+    finally:        # pytest's own clean-up of old runs, shutil.rmtree, recurses once per level: RecursionError
+        subprocess.run(["rm", "-rf", "--", str(folder / "a")], check=True)
 
 
 @pytest.mark.parametrize("value", ["[[]] * 1_000_000", "[0.5] * 1_000_000", "np.zeros(2_000_000)"])
