@@ -185,7 +185,8 @@ HINTS: dict[str, str] = {
         "size; the inputs of this probe are small.",
     "harness.mutated": "Your function changed its argument {name} in place: compute into a new array (y = "
         "x - m instead of x -= m).",
-    "harness.wrong-type": "Return a NumPy array; np.asarray turns a list into one.",
+    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray turns a list, a tuple or a matrix "
+        "into one, and .astype(np.float64) turns an array of Python objects into numbers.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a "
         "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",

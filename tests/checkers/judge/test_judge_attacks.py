@@ -429,7 +429,7 @@ def test_many_kinds_of_object_from_one_submission_leave_a_classmates_kind_named(
                          "    return RedTeamEightWeights()\n")
     assert grade_one("softmax", flood, seed=1).probes_passed == 0
     row = grade_one("softmax", classmate, seed=1)
-    assert "weights is a RedTeamEightWeights object, not an array" in row.message, row.message
+    assert "weights is a RedTeamEightWeights object; expected" in row.message, row.message
     assert row.hint_id == "harness.wrong-type", row
 
 

@@ -1,0 +1,108 @@
+"""Red team 13B: every sentence ``check``, ``grade`` and a notebook's ``check_<exercise>(fn)`` print reads
+true and well, and one submission tells the same story in every output."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from attention_edu.checkers import check_scaled_dot_product_attention, check_softmax
+
+RIGHT = """
+import numpy as np
+
+def softmax(x):
+    top = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1.0, total)
+"""
+OBJECTS = RIGHT + "\n\ndef softmax(x, _mine=softmax):\n    return _mine(x).astype(object)\n"
+
+
+def _run(console_script, *argv):
+    return subprocess.run([console_script, *map(str, argv)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("dtype", [object, np.dtypes.StringDType()])
+def test_an_array_that_cannot_cross_is_named_an_array_of_its_dtype(dtype):
+    """It read "weights is a array of dtype StringDType(), not an array": a wrong article, and an array
+    said not to be one, with the hint "Return a NumPy array" for a function that returned one."""
+    result = check_softmax(lambda x: np.full(x.shape, "a").astype(dtype))
+    assert f"weights is an array of dtype {np.dtype(dtype)}; expected a NumPy array of float64" in result.summary
+    assert "a array" not in result.message and "not an array" not in result.message, result
+    assert result.hint_id == "harness.wrong-type" and "astype(np.float64)" in result.hint, result
+
+
+def test_a_class_whose_name_starts_with_a_vowel_takes_an():
+    """It read "weights is a Item object, not an array"."""
+    class Item:
+        pass
+
+    result = check_softmax(lambda x: Item())
+    assert "weights is an Item object; expected a NumPy array of float64" in result.summary, result
+
+
+def test_a_wrong_number_of_outputs_and_a_value_for_a_function_read_as_sentences():
+    """It read "got tuple of 1 values" (no article, and "1 values"), "got ndarray", and, for a checker
+    given the function's result, "expected your function itself, got a ndarray"."""
+    one = check_scaled_dot_product_attention(lambda Q, K, V, mask=None: (Q,))
+    assert "got a tuple of 1 value" in one.summary and "1 values" not in one.summary, one
+    bare = check_scaled_dot_product_attention(lambda Q, K, V, mask=None: Q)
+    assert "got an array of dtype float64" in bare.summary, bare
+    called = check_softmax(np.ones(3))
+    assert called.summary == "expected your function itself, got an array of dtype float64", called
+
+
+def test_every_output_of_grade_tells_the_same_story_for_an_array_of_objects(tmp_path, console_script):
+    """``check``, ``grade``'s line, ``--json``, ``--csv`` and ``--gradescope`` agree, for a classmate who
+    returns an array of objects beside an honest one; Gradescope's tests name it in the first test."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "honest.py").write_text(RIGHT)
+    (folder / "objects.py").write_text(OBJECTS)
+    checked = _run(console_script, "check", "softmax", folder / "objects.py", "--seed", "3")
+    assert checked.returncode == 1 and "weights is an array of dtype object; expected" in checked.stdout, checked
+    first = checked.stdout.splitlines()[0]
+    book, scope = tmp_path / "grades.csv", tmp_path / "results.json"
+    graded = _run(console_script, "grade", folder, "--exercise", "softmax", "--seed", "3", "--csv", book,
+                  "--no-progress")
+    rows = {r["file"].rsplit("/", 1)[-1]: r for r in csv.DictReader(book.open())}
+    listed = _run(console_script, "grade", folder, "--exercise", "softmax", "--seed", "3", "--json", "--no-progress")
+    records = {r["file"].rsplit("/", 1)[-1]: r for r in json.loads(listed.stdout)}
+    _run(console_script, "grade", folder / "objects.py", "--exercise", "softmax", "--seed", "3", "--gradescope",
+         scope, "--no-progress")
+    results = json.loads(scope.read_text())
+    mine = records["objects.py"]
+    assert f"{mine['probes_passed']} of {mine['probes_total']} probes passed" in first
+    assert f"{mine['probes_passed']}/{mine['probes_total']}" in graded.stdout and "harness.wrong-type" in graded.stdout
+    assert (rows["objects.py"]["probes_passed"], rows["objects.py"]["hint_id"]) == (str(mine["probes_passed"]),
+                                                                                    mine["hint_id"])
+    assert (results["score"], results["max_score"]) == (mine["probes_passed"], mine["probes_total"])
+    assert results["output"].splitlines()[0] == first
+    assert results["tests"][0]["name"].startswith("returns:") and "harness.wrong-type" in results["tests"][0]["output"]
+    assert records["honest.py"]["passed"] and rows["honest.py"]["passed"] == "True"
+
+
+def test_gradescope_names_a_stub_and_lists_a_mistake_before_the_tests_that_point_back_to_it(tmp_path, console_script):
+    """A stub's every test read "1 of 1 failed, with a mistake named under an earlier test", though no
+    mistake was named anywhere; a function that loops had every test point back to "an earlier test"
+    while its mistake (harness.timeout) came last, under a test "runs" listed after them all."""
+    stub, loop = tmp_path / "stub.py", tmp_path / "loop.py"
+    stub.write_text("def softmax(x):\n    raise NotImplementedError\n")
+    loop.write_text("def softmax(x):\n    while True:\n        pass\n")
+    outputs = {}
+    for path in (stub, loop):
+        scope = tmp_path / f"{path.stem}.json"
+        done = _run(console_script, "grade", path, "--exercise", "softmax", "--seed", "1", "--gradescope", scope,
+                    "--timeout", "0.5", "--no-progress")
+        assert done.returncode == 0, done.stderr
+        outputs[path.stem] = [(t["name"].split(":")[0], t["output"]) for t in json.loads(scope.read_text())["tests"]]
+    assert all(text.endswith("not passed: softmax is still a stub") for _, text in outputs["stub"]), outputs
+    assert not any("mistake" in text for _, text in outputs["stub"]), outputs
+    assert outputs["loop"][0][0] == "runs" and outputs["loop"][0][1].startswith("harness.timeout"), outputs
+    assert all("named under an earlier test" in text for _, text in outputs["loop"][1:]), outputs
