@@ -233,7 +233,7 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
     for failure, outcome, expected, hint in failures:
-        if failure.probe == "properties" and any(f.probe not in ("properties", "determinism") for f, *_ in failures):
+        if failure.case.probe == "properties" and any(f.case.probe not in ("properties", "determinism") for f, *_ in failures):
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T

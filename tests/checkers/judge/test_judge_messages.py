@@ -106,3 +106,15 @@ def test_gradescope_names_a_stub_and_lists_a_mistake_before_the_tests_that_point
     assert not any("mistake" in text for _, text in outputs["stub"]), outputs
     assert outputs["loop"][0][0] == "runs" and outputs["loop"][0][1].startswith("harness.timeout"), outputs
     assert all("named under an earlier test" in text for _, text in outputs["loop"][1:]), outputs
+
+
+def test_a_property_stopped_by_a_wrong_shape_names_no_second_mistake():
+    """An output with an extra axis read "2 mistakes found": shape.extra-axis, then "Mistake 2
+    [harness.shape] ... The expected shape is (3, 6)", the same mistake met again while a property
+    called the function (whose violations are listed only when no input case failed)."""
+    from attention_edu.checkers import EXERCISES
+
+    reference = EXERCISES["softmax"].reference
+    result = check_softmax(lambda x: reference(x)[..., None])
+    assert result.hint_id == "shape.extra-axis" and len(result.mistakes) == 1, result
+    assert "mistakes found" not in result.message, result
