@@ -98,7 +98,7 @@ class Child:
             return Outcome(timed_out=True)
         except protocol.ProtocolError as err:
             self.end()
-            return Outcome(ended=f"sent back something that is not a plain answer ({err})", ended_id="harness.reply")
+            return Outcome(ended=f"sent back an answer the checker cannot take ({err})", ended_id="harness.reply")
         except (EOFError, OSError):       # it ended (or Ctrl-C ended it)
             words, hint_id = ending(self.end())
             return Outcome(ended=words, ended_id=hint_id)

@@ -246,5 +246,5 @@ def receive(fd: int, deadline: float, cap: int = MAX_FRAME) -> Any:
     """
     size = int.from_bytes(_read(fd, 8, deadline), "little")
     if size > cap:
-        raise ProtocolError(f"a message of {size} bytes (the limit is {cap})")
+        raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap:,}")
     return decode(_read(fd, size, deadline))

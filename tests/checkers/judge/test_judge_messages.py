@@ -118,3 +118,11 @@ def test_a_property_stopped_by_a_wrong_shape_names_no_second_mistake():
     result = check_softmax(lambda x: reference(x)[..., None])
     assert result.hint_id == "shape.extra-axis" and len(result.mistakes) == 1, result
     assert "mistakes found" not in result.message, result
+
+
+def test_an_answer_too_large_to_come_back_is_called_too_large():
+    """It read "sent back something that is not a plain answer (a message of 18000244 bytes (the limit
+    is 4194304))": an array of floats called not plain, in parentheses within parentheses."""
+    result = check_softmax(lambda x: np.ones((1500, 1500)))
+    assert result.hint_id == "harness.reply" and "bytes, over the limit of 4,194,304)" in result.summary, result
+    assert "not a plain answer" not in result.summary and "((" not in result.summary, result
