@@ -57,8 +57,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
-        value, n, order = outcome.value, len(exercise.outputs), ", ".join(exercise.outputs)
-        got = describe(value) + (f" of {len(value)} value{'s' * (len(value) != 1)}" if type(value) in (tuple, list) else "")
+        n, order, got = len(exercise.outputs), ", ".join(exercise.outputs), describe(outcome.value)
         return Failure("returns", case, f"expected a tuple of {n} values ({order}), got {got}", "harness.arity",
                        fields={"arity": n, "order": order})
     for name, part, want in zip(exercise.outputs, parts, expected):
@@ -232,8 +231,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
+    case_failed = any(f.case.probe != "properties" and f.probe != "determinism" for f, *_ in failures)
     for failure, outcome, expected, hint in failures:
-        if failure.case.probe == "properties" and any(f.case.probe not in ("properties", "determinism") for f, *_ in failures):
+        if failure.case.probe == "properties" and case_failed:     # a property met the same mistake: named once
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T
