@@ -126,3 +126,14 @@ def test_an_answer_too_large_to_come_back_is_called_too_large():
     result = check_softmax(lambda x: np.ones((1500, 1500)))
     assert result.hint_id == "harness.reply" and "bytes, over the limit of 4,194,304)" in result.summary, result
     assert "not a plain answer" not in result.summary and "((" not in result.summary, result
+
+
+def test_check_on_a_file_shows_the_line_that_raised_as_a_notebook_does(tmp_path, console_script):
+    """In a notebook the error read "(line 2 in softmax: N, D = x.shape)"; ``check`` on a file (and
+    ``grade``) read only "(line 3 in softmax)": the sandboxed worker compiled the code from a string
+    that nothing could show a line of, so the student had to count lines."""
+    script = tmp_path / "mine.py"
+    script.write_text("import numpy as np\n\ndef softmax(x):\n    rows, keys = x.shape\n    e = np.exp(x)\n"
+                      "    return e / e.sum(axis=1).reshape(rows, 1)\n")
+    done = _run(console_script, "check", "softmax", script, "--seed", "2")
+    assert "(line 4 in softmax: rows, keys = x.shape)" in done.stdout, done.stdout
