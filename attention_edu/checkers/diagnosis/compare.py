@@ -173,8 +173,8 @@ HINTS: dict[str, str] = {
         "debugging prints, or print shapes rather than whole arrays.",
     "harness.exit": "A function must hand its result back with return; remove the call that ends the "
         "process (os._exit, exit in C code).",
-    "harness.crash": "The process running your function died; look for ctypes, a C extension, or code that "
-        "kills its own process, and run the function on the inputs below by hand.",
+    "harness.crash": "The process running your function died; look for as_strided with strides past the array's "
+        "end, ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
     "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at "
         "most) or not plain data: return NumPy arrays of the expected shape.",
     "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, "

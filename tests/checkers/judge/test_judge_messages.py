@@ -137,3 +137,11 @@ def test_check_on_a_file_shows_the_line_that_raised_as_a_notebook_does(tmp_path,
                       "    return e / e.sum(axis=1).reshape(rows, 1)\n")
     done = _run(console_script, "check", "softmax", script, "--seed", "2")
     assert "(line 4 in softmax: rows, keys = x.shape)" in done.stdout, done.stdout
+
+
+def test_a_crash_from_numpy_alone_is_told_where_to_look():
+    """A segmentation fault from NumPy alone (as_strided reading past the array's end, the one way to crash
+    with what a submission may import) read "look for ctypes, a C extension, or code that kills its own
+    process": none of which the function had."""
+    result = check_softmax(lambda x: np.lib.stride_tricks.as_strided(x, shape=(1000,), strides=(10**12,)).sum() + x)
+    assert result.hint_id == "harness.crash" and "as_strided" in result.hint, result
