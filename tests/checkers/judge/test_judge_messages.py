@@ -145,3 +145,14 @@ def test_a_crash_from_numpy_alone_is_told_where_to_look():
     process": none of which the function had."""
     result = check_softmax(lambda x: np.lib.stride_tricks.as_strided(x, shape=(1000,), strides=(10**12,)).sum() + x)
     assert result.hint_id == "harness.crash" and "as_strided" in result.hint, result
+
+
+def test_a_function_name_given_with_function_that_is_not_there_is_not_answered_with_pass_function(tmp_path,
+                                                                                                  console_script):
+    """``check softmax mine.py --function my_softmax`` on a file that defines softmax read "name it softmax or
+    pass --function NAME": it is named softmax, and --function was passed."""
+    script = tmp_path / "mine.py"
+    script.write_text(RIGHT)
+    done = _run(console_script, "check", "softmax", script, "--function", "my_softmax")
+    assert done.returncode == 2 and "name it my_softmax or give --function one of the functions found" in done.stderr
+    assert "name it softmax" not in done.stderr, done.stderr
