@@ -124,7 +124,7 @@ class Child:
         except OSError:              # closed meanwhile: grading was interrupted
             return "", 0
         self.seen += grown
-        cut = f"\n[... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
+        cut = f" [... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""     # on the cut line
         return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)
 
     def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:

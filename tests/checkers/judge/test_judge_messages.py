@@ -156,3 +156,18 @@ def test_a_function_name_given_with_function_that_is_not_there_is_not_answered_w
     done = _run(console_script, "check", "softmax", script, "--function", "my_softmax")
     assert done.returncode == 2 and "name it my_softmax or give --function one of the functions found" in done.stderr
     assert "name it softmax" not in done.stderr, done.stderr
+
+
+def test_one_long_printed_line_is_counted_as_one_line():
+    """A function that printed one 100,000-character line (on the first case only) read "your function printed
+    while it ran (2 lines, ...)": the marker of the cut ("[... more bytes not kept]") began a line of its own."""
+    from attention_edu.checkers import EXERCISES
+
+    reference = EXERCISES["softmax"].reference
+
+    def chatty(x):
+        if x.shape == (2, 3) and x[0, 0] == 0.8:
+            print("x" * 100_000)
+        return reference(x)
+    result = check_softmax(chatty)
+    assert result.passed and "printed while it ran (1 line," in " ".join(result.notes), result
