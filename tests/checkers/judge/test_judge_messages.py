@@ -171,3 +171,17 @@ def test_one_long_printed_line_is_counted_as_one_line():
         return reference(x)
     result = check_softmax(chatty)
     assert result.passed and "printed while it ran (1 line," in " ".join(result.notes), result
+
+
+def test_files_the_grader_cannot_read_say_what_to_do(tmp_path, console_script):
+    """Bytes that are not UTF-8 read "'utf-8' codec can't decode byte 0xff ..." with no "save it as UTF-8"
+    (which a bad coding line got); a notebook that is not JSON read "(Expecting value: line 1 column 1 (char
+    0))"; nbformat 3 read "(it is in nbformat 3 (Jupyter before 2015): ...)", parentheses in parentheses."""
+    (tmp_path / "latin.py").write_bytes(b"def softmax(x):\n    return x  # caf\xe9\n")
+    (tmp_path / "renamed.ipynb").write_text(RIGHT)
+    (tmp_path / "old.ipynb").write_text('{"nbformat": 3, "worksheets": []}')
+    said = {name: _run(console_script, "check", "softmax", tmp_path / name).stdout
+            for name in ("latin.py", "renamed.ipynb", "old.ipynb")}
+    assert "invalid continuation byte; save it as UTF-8)" in said["latin.py"], said
+    assert "could not be read as a notebook (it is not JSON: " in said["renamed.ipynb"], said
+    assert "(it is in nbformat 3, from Jupyter before 2015: open it" in said["old.ipynb"], said
