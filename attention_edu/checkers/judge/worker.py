@@ -98,7 +98,7 @@ class Helper:
     __module__ = "attention_edu"
 
     def __init__(self, fds, names, name=None):
-        offered = ", ".join("ae." + n for n in names) or "nothing of it"
+        offered = ", ".join("ae." + n for n in names) or "no function of attention_edu"
         self._fds, self._names, self._name, self._refusal = fds, tuple(names), name, None if name in names else (
             f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 

@@ -286,7 +286,7 @@ def test_a_name_of_the_package_the_exercise_does_not_offer_says_why_when_looked_
                  "example = ae.worked_examples.get('fund.sdpa-example')")
     assert row.error.startswith(f"{tmp_path / 'class.ipynb'} defines no function 'softmax' (functions found: soft_max)")
     assert row.error.endswith("code cell 3 raised AttributeError: ae.worked_examples is not available here: this "
-                              "exercise asks for your own NumPy code (you may use nothing of it)"), row.error
+                              "exercise asks for your own NumPy code (you may use no function of attention_edu)"), row.error
 
 
 def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path):
