@@ -136,7 +136,8 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         finite_err = err[np.isfinite(err)]
     if nan.any():
         first = tuple(int(i) for i in np.argwhere(nan)[0])
-        lines.append(f"{name}: {nan.sum()} NaN value(s) where finite values are expected, first at index {first}")
+        count = f"{nan.sum()} NaN value" + ("s where finite values are" if nan.sum() > 1 else " where a finite value is")
+        lines.append(f"{name}: {count} expected, first at index {first}")
     if finite_err.size:
         where = " over the finite entries" if finite_err.size < err.size else ""
         lines.append(f"{name}: max |yours - expected|{where} = {float(np.max(finite_err)):.4g}")
