@@ -34,8 +34,9 @@ def _read(part: Part, value: Any) -> Any:
             return tuple(int(s) for s in value)
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
-        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed ("abc": unreadable)
-            value = [float(s) for s in re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))] or "abc"
+        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed; "abc" stays unreadable
+            numbers = re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))
+            value = [float(s) for s in numbers] or "abc"
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
         array = np.asarray(value, dtype=np.float64)
@@ -186,7 +187,8 @@ def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResu
             accepted.append(hint_id)
     missing = [p.name for p in spec.parts if p.required and p.name not in given]
     if missing:
-        return CheckResult(answer_id, False, True, f"{', '.join(done)} right so far; still missing: "
+        verb = "is" if len(done) == 1 else "are"
+        return CheckResult(answer_id, False, True, f"{', '.join(done)} {verb} right so far; still missing: "
                            f"{', '.join(missing)}", hint_id="answer.incomplete",
                            hint=f"Give every required part: {', '.join(missing)}.")
     return CheckResult(answer_id, True, True, f"right within sensible rounding: {', '.join(done)}.",

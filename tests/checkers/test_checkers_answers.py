@@ -153,3 +153,11 @@ def test_answers_with_no_number_in_them_are_unreadable_and_say_how_to_write_them
     assert lots.hint.startswith("Give qk_flops as a number. Each"), lots
     entry = check_answer("fund.exercise-1", weights="[0.1, 0.2, 0.3, 0.4]")
     assert "entry (3,) = 0.4" in entry.summary and "np." not in entry.summary, entry
+
+
+def test_an_incomplete_answer_says_what_is_right_in_a_sentence():
+    """Red team 13B: it read "output_shape right so far; still missing: ..." (no verb)."""
+    one = check_answer("fund.exercise-2", output_shape=(10, 128))
+    two = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20))
+    assert one.summary.startswith("output_shape is right so far; still missing: attention_shape, qk_flops"), one
+    assert two.summary.startswith("output_shape, attention_shape are right so far; still missing: qk_flops"), two
