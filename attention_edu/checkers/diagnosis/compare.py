@@ -1,11 +1,11 @@
 """Comparing returned arrays with expected ones, describing the difference; the hints no mutant gives.
 
-Arrays are compared as numbers in float64, never through their printed form, at float32's tolerance
-whatever their dtype (float16 is no licence to be 1 % off), so a float32 or einsum solution passes;
-every known misconception misses by far more (at float64's own, float32-accurate code got marks that varied by seed).
-:data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
-wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
-can act on. Every id is reachable; the tests trigger each one.
+Arrays are compared as numbers in float64, never through their printed form, at float32's tolerance whatever
+their dtype (float16 is no licence to be 1 % off), so a float32 or einsum solution passes; every known
+misconception misses by far more (at float64's own, float32-accurate code got marks that varied by seed).
+:data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes, wrong types)
+and for exceptions, which :func:`explain_error` translates into a hint a beginner can act on. Every id is
+reachable; the tests trigger each one.
 """
 
 from __future__ import annotations
@@ -49,9 +49,7 @@ def as_host(value: Any) -> np.ndarray | None:
 
 
 def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
-    """Same shape and equal within the dtype-aware tolerance (NaN matches NaN).
-
-    Booleans and integers must match exactly.
+    """Same shape and equal within the dtype-aware tolerance (NaN matches NaN); booleans and integers exactly.
 
     Examples
     --------
@@ -115,8 +113,9 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     """Evidence for a mismatch: shape and dtype, NaN count, max error, first differing index."""
     lines = []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; "
-                     f"expected shape {expected.shape}, dtype {expected.dtype}")
+        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; expected shape "
+                     f"{expected.shape}, dtype {expected.dtype}" + "; float16 keeps about 3 significant digits, too "
+                     "few to match: return float32 or float64" * (actual.dtype == np.float16 != expected.dtype))
     if actual.shape != expected.shape:
         if actual.ndim >= 2 and actual.shape[:-2] + actual.shape[-2:][::-1] == expected.shape:
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")
@@ -186,8 +185,8 @@ HINTS: dict[str, str] = {
         "size; the inputs of this probe are small.",
     "harness.mutated": "Your function changed its argument {name} in place: compute into a new array (y = "
         "x - m instead of x -= m).",
-    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray turns a list, a tuple or a matrix "
-        "into one, and .astype(np.float64) turns an array of Python objects into numbers.",
+    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix "
+        "into one, and x.astype(np.float64) an array of Python objects.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a "
         "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",

@@ -35,7 +35,7 @@ def test_an_array_that_cannot_cross_is_named_an_array_of_its_dtype(dtype):
     result = check_softmax(lambda x: np.full(x.shape, "a").astype(dtype))
     assert f"weights is an array of dtype {np.dtype(dtype)}; expected a NumPy array of float64" in result.summary
     assert "a array" not in result.message and "not an array" not in result.message, result
-    assert result.hint_id == "harness.wrong-type" and "astype(np.float64)" in result.hint, result
+    assert result.hint_id == "harness.wrong-type" and "x.astype(np.float64) an array of Python objects" in result.hint, result
 
 
 def test_a_class_whose_name_starts_with_a_vowel_takes_an():
@@ -185,3 +185,14 @@ def test_files_the_grader_cannot_read_say_what_to_do(tmp_path, console_script):
     assert "invalid continuation byte; save it as UTF-8)" in said["latin.py"], said
     assert "could not be read as a notebook (it is not JSON: " in said["renamed.ipynb"], said
     assert "(it is in nbformat 3, from Jupyter before 2015: open it" in said["old.ipynb"], said
+
+
+def test_float16_output_is_told_it_has_too_few_digits():
+    """A softmax returned as float16 failed on differences of 2.5e-5 with only "Compare your values with the
+    expected ones below, starting from the first difference": nothing to act on."""
+    from attention_edu.checkers import EXERCISES
+
+    reference = EXERCISES["softmax"].reference
+    result = check_softmax(lambda x: reference(x).astype(np.float16))
+    assert not result.passed and "float16 keeps about 3 significant digits" in result.details, result
+    assert "return float32 or float64" in result.details, result
