@@ -183,7 +183,7 @@ HINTS: dict[str, str] = {
         "below.",
     "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input "
         "size; the inputs of this probe are small.",
-    "harness.mutated": "Your function changed its argument {name} in place: compute into a new array (y = "
+    "harness.mutated": "Your function changed {name} in place: compute into a new array (y = "
         "x - m instead of x -= m).",
     "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix "
         "into one, and x.astype(np.float64) an array of Python objects.",

@@ -196,3 +196,18 @@ def test_float16_output_is_told_it_has_too_few_digits():
     result = check_softmax(lambda x: reference(x).astype(np.float16))
     assert not result.passed and "float16 keeps about 3 significant digits" in result.details, result
     assert "return float32 or float64" in result.details, result
+
+
+def test_two_arguments_changed_in_place_are_not_called_one_argument():
+    """It read "Your function changed its argument Q, K in place"."""
+    from attention_edu.checkers import EXERCISES
+
+    reference = EXERCISES["scaled_dot_product_attention"].reference
+
+    def doubles(Q, K, V, mask=None):
+        out = reference(Q, K, V, mask)
+        Q *= 2
+        K *= 2
+        return out
+    result = check_scaled_dot_product_attention(doubles)
+    assert result.hint_id == "harness.mutated" and result.hint.startswith("Your function changed Q, K in place"), result
