@@ -49,8 +49,7 @@ _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it 
 def ending(exitcode: int | None) -> tuple[str, str]:
     """(words, hint id) for a child that ended without replying."""
     if exitcode is not None and exitcode >= 0:
-        return (f"ended the process with os._exit({exitcode}) (or another hard exit) instead of "
-                f"returning", "harness.exit")
+        return f"ended the process with os._exit({exitcode}) or another hard exit", "harness.exit"
     try:
         name = signal.Signals(-exitcode).name
     except (TypeError, ValueError):

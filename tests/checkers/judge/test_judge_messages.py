@@ -211,3 +211,15 @@ def test_two_arguments_changed_in_place_are_not_called_one_argument():
         return out
     result = check_scaled_dot_product_attention(doubles)
     assert result.hint_id == "harness.mutated" and result.hint.startswith("Your function changed Q, K in place"), result
+
+
+def test_a_file_that_ends_its_process_while_imported_is_not_told_it_did_not_return(tmp_path, console_script):
+    """A file calling os._exit(0) at its top level read "importing the file ended the process with os._exit(0)
+    (or another hard exit) instead of returning" (a file returns nothing); a function doing so read "... instead
+    of returning on the case ...", the case glued to the wrong verb."""
+    script = tmp_path / "mine.py"
+    script.write_text(RIGHT + "\nimport os\nos._exit(0)\n")
+    done = _run(console_script, "check", "softmax", script)
+    assert done.stdout.strip().endswith("importing the file ended the process with os._exit(0) or another hard exit")
+    function = check_softmax(lambda x: __import__("os")._exit(3))
+    assert "ended the process with os._exit(3) or another hard exit on the case" in function.summary, function
