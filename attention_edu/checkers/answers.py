@@ -46,8 +46,8 @@ def _read(part: Part, value: Any) -> Any:
 
 
 #: How to write each kind of part, for a student who gave something unreadable.
-_KINDS = {"shape": "a shape such as (10, 20)", "bool": "True or False", "number": "a number", "array": "an array "
-          "or a list of numbers"}
+_KINDS = {"shape": "a shape such as (10, 20)", "bool": "True or False, without quotes", "number": "a number",
+          "array": "an array or a list of numbers"}
 
 
 def _matches(part: Part, mine: Any, target: Any) -> bool:

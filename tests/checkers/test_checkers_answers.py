@@ -161,3 +161,9 @@ def test_an_incomplete_answer_says_what_is_right_in_a_sentence():
     two = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20))
     assert one.summary.startswith("output_shape is right so far; still missing: attention_shape, qk_flops"), one
     assert two.summary.startswith("output_shape, attention_shape are right so far; still missing: qk_flops"), two
+
+
+def test_a_yes_no_answer_typed_in_quotes_is_told_to_drop_them():
+    """Red team 13B: is_symmetric_tied="True" read "Give is_symmetric_tied as True or False": what was typed."""
+    quoted = check_answer("dot.exercise-4", is_symmetric_tied="True")
+    assert quoted.hint_id == "answer.unreadable" and "True or False, without quotes." in quoted.hint, quoted
