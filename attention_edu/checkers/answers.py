@@ -29,19 +29,25 @@ def _read(part: Part, value: Any) -> Any:
     """The student's value in comparable form, or None if it cannot be read."""
     try:
         if part.kind == "shape":
-            if isinstance(value, str):
-                return tuple(int(s) for s in re.findall(r"\d+", value))
+            if isinstance(value, str):      # "(10, 20)" as printed; "ten" is no shape, not ()
+                return tuple(int(s) for s in re.findall(r"\d+", value)) or None
             return tuple(int(s) for s in value)
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
-        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed
-            value = [float(s) for s in re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))]
+        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed; "abc" stays unreadable
+            numbers = re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))
+            value = [float(s) for s in numbers] or "abc"
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
         array = np.asarray(value, dtype=np.float64)
         return float(array.reshape(())) if part.kind == "number" and array.size == 1 else array
     except (TypeError, ValueError):
         return None
+
+
+#: How to write each kind of part, for a student who gave something unreadable.
+_KINDS = {"shape": "a shape such as (10, 20)", "bool": "True or False, without quotes", "number": "a number",
+          "array": "an array or a list of numbers"}
 
 
 def _matches(part: Part, mine: Any, target: Any) -> bool:
@@ -86,6 +92,8 @@ def _off_by(part: Part, mine: Any, target: Any) -> str:
         return f"{part.name} = {mine} is not right"
     if part.kind == "number":
         target = float(target)
+        if not np.isfinite(mine):
+            return f"{part.name} = {mine} is not a finite number"
         ratio = mine / target if target else float("inf")
         side = "above" if mine > target else "below"
         return f"{part.name} = {_fmt(mine)} is {abs(ratio - 1):.0%} {side} the expected value"
@@ -93,7 +101,8 @@ def _off_by(part: Part, mine: Any, target: Any) -> str:
     if mine.shape != target.shape:
         return f"{part.name} has shape {mine.shape}; the expected answer has shape {target.shape}"
     worst = int(np.argmax(np.abs(mine - target)))
-    return (f"{part.name}: entry {np.unravel_index(worst, target.shape)} = {mine.flat[worst]:.4g} is "
+    entry = tuple(int(i) for i in np.unravel_index(worst, target.shape))      # (3,), not (np.int64(3),)
+    return (f"{part.name}: entry {entry} = {mine.flat[worst]:.4g} is "
             f"off by more than rounding (±{max(part.abs_tol, part.rel_tol * abs(target.flat[worst])):.3g})")
 
 
@@ -167,7 +176,7 @@ def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResu
         mine = _read(part, given[part.name])
         if mine is None:
             return CheckResult(answer_id, False, True, f"cannot read {part.name} = {given[part.name]!r}",
-                               hint=f"Give {part.name} as a {part.kind} ({part.method})",
+                               hint=f"Give {part.name} as {_KINDS[part.kind]}. {part.method}",
                                hint_id="answer.unreadable")
         ok, summary, hint, hint_id = _judge(answer_id, example, part, mine)
         if not ok:
@@ -178,7 +187,8 @@ def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResu
             accepted.append(hint_id)
     missing = [p.name for p in spec.parts if p.required and p.name not in given]
     if missing:
-        return CheckResult(answer_id, False, True, f"{', '.join(done)} right so far; still missing: "
+        verb = "is" if len(done) == 1 else "are"
+        return CheckResult(answer_id, False, True, f"{', '.join(done)} {verb} right so far; still missing: "
                            f"{', '.join(missing)}", hint_id="answer.incomplete",
                            hint=f"Give every required part: {', '.join(missing)}.")
     return CheckResult(answer_id, True, True, f"right within sensible rounding: {', '.join(done)}.",

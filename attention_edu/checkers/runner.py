@@ -22,6 +22,7 @@ from ..backend import host_numpy as np
 from .diagnosis.compare import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint
 from .diagnosis.mutants import failed, fingerprint, is_stub, print_notes, stub_result
+from .judge import describe
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
 from .result import CheckResult, finish
@@ -56,9 +57,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         return Failure("runs", case, f"your function raised {err.type_name} {where}", None, error=err)
     parts = _parts(exercise, outcome.value)
     if parts is None:
-        n, order, got = len(exercise.outputs), ", ".join(exercise.outputs), type(outcome.value).__name__
-        if isinstance(outcome.value, (tuple, list)):
-            got = f"{got} of {len(outcome.value)} values"
+        n, order, got = len(exercise.outputs), ", ".join(exercise.outputs), describe(outcome.value)
         return Failure("returns", case, f"expected a tuple of {n} values ({order}), got {got}", "harness.arity",
                        fields={"arity": n, "order": order})
     for name, part, want in zip(exercise.outputs, parts, expected):
@@ -66,7 +65,7 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
             continue
         if host is None:
-            return Failure("returns", case, f"{name} is a {type(part).__name__}, not an array",
+            return Failure("returns", case, f"{name} is {describe(part)}; expected a NumPy array of {want.dtype}",
                            "harness.none" if part is None else "harness.wrong-type")
         if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
@@ -154,7 +153,7 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
     with np.errstate(all="ignore"):
         if invoke is None and not callable(fn):
             result = CheckResult(exercise.name, False, True,
-                                 f"expected your function itself, got a {type(fn).__name__}",
+                                 f"expected your function itself, got {describe(fn)}",
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
@@ -232,8 +231,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
+    case_failed = any(f.case.probe != "properties" and f.probe != "determinism" for f, *_ in failures)
     for failure, outcome, expected, hint in failures:
-        if failure.probe == "properties" and any(f.probe not in ("properties", "determinism") for f, *_ in failures):
+        if failure.case.probe == "properties" and case_failed:     # a property met the same mistake: named once
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T

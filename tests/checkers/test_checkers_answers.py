@@ -134,3 +134,36 @@ def test_strict_mode_for_answers():
 
     with pytest.raises(CheckFailed):
         check_answer("dot.exercise-3", 1.024e9, strict=True)
+
+
+def test_answers_with_no_number_in_them_are_unreadable_and_say_how_to_write_them():
+    """Red team 13B. "abc" for weights read "weights has shape (0,); the expected answer has shape (4,)";
+    "ten" for a shape read "output_shape = () is not the expected shape" (not what was typed); NaN read
+    "total_flops = nan is nan% below the expected value"; the unreadable hint read "Give qk_flops as a
+    number (Each of the m·n scores ...)"; an entry was named "(np.int64(3),)"."""
+    letters = check_answer("fund.exercise-1", weights="abc")
+    assert letters.hint_id == "answer.unreadable" and "cannot read weights = 'abc'" in letters.summary, letters
+    assert letters.hint.startswith("Give weights as an array or a list of numbers. "), letters
+    word = check_answer("fund.exercise-2", output_shape="ten", attention_shape=(10, 20), qk_flops=25_600)
+    assert word.hint_id == "answer.unreadable" and "= ()" not in word.summary, word
+    for value in (float("nan"), float("inf")):
+        endless = check_answer("dot.exercise-3", total_flops=value)
+        assert "is not a finite number" in endless.summary and "%" not in endless.summary, endless
+    lots = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20), qk_flops="lots")
+    assert lots.hint.startswith("Give qk_flops as a number. Each"), lots
+    entry = check_answer("fund.exercise-1", weights="[0.1, 0.2, 0.3, 0.4]")
+    assert "entry (3,) = 0.4" in entry.summary and "np." not in entry.summary, entry
+
+
+def test_an_incomplete_answer_says_what_is_right_in_a_sentence():
+    """Red team 13B: it read "output_shape right so far; still missing: ..." (no verb)."""
+    one = check_answer("fund.exercise-2", output_shape=(10, 128))
+    two = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20))
+    assert one.summary.startswith("output_shape is right so far; still missing: attention_shape, qk_flops"), one
+    assert two.summary.startswith("output_shape, attention_shape are right so far; still missing: qk_flops"), two
+
+
+def test_a_yes_no_answer_typed_in_quotes_is_told_to_drop_them():
+    """Red team 13B: is_symmetric_tied="True" read "Give is_symmetric_tied as True or False": what was typed."""
+    quoted = check_answer("dot.exercise-4", is_symmetric_tied="True")
+    assert quoted.hint_id == "answer.unreadable" and "True or False, without quotes." in quoted.hint, quoted

@@ -251,7 +251,9 @@ def test_nan_is_reported_with_its_position_and_the_numpy_warning():
         return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
 
     text = str(C.check_softmax(naive))
-    assert "NaN value(s) where finite values are expected" in text
+    assert "NaN values where finite values are expected" in text and "value(s)" not in text
+    one = str(C.check_softmax(lambda x: np.where(x == x.flat[0], np.nan, naive(x))))     # red team 13B: "1 NaN value(s)"
+    assert "weights: 1 NaN value where a finite value is expected, first at index (0, 0)" in one, one
     assert "overflow encountered in exp" in text
 
 

@@ -1,11 +1,11 @@
 """Comparing returned arrays with expected ones, describing the difference; the hints no mutant gives.
 
-Arrays are compared as numbers in float64, never through their printed form, at float32's tolerance
-whatever their dtype (float16 is no licence to be 1 % off), so a float32 or einsum solution passes;
-every known misconception misses by far more (at float64's own, float32-accurate code got marks that varied by seed).
-:data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes,
-wrong types) and for exceptions, which :func:`explain_error` translates into a hint a beginner
-can act on. Every id is reachable; the tests trigger each one.
+Arrays are compared as numbers in float64, never through their printed form, at float32's tolerance whatever
+their dtype (float16 is no licence to be 1 % off), so a float32 or einsum solution passes; every known
+misconception misses by far more (at float64's own, float32-accurate code got marks that varied by seed).
+:data:`HINTS` holds the hints for what the harness sees (time limits, prints, in-place changes, wrong types)
+and for exceptions, which :func:`explain_error` translates into a hint a beginner can act on. Every id is
+reachable; the tests trigger each one.
 """
 
 from __future__ import annotations
@@ -49,9 +49,7 @@ def as_host(value: Any) -> np.ndarray | None:
 
 
 def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
-    """Same shape and equal within the dtype-aware tolerance (NaN matches NaN).
-
-    Booleans and integers must match exactly.
+    """Same shape and equal within the dtype-aware tolerance (NaN matches NaN); booleans and integers exactly.
 
     Examples
     --------
@@ -115,8 +113,9 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     """Evidence for a mismatch: shape and dtype, NaN count, max error, first differing index."""
     lines = []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; "
-                     f"expected shape {expected.shape}, dtype {expected.dtype}")
+        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; expected shape "
+                     f"{expected.shape}, dtype {expected.dtype}" + "; float16 keeps about 3 significant digits, too "
+                     "few to match: return float32 or float64" * (actual.dtype == np.float16 != expected.dtype))
     if actual.shape != expected.shape:
         if actual.ndim >= 2 and actual.shape[:-2] + actual.shape[-2:][::-1] == expected.shape:
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")
@@ -136,7 +135,8 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         finite_err = err[np.isfinite(err)]
     if nan.any():
         first = tuple(int(i) for i in np.argwhere(nan)[0])
-        lines.append(f"{name}: {nan.sum()} NaN value(s) where finite values are expected, first at index {first}")
+        count = f"{nan.sum()} NaN value" + ("s where finite values are" if nan.sum() > 1 else " where a finite value is")
+        lines.append(f"{name}: {count} expected, first at index {first}")
     if finite_err.size:
         where = " over the finite entries" if finite_err.size < err.size else ""
         lines.append(f"{name}: max |yours - expected|{where} = {float(np.max(finite_err)):.4g}")
@@ -173,8 +173,8 @@ HINTS: dict[str, str] = {
         "debugging prints, or print shapes rather than whole arrays.",
     "harness.exit": "A function must hand its result back with return; remove the call that ends the "
         "process (os._exit, exit in C code).",
-    "harness.crash": "The process running your function died; look for ctypes, a C extension, or code that "
-        "kills its own process, and run the function on the inputs below by hand.",
+    "harness.crash": "The process running your function died; look for as_strided with strides past the array's "
+        "end, ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
     "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at "
         "most) or not plain data: return NumPy arrays of the expected shape.",
     "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, "
@@ -183,9 +183,10 @@ HINTS: dict[str, str] = {
         "below.",
     "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input "
         "size; the inputs of this probe are small.",
-    "harness.mutated": "Your function changed its argument {name} in place: compute into a new array (y = "
+    "harness.mutated": "Your function changed {name} in place: compute into a new array (y = "
         "x - m instead of x -= m).",
-    "harness.wrong-type": "Return a NumPy array; np.asarray turns a list into one.",
+    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix "
+        "into one, and x.astype(np.float64) an array of Python objects.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a "
         "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "csv_cell"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -124,3 +124,21 @@ def csv_cell(value: Any) -> Any:
     """
     value = json.dumps(value) if isinstance(value, list) else value
     return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def describe(value: Any) -> str:
+    """What a student's function gave, for a sentence (a value that crossed from a child is named as it came).
+
+    >>> import numpy as np
+    >>> describe(None), describe([1.0]), describe(np.ones(2)), describe(np.ones(2, dtype=object)), describe(3)
+    ('None', 'a list of 1 value', 'an array of dtype float64', 'an array of dtype object', 'an int')
+    """
+    from .protocol import Unsupported, _describe, np
+
+    if isinstance(value, Unsupported) or value is None:
+        return getattr(value, "what", "None")
+    if type(value) is np.ndarray or type(value).__module__ == "builtins":
+        kind = f"array of dtype {value.dtype}" if type(value) is np.ndarray else type(value).__name__
+        count = f" of {len(value)} value{'s' * (len(value) != 1)}" if type(value) in (list, tuple) else ""
+        return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
+    return _describe(value)

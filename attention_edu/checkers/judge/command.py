@@ -92,8 +92,8 @@ def run_check(args: argparse.Namespace) -> int:
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
     if row.usage:
-        hint = "" if row.error.startswith("no such file") else (
-            f"; name it {EXERCISES[name].function} or pass --function NAME")
+        hint = "" if row.error.startswith("no such file") else f"; name it {args.function} or give --function one of the " \
+            "functions found" if args.function else f"; name it {EXERCISES[name].function} or pass --function NAME"
         return _usage("check", row.error + hint)
     print(row.message)
     if args.verbose:
@@ -172,14 +172,13 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
     for mistake in row.mistakes:
         found.setdefault(mistake.get("probe") or "runs", []).append(
             f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
-    if row.probe and row.probe not in found and not row.passed:
-        found[row.probe] = [row.hint_id or row.status]
-    tests = []
-    for probe in list(groups) + [p for p in found if p not in groups]:
+    tests, order = [], list(PROBES)       # in the order the probes run: "runs" and "returns" come first
+    for probe in sorted({**groups, **found}, key=lambda p: order.index(p) if p in order else len(order)):
         size = groups.get(probe, 0)
         missed = size if row.error is not None else min(row.probes_failed.get(probe, 0), size)
-        output = row.error or "\n".join(found.get(probe, [])) or (
-            f"{missed} of {size} failed, with a mistake named under an earlier test" if missed else "")
+        output = row.error or "\n".join(found.get(probe, [])) or (f"{missed} of {size} not passed" + (
+            ", with a mistake named under an earlier test" if row.attempted else f": {exercise.function} is still a stub")
+            if missed else "")
         tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
                       "status": "failed" if missed or probe in found else "passed", "output": output,
                       "visibility": "after_published" if probe == "hidden" else "visible"})

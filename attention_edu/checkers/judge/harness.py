@@ -49,8 +49,7 @@ _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it 
 def ending(exitcode: int | None) -> tuple[str, str]:
     """(words, hint id) for a child that ended without replying."""
     if exitcode is not None and exitcode >= 0:
-        return (f"ended the process with os._exit({exitcode}) (or another hard exit) instead of "
-                f"returning", "harness.exit")
+        return f"ended the process with os._exit({exitcode}) or another hard exit", "harness.exit"
     try:
         name = signal.Signals(-exitcode).name
     except (TypeError, ValueError):
@@ -98,7 +97,7 @@ class Child:
             return Outcome(timed_out=True)
         except protocol.ProtocolError as err:
             self.end()
-            return Outcome(ended=f"sent back something that is not a plain answer ({err})", ended_id="harness.reply")
+            return Outcome(ended=f"sent back an answer the checker cannot take ({err})", ended_id="harness.reply")
         except (EOFError, OSError):       # it ended (or Ctrl-C ended it)
             words, hint_id = ending(self.end())
             return Outcome(ended=words, ended_id=hint_id)
@@ -124,7 +123,7 @@ class Child:
         except OSError:              # closed meanwhile: grading was interrupted
             return "", 0
         self.seen += grown
-        cut = f"\n[... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
+        cut = f" [... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""     # on the cut line
         return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)
 
     def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:

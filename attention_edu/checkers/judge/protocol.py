@@ -1,13 +1,12 @@
 """Plain data between the judge and a child: JSON and NumPy's ``.npy`` format, one frame a message.
 
-A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype +
-shape + raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``,
-``float``, ``str``, ``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars
-cross; anything else a student returns is sent as :class:`Unsupported` (what came back,
-described). Frames are length-capped, a message holds at most :data:`MAX_VALUES` values and
-each array is read once (so decoding costs no more than the frame's size), anything malformed
-is a :class:`ProtocolError`, and nothing here can import or unpickle. Standard library and NumPy
-(through the package's backend module) only: the worker loads this file, and the backend, by path.
+A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype + shape +
+raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``, ``float``, ``str``,
+``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars cross; anything else a student
+returns is sent as :class:`Unsupported` (what came back, described). Frames are length-capped, a message
+holds at most :data:`MAX_VALUES` values and each array is read once (so decoding costs no more than the
+frame's size), anything malformed is a :class:`ProtocolError`, and nothing here can import or unpickle.
+Standard library and NumPy (through the package's backend module) only: the worker loads both by path.
 
 Examples
 --------
@@ -69,13 +68,14 @@ class Unsupported:
 
 def _describe(value: Any) -> str:
     kind = type(value).__name__
+    a = "an" if kind[:1].lower() in "aeiou" else "a"       # an Item object, a Matrix
     if isinstance(value, np.ndarray):
-        return f"a {kind} (an ndarray subclass)" if type(value) is not np.ndarray else f"an array of dtype {value.dtype}"
+        return f"{a} {kind} (an ndarray subclass)" if type(value) is not np.ndarray else f"an array of dtype {value.dtype}"
     try:
         has_array = hasattr(value, "__array__")
     except Exception:
         has_array = False
-    return f"a {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
+    return f"{a} {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -246,5 +246,5 @@ def receive(fd: int, deadline: float, cap: int = MAX_FRAME) -> Any:
     """
     size = int.from_bytes(_read(fd, 8, deadline), "little")
     if size > cap:
-        raise ProtocolError(f"a message of {size} bytes (the limit is {cap})")
+        raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap:,}")
     return decode(_read(fd, size, deadline))

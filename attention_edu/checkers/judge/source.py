@@ -60,7 +60,7 @@ def python_text(path: str | Path) -> str:
                 raise ValueError("its coding line names punycode or idna, which the grader does not decode")
         with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
             return handle.read()
-    except SyntaxError as err:                   # an unknown encoding, or a cookie that contradicts the BOM
+    except (SyntaxError, UnicodeDecodeError) as err:      # an unknown encoding, a cookie against the BOM, bad bytes
         raise ValueError(f"{err}; save it as UTF-8") from None
 
 
@@ -229,7 +229,7 @@ def notebook_cells(path: str | Path) -> list[tuple[str, str]]:
     """
     notebook = json.loads(Path(path).read_text(encoding="utf-8-sig"))     # Notepad's byte-order mark too
     if type(notebook) is dict and "worksheets" in notebook:
-        raise ValueError("it is in nbformat 3 (Jupyter before 2015): open it in Jupyter and save it again")
+        raise ValueError("it is in nbformat 3, from Jupyter before 2015: open it in Jupyter and save it again")
     listed = notebook.get("cells", []) if type(notebook) is dict else None
     if type(listed) is not list or not all(type(c) is dict for c in listed):
         raise ValueError("its cells are not a list of cells")

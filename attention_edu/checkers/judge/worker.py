@@ -1,16 +1,17 @@
 """The student's side of the judge: run a submission and answer calls with plain data.
 
-:func:`answer` makes each call, in either kind of child: the sandboxed ``python -I worker.py``
-(:func:`main`: Landlock, the import rule, the submission run once, then one call frame after
-another; see docs/teachers.md) or a notebook check's fork, which holds the function
-(:func:`answer_once`). Imports: the standard library, NumPy, ``landlockpy`` and, by path,
-``protocol.py`` and ``backend.py`` (NumPy comes through it); never the ``attention_edu`` package.
+:func:`answer` makes each call, in either kind of child: the sandboxed ``python -I worker.py`` (:func:`main`:
+Landlock, the import rule, the submission run once, then one call frame after another; see docs/teachers.md)
+or a notebook check's fork, which holds the function (:func:`answer_once`). Imports: the standard library,
+NumPy, ``landlockpy`` and, by path, ``protocol.py`` and ``backend.py`` (NumPy comes through it); never the
+``attention_edu`` package.
 """
 
 import builtins
 import contextlib
 import copy
 import importlib.util
+import linecache
 import os
 import sys
 import sysconfig
@@ -73,12 +74,10 @@ class Refuse:
 
 
 def restrict(read, write):
-    """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP
-    (ABI 4+), no signals or abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``.
-
-    It binds this thread and those started later: the judge's environment keeps BLAS to this one.
-    Returns the ABI applied; raises ImportError or OSError where Landlock is missing.
-    """
+    """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP (ABI 4+), no
+    signals or abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``. It binds this thread and those
+    started later (the judge's environment keeps BLAS to this one). Returns the ABI applied; raises ImportError
+    or OSError where Landlock is missing."""
     from landlockpy import AccessFS, Ruleset, Scope
 
     reading = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
@@ -99,7 +98,7 @@ class Helper:
     __module__ = "attention_edu"
 
     def __init__(self, fds, names, name=None):
-        offered = ", ".join("ae." + n for n in names) or "nothing of it"
+        offered = ", ".join("ae." + n for n in names) or "no function of attention_edu"
         self._fds, self._names, self._name, self._refusal = fds, tuple(names), name, None if name in names else (
             f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
@@ -223,6 +222,7 @@ def main():
         sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
     reply, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
+        linecache.cache[label] = (len(code), None, code.splitlines(True), label)     # an error shows its line
         try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it
             code = compile(code, label, "exec", futures)
             futures |= code.co_flags & 0x1000000        # __future__.annotations.compiler_flag
