@@ -113,9 +113,9 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     """Evidence for a mismatch: shape and dtype, NaN count, max error, first differing index."""
     lines = []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; expected shape "
-                     f"{expected.shape}, dtype {expected.dtype}" + "; float16 keeps about 3 significant digits, too "
-                     "few to match: return float32 or float64" * (actual.dtype == np.float16 != expected.dtype))
+        too_few = "; float16 keeps about 3 significant digits, too few to match: return float32 or float64"
+        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; expected shape {expected.shape}, "
+                     f"dtype {expected.dtype}" + (too_few if actual.dtype == np.float16 != expected.dtype else ""))
     if actual.shape != expected.shape:
         if actual.ndim >= 2 and actual.shape[:-2] + actual.shape[-2:][::-1] == expected.shape:
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")

@@ -92,8 +92,9 @@ def run_check(args: argparse.Namespace) -> int:
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
     if row.usage:
-        hint = "" if row.error.startswith("no such file") else f"; name it {args.function} or give --function one of the " \
-            "functions found" if args.function else f"; name it {EXERCISES[name].function} or pass --function NAME"
+        wanted = args.function or EXERCISES[name].function
+        hint = "" if row.error.startswith("no such file") else f"; name it {wanted} or " + (
+            "give --function one of the functions found" if args.function else "pass --function NAME")
         return _usage("check", row.error + hint)
     print(row.message)
     if args.verbose:

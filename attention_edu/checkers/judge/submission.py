@@ -187,7 +187,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             what = 'running its cells (its `if __name__ == "__main__":` block too)' if notebook and not (
                 path.suffix.lower() == ".ipynb") else what      # a script's cells run as __main__
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
-            not_json = "it is not JSON: " * (type(err).__name__ == "JSONDecodeError")      # a .py renamed, a cut download
+            not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""      # a .py renamed, a cut download
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({not_json}{err})"
     if row.error is None:
         try:
