@@ -5,9 +5,9 @@ then a determinism check. On every case the student's function must run, return 
 arity, shape and dtype, leave its inputs alone and match the reference. Only two calls in a row that run
 out of time or crash stop the run; each failure is then named on its own (:func:`.diagnosis.mutants.failed`).
 Across all probes the ranks the function runs on are read too: when some ranks always work and
-the others always fail, a diagnosis that only repeats NumPy's error becomes "your function works
-on 3-D input only". A property's violation is listed only when no input case failed (it is then
-almost always a consequence of theirs).
+the others always fail, a diagnosis that only repeats NumPy's error becomes "your function works on 3-D
+input only". A property's violation is listed only when no public input case failed (it is then almost always
+a consequence of theirs); hidden cases' failures come last, so the seed never changes the mistake named first.
 """
 
 from __future__ import annotations
@@ -87,9 +87,8 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         if not close(mine, want, case.float_dtypes):
             overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
             hint = "value.nan" if overflow.any() else "value.mismatch"
-            verb = "do" if name.endswith("s") else "does"
-            return Failure(case.probe, case, f'your {name} {verb} not match the expected values '
-                           f'on the case "{case.title}"', hint)
+            return Failure(case.probe, case, f'your {name} {"do" if name.endswith("s") else "does"} not match the '
+                           f'expected values on the case "{case.title}"', hint)
     return None
 
 
@@ -231,9 +230,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
-    case_failed = any(f.case.probe != "properties" and f.probe != "determinism" for f, *_ in failures)
-    for failure, outcome, expected, hint in failures:
-        if failure.case.probe == "properties" and case_failed:     # a property met the same mistake: named once
+    public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f, *_ in failures)
+    for failure, outcome, expected, hint in sorted(failures, key=lambda entry: entry[0].case.probe == "hidden"):
+        if failure.case.probe == "properties" and public:     # a property met the same mistake: named once
             continue
         result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T

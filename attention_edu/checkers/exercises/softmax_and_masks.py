@@ -36,8 +36,8 @@ def _softmax_cases() -> list[Case]:
     cases.append(Case("random", "float32 x (5, 3)", (normal_arrays(4, (5, 3))[0].astype(np.float32),), x))
     for seed, shape in ((5, (4,)), (6, (1, 3, 4)), (7, (2, 3, 4, 5))):   # (1, 3, 4): an axis .squeeze() drops
         cases.append(Case("batched", f"{len(shape)}-D x {shape}", normal_arrays(seed, shape), x))
-    big = np.array([[1000.0, 1001.5, 999.25, 1002.0], [-1000.0, -998.5, -1001.0, -999.75], [0.5, -0.25, 1.0, 0.0],
-                    [-1e9, 0.5, -1e9, 1.5]])
+    big = np.array([[1000.0, 1001.5, 999.25, 1002.0], [-1000.0, -998.5, -1001.0, -999.75], [0.5, -0.25, 1.0, -11.0],
+                    [-1e9, 0.5, -1e9, 1.5]])    # row 2 holds a weight of 3e-6: zeroing tiny weights fails
     cases.append(Case("stability", "rows near +1000, -1000 and 0, and one masked with -1e9", (big,), x, literal=True,
                       note="Only the row maximum is safe to subtract: x - mean or x - min overflows in row 3."))
     partial = np.array([[1.0, -np.inf, 2.0, -np.inf, 0.5], [-np.inf, 0.0, 0.0, 1.0, -np.inf]])
