@@ -75,7 +75,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
                            "harness.shape", fields={"expected": str(want.shape)})
     if outcome.mutated:
         names = ", ".join(outcome.mutated)
-        return Failure("inputs", case, f"your function modified its input {names} in place {where}",
+        inputs = "inputs" if len(outcome.mutated) > 1 else "input"
+        return Failure("inputs", case, f"your function modified its {inputs} {names} in place {where}",
                        "harness.mutated", fields={"name": names})
     return None
 

@@ -501,6 +501,17 @@ def test_inputs_are_copies_and_the_originals_survive():
     assert np.array_equal(EXERCISES["softmax"].cases()[0].args[0], before)
 
 
+def test_two_inputs_changed_in_place_are_named_in_the_plural():
+    def vandal(Q, K, V, mask=None):
+        Q *= 2.0
+        K *= 2.0
+        return ae.scaled_dot_product_attention(Q / 2.0, K / 2.0, V, mask)
+
+    result = C.check_scaled_dot_product_attention(vandal)
+    assert result.hint_id == "harness.mutated", str(result)
+    assert "modified its inputs Q, K in place" in result.summary and "changed Q, K in place" in result.hint, str(result)
+
+
 @pytest.mark.parametrize("dtype", ["complex128", "U1", "datetime64[s]", "V8"])
 def test_an_array_of_the_wrong_kind_is_named_by_its_dtype(dtype):
     """It read "weights is a ndarray, not an array" with the hint to return a NumPy array."""
