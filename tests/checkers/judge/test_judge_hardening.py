@@ -606,8 +606,8 @@ def test_a_notebook_of_too_many_cells_is_its_own_row_with_a_reason(tmp_path, sof
     the row read "ended the process with os._exit(1)"."""
     import nbformat
 
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1") for _ in range(30_000)]
-                                        + [nbformat.v4.new_code_cell(softmax_source)])
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", id=f"c{i}") for i in range(30_000)]
+                                        + [nbformat.v4.new_code_cell(softmax_source)])   # ids: 30,000 random ones clash
     path = tmp_path / "cells.ipynb"
     path.write_text(nbformat.writes(notebook))
     row = grade_one("softmax", path, seed=1)
