@@ -11,16 +11,8 @@ import numpy as np
 import pytest
 
 from attention_edu.checkers import check_scaled_dot_product_attention, check_softmax
+from tests.conftest import SOFTMAX_SOURCE as RIGHT
 
-RIGHT = """
-import numpy as np
-
-def softmax(x):
-    top = np.max(x, axis=-1, keepdims=True)
-    e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
-    total = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(total == 0, 1.0, total)
-"""
 OBJECTS = RIGHT + "\n\ndef softmax(x, _mine=softmax):\n    return _mine(x).astype(object)\n"
 
 
