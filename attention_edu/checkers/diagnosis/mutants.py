@@ -179,6 +179,11 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     named = None                                        # (hint id, hint): a mutant's, else the evidence's
     if telling and failure.probe != "properties":
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
+        if mistake is None and failure.hint_id == "harness.dtype":    # the summary tells the dtype; read in
+            mine_as = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
+                            and a.dtype.kind in "biuf" else a for a, e in zip(mine, expected))   # the expected
+            if not same_output(mine_as, expected, case.float_dtypes):        # one, its values may show another
+                mistake = match_mistake(exercise, case, mine_as, failure.probe, known)     # (a shape, say)
         named = None if mistake is None else (mistake.id, mistake.hint)
     if named is None and telling:
         named = _read_evidence(exercise, failure, case, mine, expected)

@@ -215,3 +215,20 @@ def test_a_file_that_ends_its_process_while_imported_is_not_told_it_did_not_retu
     assert done.stdout.strip().endswith("importing the file ended the process with os._exit(0) or another hard exit")
     function = check_softmax(lambda x: __import__("os")._exit(3))
     assert "ended the process with os._exit(3) or another hard exit on the case" in function.summary, function
+
+
+def _checked(console_script, tmp_path, exercise, source):
+    path = tmp_path / "mine.py"
+    path.write_text("import numpy as np\n\n" + source)
+    done = _run(console_script, "check", exercise, path, "--seed", "1")
+    assert done.returncode == 1, done.stderr
+    return done.stdout
+
+
+def test_a_float_mask_that_ignores_n_names_both_mistakes_once(console_script, tmp_path):
+    """A float mask of shape (m, m) read causal_mask.float, then "Mistake 2 [harness.dtype]", the same dtype
+    told again on a case where the shape was wrong too, and never named ignores-n: the dtype was checked first."""
+    out = _checked(console_script, tmp_path, "causal_mask",
+                   "def causal_mask(m, n=None):\n    return np.tril(np.ones((m, m)))\n")
+    assert "Hint [causal_mask.float]" in out and "Mistake 2 [causal_mask.ignores-n]" in out, out
+    assert "harness.dtype" not in out and "Mistake 3" not in out, out
