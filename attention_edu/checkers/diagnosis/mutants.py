@@ -202,7 +202,7 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     if case.args:
         lines.append("Inputs:")
         lines.extend(_inputs(case))
-    if telling and expected:
+    if telling and len(mine) == len(expected):      # (w, w) for w: no element of it is read as the weights
         lines.extend(_evidence(exercise, case, mine, expected))
     if failure.evidence:
         lines.append(failure.evidence)

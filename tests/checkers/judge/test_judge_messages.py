@@ -232,3 +232,11 @@ def test_a_float_mask_that_ignores_n_names_both_mistakes_once(console_script, tm
                    "def causal_mask(m, n=None):\n    return np.tril(np.ones((m, m)))\n")
     assert "Hint [causal_mask.float]" in out and "Mistake 2 [causal_mask.ignores-n]" in out, out
     assert "harness.dtype" not in out and "Mistake 3" not in out, out
+
+
+def test_two_copies_of_the_weights_show_no_element_compared_as_the_weights(console_script, tmp_path):
+    """(w, w) read "weights is a tuple of 2 values", yet its first element was compared with the weights
+    ("max |yours - expected| = 0"), which told the student the weights were right."""
+    out = _checked(console_script, tmp_path, "softmax", RIGHT + "\n\ndef softmax(x, _mine=softmax):\n"
+                   "    return _mine(x), _mine(x)\n")
+    assert "weights is a tuple of 2 values" in out and "max |yours - expected|" not in out, out
