@@ -121,9 +121,10 @@ def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
     """The first registered mistake whose mutant reproduces ``mine`` on ``case``.
 
     Mistakes in ``known`` (found on earlier probes) are tried first, then those registered
-    for ``probe``: one mistake that explains every probe is named once.
+    for ``probe``, then for the case's own: one mistake that explains every probe is named once.
     """
-    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe))
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe,
+                                                                  m.probe != case.probe))
     for mistake in mistakes:
         for mutant in variants_of(mistake):
             theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))

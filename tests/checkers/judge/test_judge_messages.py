@@ -240,3 +240,13 @@ def test_two_copies_of_the_weights_show_no_element_compared_as_the_weights(conso
     out = _checked(console_script, tmp_path, "softmax", RIGHT + "\n\ndef softmax(x, _mine=softmax):\n"
                    "    return _mine(x), _mine(x)\n")
     assert "weights is a tuple of 2 values" in out and "max |yours - expected|" not in out, out
+
+
+def test_a_one_tuple_with_a_masked_row_bug_names_the_masked_row(console_script, tmp_path):
+    """(w,) from a softmax that gives NaN on a fully masked row named softmax.no-max-shift: the failure's
+    probe was "returns", so the mistakes of the case's own probe ("masks") were not preferred."""
+    out = _checked(console_script, tmp_path, "softmax", "def softmax(x):\n"
+                   "    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
+                   "    return (e / e.sum(axis=-1, keepdims=True),)\n")
+    assert "Hint [harness.wrong-type]" in out and "Mistake 2 [softmax.masked-row-nan]" in out, out
+    assert "no-max-shift" not in out, out
