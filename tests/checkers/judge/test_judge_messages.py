@@ -250,3 +250,29 @@ def test_a_one_tuple_with_a_masked_row_bug_names_the_masked_row(console_script, 
                    "    return (e / e.sum(axis=-1, keepdims=True),)\n")
     assert "Hint [harness.wrong-type]" in out and "Mistake 2 [softmax.masked-row-nan]" in out, out
     assert "no-max-shift" not in out, out
+
+
+DOUBLED_DK = """
+def attention_backward(Q, K, V, d_output, mask=None):
+    root = np.sqrt(Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2) / root
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    W = e / np.where(total > 0, total, 1.0)
+    dW = d_output @ np.swapaxes(V, -1, -2)
+    dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+    dK = np.swapaxes(dS, -1, -2) @ Q / root
+    return dS @ K / root, dK + dK, np.swapaxes(W, -1, -2) @ d_output
+"""
+
+
+def test_a_doubled_dk_is_told_one_story_on_every_case(console_script, tmp_path):
+    """dK doubled was named attention_backward.dk-unscaled on the small case (d_k = 4, so √d_k = 2 and the
+    doubling looks like a missing scale) and attention_backward.chain on every other: two stories, the first
+    false. The chain's reading, the same sentence on every case, is now the one told."""
+    out = _checked(console_script, tmp_path, "attention_backward", DOUBLED_DK)
+    assert "Hint [attention_backward.chain]: dQ and dV are right; dK is not" in out, out
+    assert "dk-unscaled" not in out and "mistakes found" not in out, out
