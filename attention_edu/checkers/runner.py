@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..backend import host_numpy as np
 from .diagnosis.compare import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint
-from .diagnosis.mutants import failed, fingerprint, is_stub, print_notes, stub_result
+from .diagnosis.mutants import failed_all, fingerprint, is_stub, print_notes, stub_result
 from .judge import describe
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
@@ -232,10 +232,9 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     results: list[CheckResult] = []
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f, *_ in failures)
-    for failure, outcome, expected, hint in sorted(failures, key=lambda entry: entry[0].case.probe == "hidden"):
-        if failure.case.probe == "properties" and public:     # a property met the same mistake: named once
-            continue
-        result = failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in results))
+    entries = [e for e in sorted(failures, key=lambda e: e[0].case.probe == "hidden")     # a property that met the
+               if e[0].case.probe != "properties" or not public]                          # same mistake: named once
+    for (failure, outcome, expected, hint), result in zip(entries, failed_all(exercise, entries, log)):
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T
         if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
             result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)

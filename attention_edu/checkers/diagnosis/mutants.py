@@ -22,7 +22,7 @@ from .compare import HINTS, as_host, close, describe_difference, explain_error, 
 from .evidence import diagnose_shape, diagnose_values
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
-           "fingerprint", "is_stub", "stub_result", "failed", "match_mistake", "print_notes"]
+           "fingerprint", "is_stub", "stub_result", "failed", "failed_all", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
@@ -121,9 +121,10 @@ def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
     """The first registered mistake whose mutant reproduces ``mine`` on ``case``.
 
     Mistakes in ``known`` (found on earlier probes) are tried first, then those registered
-    for ``probe``: one mistake that explains every probe is named once.
+    for ``probe``, then for the case's own: one mistake that explains every probe is named once.
     """
-    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe))
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe,
+                                                                  m.probe != case.probe))
     for mistake in mistakes:
         for mutant in variants_of(mistake):
             theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
@@ -170,15 +171,20 @@ def _read_evidence(exercise: Exercise, failure: Failure, case: Case, mine: tuple
 
 
 def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple,
-           log: list[Outcome], hint: str | None = None, known: tuple[str, ...] = ()) -> CheckResult:
-    """The CheckResult for ``failure``: diagnosis, hint and evidence."""
+           log: list[Outcome], hint: str | None = None, known: tuple[str, ...] = (), guess: bool = True) -> CheckResult:
+    """The CheckResult for ``failure``: diagnosis (by the mutants unless ``guess`` is false), hint and evidence."""
     case = failure.case
     mine = _outcome_print(outcome)
     telling = (mine is not None and failure.probe not in ("inputs", "determinism")    # its output shows the mistake,
                and not same_output(mine, expected, case.float_dtypes))    # unless its values are right: (w,) for w
     named = None                                        # (hint id, hint): a mutant's, else the evidence's
-    if telling and failure.probe != "properties":
+    if telling and guess and failure.probe != "properties":
         mistake = match_mistake(exercise, case, mine, failure.probe, known)
+        if mistake is None and failure.hint_id == "harness.dtype":    # the summary tells the dtype; read in
+            mine_as = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
+                            and a.dtype.kind in "biuf" else a for a, e in zip(mine, expected))   # the expected
+            if not same_output(mine_as, expected, case.float_dtypes):        # one, its values may show another
+                mistake = match_mistake(exercise, case, mine_as, failure.probe, known)     # (a shape, say)
         named = None if mistake is None else (mistake.id, mistake.hint)
     if named is None and telling:
         named = _read_evidence(exercise, failure, case, mine, expected)
@@ -197,7 +203,7 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     if case.args:
         lines.append("Inputs:")
         lines.extend(_inputs(case))
-    if telling and expected:
+    if telling and len(mine) == len(expected):      # (w, w) for w: no element of it is read as the weights
         lines.extend(_evidence(exercise, case, mine, expected))
     if failure.evidence:
         lines.append(failure.evidence)
@@ -209,6 +215,22 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary,
                        hint=hint, hint_id=hint_id, probe=failure.probe, case=case,
                        details="\n".join(lines), notes=print_notes(log))
+
+
+def failed_all(exercise: Exercise, entries: list, log: list[Outcome]) -> list[CheckResult]:
+    """:func:`failed` for each ``(failure, outcome, expected, hint)``, each knowing the mistakes named before it.
+
+    A mutant named on one case gives way to the evidence's reading of that case when the evidence tells there,
+    word for word, the one story it tells on every other case it reads: that story fits every case, and the
+    mutant matched by coincidence (a doubled dK is a missing 1/√d_k where d_k = 4, and there only).
+    """
+    first: list[CheckResult] = []
+    for entry in entries:
+        first.append(failed(exercise, *entry[:3], log, entry[3], tuple(r.hint_id for r in first)))
+    told = {r.hint_id: {t.hint for t in first if t.hint_id == r.hint_id} for r in first}
+    plain = [failed(exercise, *entry[:3], log, entry[3], guess=False) for entry in entries]
+    return [p if p.hint_id != entry[0].hint_id and told.get(p.hint_id) == {p.hint} else r
+            for entry, r, p in zip(entries, first, plain)]
 
 
 def print_notes(log: list[Outcome]) -> tuple[str, ...]:

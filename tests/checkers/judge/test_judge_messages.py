@@ -215,3 +215,64 @@ def test_a_file_that_ends_its_process_while_imported_is_not_told_it_did_not_retu
     assert done.stdout.strip().endswith("importing the file ended the process with os._exit(0) or another hard exit")
     function = check_softmax(lambda x: __import__("os")._exit(3))
     assert "ended the process with os._exit(3) or another hard exit on the case" in function.summary, function
+
+
+def _checked(console_script, tmp_path, exercise, source):
+    path = tmp_path / "mine.py"
+    path.write_text("import numpy as np\n\n" + source)
+    done = _run(console_script, "check", exercise, path, "--seed", "1")
+    assert done.returncode == 1, done.stderr
+    return done.stdout
+
+
+def test_a_float_mask_that_ignores_n_names_both_mistakes_once(console_script, tmp_path):
+    """A float mask of shape (m, m) read causal_mask.float, then "Mistake 2 [harness.dtype]", the same dtype
+    told again on a case where the shape was wrong too, and never named ignores-n: the dtype was checked first."""
+    out = _checked(console_script, tmp_path, "causal_mask",
+                   "def causal_mask(m, n=None):\n    return np.tril(np.ones((m, m)))\n")
+    assert "Hint [causal_mask.float]" in out and "Mistake 2 [causal_mask.ignores-n]" in out, out
+    assert "harness.dtype" not in out and "Mistake 3" not in out, out
+
+
+def test_two_copies_of_the_weights_show_no_element_compared_as_the_weights(console_script, tmp_path):
+    """(w, w) read "weights is a tuple of 2 values", yet its first element was compared with the weights
+    ("max |yours - expected| = 0"), which told the student the weights were right."""
+    out = _checked(console_script, tmp_path, "softmax", RIGHT + "\n\ndef softmax(x, _mine=softmax):\n"
+                   "    return _mine(x), _mine(x)\n")
+    assert "weights is a tuple of 2 values" in out and "max |yours - expected|" not in out, out
+
+
+def test_a_one_tuple_with_a_masked_row_bug_names_the_masked_row(console_script, tmp_path):
+    """(w,) from a softmax that gives NaN on a fully masked row named softmax.no-max-shift: the failure's
+    probe was "returns", so the mistakes of the case's own probe ("masks") were not preferred."""
+    out = _checked(console_script, tmp_path, "softmax", "def softmax(x):\n"
+                   "    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
+                   "    return (e / e.sum(axis=-1, keepdims=True),)\n")
+    assert "Hint [harness.wrong-type]" in out and "Mistake 2 [softmax.masked-row-nan]" in out, out
+    assert "no-max-shift" not in out, out
+
+
+DOUBLED_DK = """
+def attention_backward(Q, K, V, d_output, mask=None):
+    root = np.sqrt(Q.shape[-1])
+    scores = Q @ np.swapaxes(K, -1, -2) / root
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    W = e / np.where(total > 0, total, 1.0)
+    dW = d_output @ np.swapaxes(V, -1, -2)
+    dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+    dK = np.swapaxes(dS, -1, -2) @ Q / root
+    return dS @ K / root, dK + dK, np.swapaxes(W, -1, -2) @ d_output
+"""
+
+
+def test_a_doubled_dk_is_told_one_story_on_every_case(console_script, tmp_path):
+    """dK doubled was named attention_backward.dk-unscaled on the small case (d_k = 4, so √d_k = 2 and the
+    doubling looks like a missing scale) and attention_backward.chain on every other: two stories, the first
+    false. The chain's reading, the same sentence on every case, is now the one told."""
+    out = _checked(console_script, tmp_path, "attention_backward", DOUBLED_DK)
+    assert "Hint [attention_backward.chain]: dQ and dV are right; dK is not" in out, out
+    assert "dk-unscaled" not in out and "mistakes found" not in out, out
