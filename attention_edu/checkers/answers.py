@@ -34,9 +34,11 @@ def _read(part: Part, value: Any) -> Any:
             return tuple(int(s) for s in value)
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
-        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed; "abc" stays unreadable
+        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed
             numbers = re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))
-            value = [float(s) for s in numbers] or "abc"
+            if not numbers:                                       # "abc" holds none: unreadable, not empty
+                return None
+            value = [float(s) for s in numbers]
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
         array = np.asarray(value, dtype=np.float64)

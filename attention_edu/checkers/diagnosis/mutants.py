@@ -228,7 +228,8 @@ def failed_all(exercise: Exercise, entries: list, log: list[Outcome]) -> list[Ch
     for entry in entries:
         first.append(failed(exercise, *entry[:3], log, entry[3], tuple(r.hint_id for r in first)))
     told = {r.hint_id: {t.hint for t in first if t.hint_id == r.hint_id} for r in first}
-    plain = [failed(exercise, *entry[:3], log, entry[3], guess=False) for entry in entries]
+    named = {m.id for m in mistakes_for(exercise.name)}        # only a mutant's naming can read otherwise without it
+    plain = [failed(exercise, *e[:3], log, e[3], guess=False) if r.hint_id in named else r for e, r in zip(entries, first)]
     return [p if p.hint_id != entry[0].hint_id and told.get(p.hint_id) == {p.hint} else r
             for entry, r, p in zip(entries, first, plain)]
 

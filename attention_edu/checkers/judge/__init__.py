@@ -133,12 +133,12 @@ def describe(value: Any) -> str:
     >>> describe(None), describe([1.0]), describe(np.ones(2)), describe(np.ones(2, dtype=object)), describe(3)
     ('None', 'a list of 1 value', 'an array of dtype float64', 'an array of dtype object', 'an int')
     """
-    from .protocol import Unsupported, _describe, np
+    from .protocol import Unsupported, _describe
 
     if isinstance(value, Unsupported) or value is None:
         return getattr(value, "what", "None")
-    if type(value) is np.ndarray or type(value).__module__ == "builtins":
-        kind = f"array of dtype {value.dtype}" if type(value) is np.ndarray else type(value).__name__
-        count = f" of {len(value)} value{'s' * (len(value) != 1)}" if type(value) in (list, tuple) else ""
-        return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
-    return _describe(value)
+    if type(value).__module__ != "builtins":
+        return _describe(value)         # an array, an ndarray subclass, an object
+    kind = type(value).__name__
+    count = f" of {len(value)} value{'s' if len(value) != 1 else ''}" if type(value) in (list, tuple) else ""
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
