@@ -112,3 +112,24 @@ def test_the_shipped_notebooks_grade_as_their_checks_say(console_script):
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [(r["status"], r["error"]) for r in rows] == [("passed", None), ("not attempted", None)]
+
+
+def test_the_shipped_notebooks_provided_cells_run_in_the_grader():
+    """Exercise notebooks 02, 03, 05 and 06 load the chapter's inputs with ae.worked_examples.get(...) in
+    cells the student does not write; 05 also drew the weights with ae.dot_product_attention. Graded, those
+    cells raised, and a failing row carried a note about a cell the student never touched. Each notebook is
+    graded on its first exercise, where ``ae`` offers the least."""
+    from pathlib import Path
+
+    from attention_edu.checkers import EXERCISES
+    from attention_edu.checkers.judge.submission import grade_one
+
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    first = {}
+    for name, exercise in EXERCISES.items():
+        first.setdefault(exercise.notebook, name)
+    for notebook, name in first.items():
+        for folder, status in (("exercises", "not attempted"), ("solutions", "passed")):
+            row = grade_one(name, notebooks / folder / f"{notebook}.ipynb", seed=1)
+            assert (row.status, row.error) == (status, None), (folder, notebook, row.message)
+            assert "Note:" not in row.message, (folder, notebook, row.message)

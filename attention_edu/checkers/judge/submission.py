@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
+from ... import worked_examples
 from ...dot_product import scaled_dot_product_attention
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention, split_heads
@@ -154,6 +155,13 @@ class Remote:
         self.close()
 
 
+def _chapter_inputs(id: str) -> dict:
+    """``ae.worked_examples.get(id)`` in a notebook submission: the entry's id, title, source, inputs and what the
+    chapter prints (its text, as a student's book has it), never what the library computes."""
+    example = worked_examples.get(str(id)[:100])        # a long id would cost difflib's time here
+    return {key: getattr(example, key) for key in ("id", "title", "source", "inputs", "printed")}
+
+
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
               seed: int | None = None, budget: float = DEFAULT_BUDGET) -> Row:
@@ -191,8 +199,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({not_json}{err})"
     if row.error is None:
         try:
-            earlier = list(EXERCISES)[:list(EXERCISES).index(exercise)]     # a notebook's ae.softmax and so on
-            helpers = {n: PACKAGE[n] for n in earlier if n in PACKAGE} if notebook else {}
+            earlier = [n for n in list(EXERCISES)[:list(EXERCISES).index(exercise)] if n in PACKAGE]   # ae.softmax ...
+            helpers = {**{n: PACKAGE[n] for n in earlier}, "worked_examples.get": _chapter_inputs} if notebook else {}
             allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
             with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
                 load = remote.start()

@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import time
 import traceback
+import types
 import warnings
 
 try:
@@ -92,10 +93,10 @@ def restrict(read, write):
 
 
 class Helper:
-    """``ae`` in a notebook submission and its names: the earlier exercises' functions, computed by the judge. Any
-    other name is one the notebook may hold (``from attention_edu import checkers``), but calling it or a name in
-    it (``ae.worked_examples.get``) says why not. Not the notebook's own, though both are ``__main__``."""
-    __module__ = "attention_edu"
+    """``ae`` in a notebook submission: the earlier exercises' functions and ``ae.worked_examples.get(id)`` (an entry's
+    id, title, source, inputs and printed text), computed by the judge. A notebook may hold any other name,
+    but calling it or a name in it (``ae.plotting.attention_heatmap``, ``ae.checkers.check_answer``) says why not."""
+    __module__ = "attention_edu"        # not the notebook's own function, though both are __main__
 
     def __init__(self, fds, names, name=None):
         offered = ", ".join("ae." + n for n in names) or "no function of attention_edu"
@@ -103,8 +104,8 @@ class Helper:
             f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
     def __getattr__(self, attr):
-        if self._name is None and not attr.startswith("_"):
-            return Helper(self._fds, self._names, attr)
+        if not attr.startswith("_") and (self._name is None or any(n.startswith(f"{self._name}.") for n in self._names)):
+            return Helper(self._fds, self._names, ".".join(filter(None, (self._name, attr))))   # ae.worked_examples.get
         raise AttributeError(attr if attr.startswith("_") else self._refusal or attr)
 
     def __call__(self, *args, **kwargs):
@@ -115,7 +116,7 @@ class Helper:
         reply = protocol.receive(inp, time.monotonic() + 60)
         if reply.get("error"):
             raise ValueError(reply["error"])
-        return reply["value"]
+        return types.SimpleNamespace(**reply["value"]) if name == "worked_examples.get" else reply["value"]
 
 
 def describe(error):
@@ -149,8 +150,7 @@ def _same(a, b):
 
 def answer(function, args, names):
     """Call ``function`` on deep copies of ``args``: the reply, in plain data."""
-    copies = copy.deepcopy(args)
-    reply = {"value": None}
+    copies, reply = copy.deepcopy(args), {"value": None}
     with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -279,14 +279,44 @@ def test_a_magic_continued_with_a_backslash_is_left_out_whole(tmp_path):
 
 
 def test_a_name_of_the_package_the_exercise_does_not_offer_says_why_when_looked_into(tmp_path):
-    """The shipped notebooks' own cells read ae.worked_examples.get(...): the note said "'function' object
-    has no attribute 'get'"; and the package's names a notebook imports are not listed as its functions."""
+    """A cell that draws with ae.plotting.attention_heatmap(...): the note said "'function' object has no
+    attribute 'attention_heatmap'"; and the package's names a notebook imports are not listed as its functions."""
     row = _grade(tmp_path, "import numpy as np\nfrom attention_edu import causal_mask",
                  SOFTMAX.replace("axis=-1", "axis=0").replace("def softmax", "def soft_max"),
-                 "example = ae.worked_examples.get('fund.sdpa-example')")
+                 "ax = ae.plotting.attention_heatmap(np.eye(2))")
     assert row.error.startswith(f"{tmp_path / 'class.ipynb'} defines no function 'softmax' (functions found: soft_max)")
-    assert row.error.endswith("code cell 3 raised AttributeError: ae.worked_examples is not available here: this "
-                              "exercise asks for your own NumPy code (you may use no function of attention_edu)"), row.error
+    assert row.error.endswith("code cell 3 raised AttributeError: ae.plotting is not available here: this "
+                              "exercise asks for your own NumPy code (you may use ae.worked_examples.get)"), row.error
+
+
+def test_a_notebook_reads_the_chapters_inputs_and_text_but_never_the_librarys_answers(tmp_path):
+    """The shipped notebooks load the chapter's inputs with ae.worked_examples.get(id).inputs and print its
+    text (.printed): graded, each such cell raised "ae.worked_examples is not available here", a note on a
+    cell the student never wrote. Now the judge sends an entry's id, title, source, inputs and printed text;
+    what the library computes (the answers of the pen-and-paper questions) never reaches the notebook."""
+    import attention_edu as ae
+    entry = ae.worked_examples.get("fund.exercise-1")
+    reads = ("example = ae.worked_examples.get('fund.exercise-1')\n"
+             "H, printed, where = example.inputs['H'], example.printed['weights'], (example.id, example.source)\n"
+             "def softmax(x):\n    return np.full(np.shape(x), float(H.sum()))\n")
+    row = _grade(tmp_path, "import numpy as np\nimport attention_edu as ae", reads)
+    assert row.error is None and row.hint_id is not None and "Note:" not in row.message, row.message
+    assert f"{float(entry.inputs['H'].sum()):.4g}" in row.message, row.message      # the inputs came through
+    for cell, said in (("answers = example.computed", "'types.SimpleNamespace' object has no attribute 'computed'"),
+                       ("answers = example.checks", "has no attribute 'checks'"),
+                       ("every = ae.worked_examples.entries()", "ae.worked_examples.entries is not available here"),
+                       ("other = ae.worked_examples.get('fund.exercise-99')", "no worked example 'fund.exercise-99'")):
+        row = _grade(tmp_path, "import numpy as np\nimport attention_edu as ae", reads, cell)
+        assert "Note: while the notebook ran, code cell 3 raised" in row.message and said in row.message, row.message
+    assert printed_text_is(entry.printed["weights"], tmp_path)
+
+
+def printed_text_is(text, tmp_path):
+    """Whether a notebook's ``example.printed['weights']`` is the chapter's text ``text`` (a function returns it)."""
+    probe = ("import numpy as np\nimport attention_edu as ae\n"
+             "TEXT = ae.worked_examples.get('fund.exercise-1').printed['weights']\n"
+             "def softmax(x):\n    raise ValueError(TEXT)\n")
+    return f"ValueError: {text}" in _grade(tmp_path, probe).message
 
 
 def test_a_notebook_too_large_for_its_outputs_is_told_to_clear_them(tmp_path):
