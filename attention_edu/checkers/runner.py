@@ -64,9 +64,11 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         host = part if type(part) is np.ndarray else as_host(part)   # an array of complex or text: its dtype is wrong
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
             continue
-        if host is None:
+        if host is None:        # return w, w where one array is asked for (not list(w), which np.asarray mends)
+            several = len(parts) == 1 and type(part) in (tuple, list) and all(
+                type(p) is np.ndarray and p.shape == want.shape for p in part)
             return Failure("returns", case, f"{name} is {describe(part)}; expected a NumPy array of {want.dtype}",
-                           "harness.none" if part is None else "harness.wrong-type")
+                           "harness.several" if several else "harness.none" if part is None else "harness.wrong-type")
         if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
                            "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})
@@ -106,8 +108,7 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
              title: str) -> Callable[..., tuple]:
     """The student's function as a property sees it: basic checks, host arrays out."""
     def student(*args: Any) -> tuple:
-        names = exercise.parameters
-        names = names[:len(args)] + tuple(f"arg{i}" for i in range(len(names), len(args)))
+        names = exercise.parameters[:len(args)] + tuple(f"arg{i}" for i in range(len(exercise.parameters), len(args)))
         outcome, _, failure = _probe(exercise, invoke, Case("properties", title, args, names), timeout, log)
         if failure is not None:
             raise _Stopped(failure)

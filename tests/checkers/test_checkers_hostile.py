@@ -117,6 +117,7 @@ TRIGGERS = {
     "harness.reply": ("softmax", lambda x: np.zeros((1100, 1100)), None),      # 9.7 MB: over the 4 MiB a reply may hold
     "harness.mutated": ("softmax", lambda x: np.divide(np.exp(x, out=x), np.exp(x).sum(-1, keepdims=True)), None),
     "harness.wrong-type": ("softmax", lambda x: ae.softmax(x).tolist(), None),
+    "harness.several": ("softmax", lambda x: (ae.softmax(x), ae.softmax(x)), None),     # np.asarray would stack them
     "harness.none": ("softmax", lambda x: ae.softmax(x) if x.ndim < 3 else None, None),
     "harness.arity": ("scaled_dot_product_attention", lambda Q, K, V, mask=None: sdpa(Q, K, V, mask)[0], None),
     "harness.dtype": ("causal_mask", lambda m, n=None: ae.causal_mask(m, n).astype(int), None),
@@ -270,3 +271,11 @@ def test_a_later_not_implemented_branch_counts_as_attempted():
 
     result = C.check_scaled_dot_product_attention(partial)
     assert result.attempted and result.probe == "runs" and "masks later" in str(result)
+
+
+def test_several_values_is_said_only_where_np_asarray_would_not_mend_it():
+    """The hint for (w, w) said np.asarray turns a tuple into an array, which stacks them into (2, m, n). A
+    list of the weights' rows, or attention's two outputs in a list, are mended by it or expected: not several."""
+    assert CHECKERS["softmax"](lambda x: [ae.softmax(x)] * 3).hint_id == "harness.several"
+    assert CHECKERS["softmax"](lambda x: list(ae.softmax(x))).hint_id == "harness.wrong-type"
+    assert CHECKERS["scaled_dot_product_attention"](lambda *a: list(sdpa(*a))).passed
