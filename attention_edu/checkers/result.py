@@ -66,6 +66,9 @@ class CheckResult:
     probes_failed : dict
         The probes not passed, counted by group (a case's probe id, ``"properties"``,
         ``"determinism"``), those skipped after a time limit or a crash included.
+    probes_not_run : int
+        How many of those never ran: after two calls in a row ran out of time or crashed, the
+        rest are not called (each would cost as much), and count as not passed.
 
     Examples
     --------
@@ -88,6 +91,7 @@ class CheckResult:
     probes_total: int | None = None
     mistakes: tuple[dict, ...] = field(default_factory=tuple)
     probes_failed: dict[str, int] = field(default_factory=dict)
+    probes_not_run: int = 0
 
     @property
     def status(self) -> str:
@@ -112,8 +116,9 @@ class CheckResult:
         if self.status == "failed" and self.probes_total:
             found = len(self.mistakes)
             count = f"{found} mistakes found; " if found > 1 else ""
-            progress = (f"{self.probes_passed} of {self.probes_total} probes passed; {count}"
-                        f"the first failure: ")
+            lost = self.probes_not_run
+            not_run = f" ({lost} did not run: two calls in a row were lost)" if lost else ""
+            progress = f"{self.probes_passed} of {self.probes_total} probes passed{not_run}; {count}the first failure: "
         return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
 
     def _hints(self) -> list[tuple[str, str | None, str | None, str]]:

@@ -1,13 +1,12 @@
 """The runner: every probe of an exercise on the student's function, every mistake it shows.
 
-The probes run in the order of :data:`.records.PROBES`: the exercise's cases, its properties,
-then a determinism check. On every case the student's function must run, return the right type,
-arity, shape and dtype, leave its inputs alone and match the reference. Only two calls in a row that run
-out of time or crash stop the run; each failure is then named on its own (:func:`.diagnosis.mutants.failed`).
-Across all probes the ranks the function runs on are read too: when some ranks always work and
-the others always fail, a diagnosis that only repeats NumPy's error becomes "your function works on 3-D
-input only". A property's violation is listed only when no public input case failed (it is then almost always
-a consequence of theirs); hidden cases' failures come last, so the seed never changes the mistake named first.
+The probes run in the order of :data:`.records.PROBES`: the exercise's cases, its properties, then a
+determinism check. On every case the student's function must run, return the right type, arity, shape
+and dtype, leave its inputs alone and match the reference. Two calls in a row that run out of time or crash
+stop the run (the rest "did not run"); each failure is named on its own (:func:`.diagnosis.mutants.failed`).
+The ranks the function runs on are read too: where some always work and the others always fail, a diagnosis
+that only repeats NumPy's error becomes "your function works on 3-D input only". A property's violation is
+listed only when no public case failed (it then follows from theirs); hidden cases' failures come last.
 """
 
 from __future__ import annotations
@@ -188,8 +187,9 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log
             fail(case.probe, failure, outcome, expected, None)
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
-            not_passed.update(probe_counts(exercise, cases[index + 1:]))
-            return report(exercise, failures, runs_by_rank, log, total, not_passed)
+            not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
+            return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
+                                       probes_not_run=sum(skipped.values()))
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))

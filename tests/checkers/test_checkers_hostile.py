@@ -222,7 +222,8 @@ def test_infinite_loop_reports_the_limit_returns_promptly_and_kills_the_child():
     result = C.check_softmax(_forever, timeout=0.3)
     assert time.perf_counter() - start < 2.0
     assert "stopped after 0.3 s" in str(result) and result.probe == "runs"
-    assert "0 of 14 probes passed; the first failure: stopped after" in str(result)
+    headline = "0 of 14 probes passed (12 did not run: two calls in a row were lost); the first failure: stopped after"
+    assert headline in str(result)
     assert not multiprocessing.active_children()
 
 

@@ -33,8 +33,9 @@ HOSTILE = {
     "segfault": ("def softmax(x):\n    faulthandler._sigsegv()\n    os.abort()\n", "segmentation fault", "harness.crash"),
     "c_loop": ("def softmax(x):\n    return sum(itertools.count())\n", f"stopped after {LIMIT:g} s",
                "harness.timeout"),
-    "python_loop": ("def softmax(x):\n    while True:\n        x = x + 1\n", f"stopped after {LIMIT:g} s",
-                    "harness.timeout"),
+    # after two lost calls the rest are not called: the headline says so, not only "0 of 25 probes passed"
+    "python_loop": ("def softmax(x):\n    while True:\n        x = x + 1\n",
+                    "did not run: two calls in a row were lost); the first failure: stopped after", "harness.timeout"),
     "memory_bomb": ("def softmax(x):\n    return [np.empty(2**23) for _ in range(10**5)]\n",
                     "ran out of memory", "harness.memory"),
     "output_flood": ("def softmax(x):\n    while True:\n        print('spam ' * 1000)\n",
