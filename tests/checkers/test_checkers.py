@@ -525,7 +525,7 @@ def test_right_values_in_a_one_element_tuple_name_no_misconception(name):
     its max shift): the hint named a mistake the code does not make."""
     reference = EXERCISES[name].reference
     result = CHECKERS[name](lambda *args: (reference(*args),))
-    assert result.hint_id == "harness.wrong-type" and "is a tuple of 1 value; expected a NumPy array" in result.summary, result
+    assert result.hint_id == "harness.several" and "is a tuple of 1 value; expected a NumPy array" in result.summary, result
 
 
 def _float32_inside(name):

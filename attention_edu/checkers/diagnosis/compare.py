@@ -187,8 +187,8 @@ HINTS: dict[str, str] = {
         "x - m instead of x -= m).",
     "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix "
         "into one, and x.astype(np.float64) an array of Python objects.",
-    "harness.several": "Return the one array asked for, alone: return w, w gives back a tuple of arrays of the "
-        "expected shape, and np.asarray would stack them into one array of the wrong shape.",
+    "harness.several": "Return the array asked for alone, not in a tuple or list: return w, w (or return w, with "
+        "a trailing comma) gives back a tuple, and np.asarray would stack it into an array of the wrong shape.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a "
         "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",

@@ -248,7 +248,7 @@ def test_a_one_tuple_with_a_masked_row_bug_names_the_masked_row(console_script, 
     out = _checked(console_script, tmp_path, "softmax", "def softmax(x):\n"
                    "    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
                    "    return (e / e.sum(axis=-1, keepdims=True),)\n")
-    assert "Hint [harness.wrong-type]" in out and "Mistake 2 [softmax.masked-row-nan]" in out, out
+    assert "Hint [harness.several]" in out and "Mistake 2 [softmax.masked-row-nan]" in out, out
     assert "no-max-shift" not in out, out
 
 
