@@ -29,7 +29,7 @@ from typing import Callable
 
 from .answers import ANSWERS, GENERIC_HINT_IDS, check_answer
 from .diagnosis.evidence import EVIDENCE_IDS
-from .diagnosis.compare import HINTS
+from .diagnosis import HINTS
 from .diagnosis.mutants import PROBES, Mistake, all_mistakes, mistakes_for
 from .exercises import collect
 from .exercises.entropy import attention_entropy

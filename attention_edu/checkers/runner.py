@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..backend import host_numpy as np
-from .diagnosis.compare import HINTS, as_host, close, explain_error
+from .diagnosis import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint
 from .diagnosis.mutants import failed_all, fingerprint, is_stub, print_notes, stub_result
 from .judge import describe

@@ -18,7 +18,7 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS, EXERCISES, CheckFailed, CheckResult, all_mistakes, mistakes_for
 from attention_edu.checkers.diagnosis.mutants import fingerprint
-from attention_edu.checkers.diagnosis.compare import same_output
+from attention_edu.checkers.diagnosis import same_output
 
 C = ae.checkers
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...backend import host_numpy as np
-from .compare import HINTS
+from . import HINTS
 
 __all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
            "constant_relation", "rank_hint", "which_right", "partly"]

@@ -18,7 +18,7 @@ from ...backend import host_numpy as np
 from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult
-from .compare import HINTS, as_host, close, describe_difference, explain_error, same_output, show
+from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
 from .evidence import diagnose_shape, diagnose_values
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",

@@ -24,7 +24,7 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from . import attend, register_mistakes
-from ..diagnosis.compare import close
+from ..diagnosis import close
 from ..diagnosis.evidence import partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
