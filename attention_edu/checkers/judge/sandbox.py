@@ -1,11 +1,8 @@
 """Start the student's interpreter inside the layers the kernel gives an unprivileged user.
 
-:func:`spawn` runs a command line through :mod:`.launcher` (a stdlib-only file run by path), which
-applies every layer but Landlock; the worker applies that itself. What each layer stops, and what
-it does not: docs/teachers.md.
+:func:`spawn` runs a command line through :mod:`.launcher` (a stdlib-only file run by path), which applies every layer
+but Landlock; the worker applies that itself. What each layer stops, and what it does not: docs/teachers.md.
 """
-from __future__ import annotations
-
 import contextlib
 import dataclasses
 import functools
@@ -25,30 +22,26 @@ from typing import Mapping, Sequence
 
 from .launcher import NAMESPACE_LAYERS, NO_NAMESPACES_VARIABLE, namespaces_allowed, process_stats, undumpable
 
-_LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
+_LAUNCHER = [sys.executable, "-I", "-S", "-B", os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")]
+_FIRST_CALLS = threading.RLock()      # one for every :func:`_once` function (reentrant: readable calls another)
 
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Resource limits of the worker (each a positive int): MiB, seconds, MiB, count, count, and the
-    MiB its private directory may hold (a tmpfs, where the mount namespace is allowed)."""
+    """Resource limits of the worker, each a positive int."""
 
     memory_mb: int = 1024
     cpu_seconds: int = 60
     file_size_mb: int = 16
     open_files: int = 256
     processes: int = 64
-    disk_mb: int = 64
+    disk_mb: int = 64           # what its private directory may hold: a tmpfs, where the mount namespace is allowed
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{field.name} must be a positive int, got {value!r}")
-
-
-def _launcher_command(*args: str) -> list[str]:
-    return [sys.executable, "-I", "-S", "-B", _LAUNCHER, *args]
 
 
 def landlock_abi() -> int:
@@ -60,13 +53,10 @@ def landlock_abi() -> int:
         return 0
 
 
-_FIRST_CALLS = threading.RLock()
-
-
 def _once(function):
     """``function``'s value per argument, once per process, one thread at a time: sysconfig's lazy set-up is not
     thread-safe (under ``grade --jobs 2`` a thread read MULTIARCH as None: its worker lost ``/lib/<arch>``)."""
-    cached = functools.lru_cache(maxsize=None)(function)
+    cached = functools.cache(function)
     @functools.wraps(function)
     def once(*args):
         with _FIRST_CALLS:
@@ -74,10 +64,14 @@ def _once(function):
     return once
 
 
+def _canonical(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
 @_once
 def package_dirs(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(directories, top-level module names) of the installed packages ``names`` and of those they
-    require: what the worker may read beyond the interpreter, from the distributions' metadata (nothing imported)."""
+    """(directories, top-level module names) of the installed packages ``names`` and of those they require: what the
+    worker may read beyond the interpreter, from the distributions' metadata (nothing imported)."""
     owners, dirs, found, todo = metadata.packages_distributions(), set(), set(), list(names)
     while todo:
         name = todo.pop()
@@ -105,9 +99,8 @@ def standard_library() -> list[str]:
 
 @_once
 def readable(packages: tuple[str, ...]) -> list[str]:
-    """What a worker may read besides its own directory: the standard library entry by entry without
-    ``site-packages`` (Landlock grants whole subtrees, and other packages live beneath it), the
-    interpreter, the C libraries and ``packages``."""
+    """What a worker may read besides its own directory: the standard library entry by entry without ``site-packages``
+    (Landlock grants whole subtrees, and other packages live beneath it), the interpreter, C libraries, ``packages``."""
     arch = sysconfig.get_config_var("MULTIARCH") or ""
     read = {os.path.realpath(sys.executable), "/dev/null", "/dev/urandom", "/proc/self",
             "/etc/ld.so.cache", "/lib64", *packages, *(f"{root}/{arch}" for root in ("/lib", "/usr/lib") if arch)}
@@ -116,15 +109,11 @@ def readable(packages: tuple[str, ...]) -> list[str]:
     return sorted(path for path in read if path and os.path.exists(path))
 
 
-def _canonical(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
-
-
 @_once
 def _probed() -> tuple[tuple[str, str], ...]:
     abi = landlock_abi()
     found = {"landlock": f"active (ABI {abi})" if abi else "unavailable: the kernel has no Landlock"}
-    done = subprocess.run(_launcher_command("--probe"), capture_output=True, text=True, env={}, timeout=60, check=False)
+    done = subprocess.run([*_LAUNCHER, "--probe"], capture_output=True, text=True, env={}, timeout=60, check=False)
     try:
         found.update(json.loads(done.stdout))
     except ValueError:
@@ -135,8 +124,8 @@ def _probed() -> tuple[tuple[str, str], ...]:
 
 def available_layers() -> dict[str, str]:
     """``landlock`` (with its ABI), ``user-namespace``, ``pid-namespace``, ``net-namespace``, ``mount-namespace``,
-    ``seccomp``, ``rlimits`` -> ``"active ..."`` or ``"unavailable: <reason>"``: what this machine
-    offers (``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` not applied), probed once per process."""
+    ``seccomp``, ``rlimits`` -> ``"active ..."`` or ``"unavailable: <reason>"``: what this machine offers
+    (``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` not applied), probed once per process."""
     return dict(_probed())
 
 
@@ -192,8 +181,8 @@ def _running(pid: int) -> bool:
 
 
 def _kill_session(sid: int, wait: float = 2.0) -> None:
-    """SIGKILL every process still in session ``sid`` and wait (briefly) until each is dead:
-    the fallback's last sweep, for a launcher that was killed before it could clean up."""
+    """SIGKILL every process still in session ``sid`` and wait (briefly) until each is dead: the fallback's last sweep,
+    for a launcher that was killed before it could clean up."""
     if not os.path.isdir("/proc"):
         return
     killed = [pid for pid, fields in process_stats().items() if fields[3] == str(sid) and pid != sid]
@@ -208,12 +197,12 @@ def _kill_session(sid: int, wait: float = 2.0) -> None:
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
           namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = ()) -> Sandboxed:
-    """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where
-    allowed) namespaces; the judge talks over the returned worker's ``.process`` pipes, and the
-    worker inherits ``pass_fds`` (files outside ``cwd``, which the tmpfs hides).
+    """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where allowed) namespaces;
+    the judge talks over the returned worker's ``.process`` pipes, and the worker inherits ``pass_fds`` (files outside
+    ``cwd``, which the tmpfs hides).
 
-    ``namespaces=False`` (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1``) uses the fallback without
-    namespaces; ``seccomp=False`` leaves the filter out, for tests of the other layers alone.
+    ``namespaces=False`` (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1``) uses the fallback without namespaces;
+    ``seccomp=False`` leaves the filter out, for tests of the other layers alone.
     """
     if isinstance(argv, (str, bytes)) or not argv or not all(isinstance(a, str) for a in argv):
         raise TypeError(f"spawn: argv must be a non-empty list of str, got {argv!r}")
@@ -228,7 +217,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
               "limits": dataclasses.asdict(limits), "status_fd": status_w, "lifeline_fd": lifeline_r}
     try:
         process = subprocess.Popen(
-            _launcher_command("--launch", json.dumps(config), "--", *argv),
+            [*_LAUNCHER, "--launch", json.dumps(config), "--", *argv],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
             env=dict(env), start_new_session=True, pass_fds=(status_w, lifeline_r, *pass_fds))
     finally:
