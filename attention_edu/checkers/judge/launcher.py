@@ -1,17 +1,12 @@
 """The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`; stdlib only.
 
-Where an unprivileged user may, it enters new user, PID, network, mount and IPC namespaces and mounts a tmpfs of
-``disk_mb`` over the private directory. It becomes a child subreaper and forks the worker: PID 1 of the new PID
-namespace, dying with the launcher, with the rlimits, ``no_new_privs``, no capabilities for a root judge (uid 0 is
-exempt from ``RLIMIT_NPROC``: ``pid_max`` 301 in its PID namespace from Linux 6.14) and :mod:`.seccomp`'s filter. When
-the worker ends, the judge sends SIGTERM or its lifeline pipe closes (the judge died), it kills every descendant
-still attached and exits with the worker's status. Outside Linux only rlimits apply and only the worker is killed.
+It enters the namespaces an unprivileged user may (a tmpfs of ``disk_mb`` over the private directory) and forks the
+worker, PID 1 of the new PID namespace, which takes the rlimits, ``no_new_privs``, no capabilities and the seccomp
+filter, then execs. When the worker ends, the judge sends SIGTERM or its lifeline closes (the judge died), the launcher,
+a child subreaper, kills every descendant left and exits as the worker did. Outside Linux only rlimits apply.
 """
-from __future__ import annotations
-
 import contextlib
 import ctypes
-import importlib.util
 import json
 import os
 import re
@@ -22,20 +17,37 @@ import struct
 import sys
 
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace", "ipc-namespace")
-NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
 _LINUX = sys.platform.startswith("linux")
-_SPEC = importlib.util.spec_from_file_location(      # by path, as this file is run
-    "attention_edu_seccomp", os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp.py"))
-seccomp = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(seccomp)
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 2, 4, 8
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
-_PR_SET_NO_NEW_PRIVS = 38
-_CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid) and two sets of three 32-bit masks
-_PID_MAX_MIN = 301                    # the kernel's floor for pid_max
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
-_ADDRESS_SPACE_HEADROOM_MB = 1024     # RLIMIT_AS room for reserved, never-touched mappings
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
+_CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
+
+# The seccomp filter refuses (EACCES) what would get around another layer (docs/teachers.md): a new process (it would
+# hold the memory limit again); socket(2) and io_uring, whose operations pass no filter (a unix socket by path, UDP);
+# metadata changes and truncate by path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX
+# message queues, keys (they outlive the worker); memfds and socketpairs (memory no rlimit counts); a signal, an fd's
+# SIGIO, limits or scheduling aimed at another process (the grader, where no PID namespace or Landlock ABI 6 hides it).
+# clone3, whose flags a filter cannot read, fails with ENOSYS (glibc falls back to clone); another ABI's call kills.
+# Per machine (test_seccomp_table.py names every number); own, own_or_zero, who: calls that may name only the worker.
+SYSCALLS = {
+    "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
+                   own_or_zero=(302, 203, 144, 142, 314), who=((141, 0), (251, 1)), denied=(
+        41, 57, 58, 200, 424, 425, 426, 427,                  # socket, fork, vfork, tkill, pidfd_send_signal, io_uring
+        76, *range(90, 95), 132, 235, 260, 261, 268, 280, 452,   # truncate, chmod, chown, utime and their kin
+        *range(188, 191), *range(197, 200), 463, 466,         # the xattr calls
+        *range(29, 32), *range(64, 72), 220, 240, 241, 248, 249, 250,     # System V IPC, mq_open, mq_unlink, keys
+        53, 319, 447)),                                       # socketpair, memfd_create, memfd_secret
+    "aarch64": dict(arch=0xC00000B7, clone=220, clone3=435, fcntl=25, ioctl=29, own=(129, 138, 131, 240, 434),
+                    own_or_zero=(261, 122, 119, 118, 274), who=((140, 0), (30, 1)), denied=(
+        198, 130, 424, 425, 426, 427,                         # socket, tkill, pidfd_send_signal, io_uring
+        45, 52, 53, 54, 55, 88, 452,                          # truncate, chmod, chown, utime and their kin
+        *range(5, 8), *range(14, 17), 463, 466,               # the xattr calls
+        *range(180, 182), *range(186, 198), 217, 218, 219,    # mq_open, mq_unlink, System V IPC, keys
+        199, 279, 447))}                                      # socketpair, memfd_create, memfd_secret
+CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
+_X32_SYSCALL_BIT, _CLONE_THREAD, _SECCOMP_MODE_FILTER = 0x40000000, 0x10000, 2
+_SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO
+_RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enosys": 0x50000 | 38}   # EACCES, ENOSYS
 
 
 def _libc_call(name: str, *args: int | bytes) -> None:
@@ -45,64 +57,89 @@ def _libc_call(name: str, *args: int | bytes) -> None:
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
 
 
-def namespaces_allowed() -> bool:
-    """Whether the judge asks for namespaces: on Linux, unless ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES`` is set."""
-    return _LINUX and os.environ.get(NO_NAMESPACES_VARIABLE, "") in ("", "0")
-
-
 def undumpable() -> None:
     """Not dumpable: a worker of this user (dumpable after its exec) can neither ptrace it nor write its memory."""
     if _LINUX:
         _libc_call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def _enter_namespaces(disk_mb: int) -> None:
-    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves; a
-    tmpfs over the working directory (the new namespace's mounts never propagate out: mount_namespaces(7))."""
+def _enter_namespaces(disk_mb: int) -> str:
+    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves, a tmpfs over the
+    working directory (its mounts never propagate out: mount_namespaces(7)); ``"active"``, or why not."""
     uid, gid, private = os.geteuid(), os.getegid(), os.getcwd()
-    _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC)
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as file:
-            file.write(text)
-    _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-               f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
-    os.chdir(private)                   # into the tmpfs, which now hides the directory
+    try:
+        _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC)
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(text)
+        _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", 2 | 4 | 8,   # MS_NOSUID | MS_NODEV | MS_NOEXEC
+                   f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
+        os.chdir(private)               # into the tmpfs, which now hides the directory
+    except OSError as error:
+        return (f"unavailable: an unprivileged user may not create namespaces here ({error};"
+                " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
+    return "active"
 
 
-def _threads_of(uid: int) -> int:
-    """Tasks counted against RLIMIT_NPROC for ``uid`` outside a user namespace."""
-    count = 0
+def _deny_calls() -> str:
+    """Put this machine's seccomp filter on this process for good (the worker's: it holds across exec); ``"active"``,
+    or why not. A call that names a process may name only this one, by the pid it sees as its own."""
+    if not CAN_FILTER:
+        return f"unavailable: {sys.platform} {os.uname().machine}"
+    calls, pid = SYSCALLS[os.uname().machine], os.getpid()
+    load, jump_eq, jump_ge, jump_set, ret = 0x20, 0x15, 0x35, 0x45, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ...
+    arg0, arg1 = (load, 0, 0, 16), (load, 0, 0, 24)    # the low halves of seccomp_data.args[0] and args[1]
+    steps = [     # (code, jump if true, jump if false, operand k): a jump skips that many steps, or to a named return
+        (load, 0, 0, 4), (jump_eq, 0, "kill", calls["arch"]),         # seccomp_data.arch
+        (load, 0, 0, 0), (jump_ge, "kill", 0, _X32_SYSCALL_BIT),      # seccomp_data.nr
+        (jump_eq, 0, 2, calls["clone"]), arg0, (jump_set, "allow", "deny", _CLONE_THREAD),   # clone: a thread only
+        (jump_eq, "enosys", 0, calls["clone3"]),                      # clone3: glibc falls back to clone
+        *((jump_eq, "deny", 0, number) for number in calls["denied"])]
+    for number in calls["own"]:                     # args[0]: its own pid only
+        steps += [(jump_eq, 0, 2, number), arg0, (jump_eq, "allow", "deny", pid)]
+    for number in calls["own_or_zero"]:             # args[0]: its own pid, or 0 for itself
+        steps += [(jump_eq, 0, 3, number), arg0, (jump_eq, "allow", 0, 0), (jump_eq, "allow", "deny", pid)]
+    for number, which in calls["who"]:              # args[0]: a process (PRIO_PROCESS...); args[1]: itself, or 0
+        steps += [(jump_eq, 0, 5, number), arg0, (jump_eq, 0, "deny", which), arg1, (jump_eq, "allow", 0, 0),
+                  (jump_eq, "allow", "deny", pid)]
+    for number, (first, second) in zip((calls["fcntl"], calls["ioctl"]), _SET_OWNER):   # args[1]: not those
+        steps += [(jump_eq, 0, 3, number), arg1, (jump_eq, "deny", 0, first), (jump_eq, "deny", "allow", second)]
+    at = {name: len(steps) + i for i, name in enumerate(_RETURNS)}      # a jump's offset counts from i + 1
+    steps = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
+             for i, (code, *jumps, k) in enumerate(steps)] + [(ret, 0, 0, k) for k in _RETURNS.values()]
+    code = b"".join(struct.pack("=HBBI", *step) for step in steps)      # struct sock_filter entries
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = ctypes.create_string_buffer(struct.pack("HP", len(code) // 8, ctypes.addressof(buffer)))
+    try:
+        _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)         # which a filter needs (or CAP_SYS_ADMIN)
+        _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
+    except OSError as error:            # a kernel without seccomp filters: the worker goes on without
+        return f"unavailable: the kernel refused the filter ({error})"
+    return "active"
+
+
+def _process_limit(processes: int, namespaces: bool) -> int:
+    """RLIMIT_NPROC for ``processes`` more. Outside a user namespace it counts all the user's tasks: add them. In its
+    own, uid 0 is exempt from it: cap pid_max, per PID namespace from Linux 6.14 (before, the host's: left alone)."""
+    if namespaces:
+        release = re.match(r"(\d+)\.(\d+)", os.uname().release)
+        if os.getuid() == 0 and release and tuple(map(int, release.groups())) >= (6, 14):
+            with contextlib.suppress(OSError), open("/proc/sys/kernel/pid_max", "w") as file:
+                file.write(str(max(301, processes + 2)))     # 301: the kernel's floor; failing: no bound, no harm
+        return processes
     for entry in filter(str.isdigit, os.listdir("/proc")):      # not self and thread-self: counted already
         with contextlib.suppress(OSError, ValueError, KeyError), open(f"/proc/{entry}/status") as file:
             fields = dict(line.split(":", 1) for line in file if ":" in line)
-            count += int(fields["Uid"].split()[0]) == uid and int(fields["Threads"])
-    return count
+            processes += int(fields["Uid"].split()[0]) == os.getuid() and int(fields["Threads"])
+    return processes
 
 
-def _bound_root_namespace(processes: int) -> None:
-    """Cap pid_max, uid 0's only process bound; per PID namespace from Linux 6.14 (before,
-    the file is the host's and is left alone)."""
-    release = re.match(r"(\d+)\.(\d+)", os.uname().release)
-    if os.getuid() == 0 and release and tuple(map(int, release.groups())) >= (6, 14):
-        with contextlib.suppress(OSError), open("/proc/sys/kernel/pid_max", "w") as file:
-            file.write(str(max(_PID_MAX_MIN, processes + 2)))  # failing: no bound, no harm
-
-
-def _deny_calls() -> None:
-    """Put :mod:`.seccomp`'s filter on this process (the worker, about to exec): it holds across the exec."""
-    code = seccomp.program(os.getpid())
-    buffer = ctypes.create_string_buffer(code, len(code))
-    fprog = ctypes.create_string_buffer(struct.pack("HP", len(code) // 8, ctypes.addressof(buffer)))
-    _libc_call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0)
-
-
-def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, layers: list[str], status: int) -> None:
-    if own_user_namespace:
-        _bound_root_namespace(limits["processes"])
-    processes = limits["processes"] + (0 if own_user_namespace else _threads_of(os.getuid()))
-    memory = limits["memory_mb"] << 20
+def _limit_and_exec(argv: list[str], config: dict, namespaces: bool) -> None:
+    """In the worker: the rlimits, no capabilities and the filter, then report the layers and exec ``argv``."""
+    limits, layers = config["limits"], list(NAMESPACE_LAYERS) if namespaces else []
+    processes, memory = _process_limit(limits["processes"], namespaces), limits["memory_mb"] << 20
     for kind, value in ((resource.RLIMIT_DATA, memory),
-                        (resource.RLIMIT_AS, memory + (_ADDRESS_SPACE_HEADROOM_MB << 20)),
+                        (resource.RLIMIT_AS, memory + (1 << 30)),    # 1 GiB for reserved, never-touched mappings
                         (resource.RLIMIT_FSIZE, limits["file_size_mb"] << 20),
                         (resource.RLIMIT_NOFILE, limits["open_files"]),
                         (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_CORE, 0)):
@@ -114,31 +151,17 @@ def _limit_and_exec(argv: list[str], limits: dict, own_user_namespace: bool, lay
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc_call("capset", struct.pack("Ii", _CAPABILITY_VERSION_3, 0), bytes(24))  # none: under no_new_privs
         # exec grants uid 0 none again, with no CAP_SETPCAP needed (SECBIT_NOROOT needed it: a container's root)
-        if "seccomp" in layers:
-            try:
-                _deny_calls()
-            except OSError as error:        # a kernel without seccomp filters: the row's layers say so
-                layers[layers.index("seccomp")] = f"seccomp refused: {error}"
-    with os.fdopen(status, "w") as file:   # the layers as they are, just before exec
+        if config["seccomp"] and _deny_calls() == "active":
+            layers.append("seccomp")
+    with os.fdopen(config["status_fd"], "w") as file:   # the layers as they are, just before exec
         json.dump({"layers": [*layers, "rlimits"]}, file)
     os.execvp(argv[0], argv)
 
 
-def _children() -> list[int]:
-    if not _LINUX:
-        return []                 # no /proc: only the worker itself is known (and killed)
-    try:
-        with open(f"/proc/self/task/{os.getpid()}/children") as file:
-            return [int(pid) for pid in file.read().split()]
-    except OSError:           # kernel without CONFIG_PROC_CHILDREN: scan every process
-        return [pid for pid, fields in process_stats().items() if fields[1] == str(os.getpid())]
-
-
 def process_stats() -> dict[int, list[str]]:
-    """pid -> the fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp,
-    session, ...), for every process /proc shows (one gone meanwhile is left out)."""
+    """pid -> the fields of ``/proc/<pid>/stat`` after the command name (state, ppid, pgrp, session, ...)."""
     stats = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
+    for entry in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
         with contextlib.suppress(OSError, IndexError), open(f"/proc/{entry}/stat") as file:
             stats[int(entry)] = file.read().rsplit(")", 1)[1].split()
     return stats
@@ -147,7 +170,12 @@ def process_stats() -> dict[int, list[str]]:
 def _kill_descendants() -> None:
     """Kill every child until none is left; orphans reparent to us (subreaper) meanwhile."""
     while True:
-        for pid in _children():
+        try:
+            with open(f"/proc/self/task/{os.getpid()}/children") as file:
+                children = [int(pid) for pid in file.read().split()]
+        except OSError:     # a kernel without CONFIG_PROC_CHILDREN: scan every process (outside Linux: none)
+            children = [pid for pid, fields in process_stats().items() if fields[1] == str(os.getpid())]
+        for pid in children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         try:
@@ -172,15 +200,7 @@ def _wait(worker: int, wake_r: int, lifeline: int) -> int:
 
 
 def _launch(config: dict, argv: list[str]) -> None:
-    layers, own = [], False
-    if config["namespaces"]:
-        try:
-            _enter_namespaces(config["limits"]["disk_mb"])
-            layers, own = list(NAMESPACE_LAYERS), True
-        except OSError as error:
-            layers = [f"namespaces refused: {error}"]
-    if config["seccomp"] and seccomp.CAN_FILTER:
-        layers.append("seccomp")
+    namespaces = config["namespaces"] and _enter_namespaces(config["limits"]["disk_mb"]) == "active"
     if _LINUX:
         _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), undumpable()
     wake_r, wake_w = os.pipe()
@@ -200,7 +220,7 @@ def _launch(config: dict, argv: list[str]) -> None:
                 os._exit(125)
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
                 signal.signal(number, signal.SIG_DFL)
-            _limit_and_exec(argv, config["limits"], own, layers, config["status_fd"])
+            _limit_and_exec(argv, config, namespaces)
         except BaseException as error:  # noqa: BLE001 - report any failure, never run on
             os.write(2, f"sandbox: cannot start {argv[0]!r}: {error}\n".encode())
         os._exit(127)
@@ -219,31 +239,10 @@ def _launch(config: dict, argv: list[str]) -> None:
     os._exit(os.WEXITSTATUS(code))
 
 
-def _probe() -> dict:
-    """Launcher side of :func:`available_layers`: try the namespaces and the filter in this throw-away process."""
-    found = {"rlimits": "active" + ("" if os.getuid() else " (uid 0 is exempt from the process"
-                                    " limit: only a PID namespace's pid_max, Linux >= 6.14)")}
-    reason = f"unavailable: {sys.platform}"
-    if _LINUX:
-        try:
-            _enter_namespaces(1)       # a throw-away process: the tmpfs goes with it
-            reason = "active"
-        except OSError as error:
-            reason = (f"unavailable: an unprivileged user may not create namespaces here ({error};"
-                      " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
-    found["seccomp"] = f"unavailable: {sys.platform} {os.uname().machine}"
-    if seccomp.CAN_FILTER:             # last: the filter holds for the rest of this throw-away process
-        try:
-            _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), _deny_calls()
-            found["seccomp"] = "active"
-        except OSError as error:
-            found["seccomp"] = f"unavailable: the kernel refused the filter ({error})"
-    return {**found, **dict.fromkeys(NAMESPACE_LAYERS, reason)}
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--probe"]:
-        print(json.dumps(_probe()))
+    if sys.argv[1:2] == ["--probe"]:    # for sandbox.available_layers, in a throw-away process: the filter last
+        namespaces = _enter_namespaces(1) if _LINUX else f"unavailable: {sys.platform}"
+        print(json.dumps({"seccomp": _deny_calls(), **dict.fromkeys(NAMESPACE_LAYERS, namespaces)}))
     elif sys.argv[1:2] == ["--launch"] and sys.argv[3:4] == ["--"]:
         _launch(json.loads(sys.argv[2]), sys.argv[4:])
     else:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_edu.checkers.judge import seccomp
+from attention_edu.checkers.judge import launcher as seccomp
 
 HEADERS = {"x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "aarch64": "/usr/include/asm-generic/unistd.h"}
 NEWER = {452: "fchmodat2", 463: "setxattrat", 466: "removexattrat"}    # Linux 6.6 and 6.13: the same on both
