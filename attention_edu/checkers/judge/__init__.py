@@ -1,8 +1,7 @@
 """The judge: running a student's code in a child process, grading it, reporting the rows.
 
-Its modules are laid out in docs/architecture.md. Here are the records they pass around: what one
-call of the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission
-(:class:`Row`).
+Its modules are laid out in docs/architecture.md; here are the records they pass around: what one call of
+the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission (:class:`Row`).
 """
 
 from __future__ import annotations
@@ -36,8 +35,8 @@ class ErrorInfo:
 
     @classmethod
     def of(cls, error: BaseException) -> ErrorInfo:
+        """From an exception raised in this process, described as the worker describes one."""
         from .worker import describe
-
         return cls.read(describe(error))
 
     @classmethod
@@ -134,9 +133,10 @@ def describe(value: Any) -> str:
     ('None', 'a list of 1 value', 'an array of dtype float64', 'an array of dtype object', 'an int')
     """
     from .protocol import Unsupported, _describe
-
-    if isinstance(value, Unsupported) or value is None:
-        return getattr(value, "what", "None")
+    if value is None:
+        return "None"
+    if isinstance(value, Unsupported):
+        return value.what
     if type(value).__module__ != "builtins":
         return _describe(value)         # an array, an ndarray subclass, an object
     kind = type(value).__name__

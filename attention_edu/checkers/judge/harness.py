@@ -1,16 +1,12 @@
 """Calling a student's function in a child process, with only plain data coming back.
 
-:class:`Child` is the judge's end of either kind of child (:mod:`.worker` answers in both): it
-sends a call frame, waits at most the call's time limit for the reply (then kills the child), and
-turns the reply, or how the child ended without one, into an :class:`Outcome`. :func:`call` forks
-one child per call (a notebook's ``check_<exercise>(fn)``: an exit, a segfault, a loop, a memory
-bomb or NumPy's settings changed all end with it, never with the kernel); :class:`.submission.Remote`
-runs a submission in the sandbox.
-Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not fork-safe), :func:`call`
-runs the function in this process, unprotected, and the result says so (``ATTENTION_EDU_START_METHOD``).
+:class:`Child` is the judge's end of a child that :mod:`.worker` runs: it sends a call frame, waits at most the
+call's time limit for the reply (then kills the child) and turns the reply, or how the child ended, into an
+:class:`Outcome`. :func:`call` forks one per call (a notebook's ``check_<exercise>(fn)``: an exit, a crash, a loop,
+a memory bomb or NumPy's settings changed end with it, never with the kernel); :class:`.submission.Remote` runs a
+submission in the sandbox. Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not
+fork-safe), :func:`call` runs the function in this process, unprotected, and the result says so.
 """
-
-from __future__ import annotations
 
 import contextlib
 import functools
@@ -23,6 +19,7 @@ import time
 import warnings
 from typing import Any, Callable
 
+from ...backend import host_numpy as np
 from . import ErrorInfo, Outcome, escape, protocol, worker
 
 __all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
@@ -36,7 +33,7 @@ DEFAULT_MEMORY_MB = 1024
 OUTPUT_LIMIT = 64_000
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
-_REPLY_CAP = 4 << 20
+_REPLY_CAP = 4 << 20        # bytes: the judge keeps each call's reply until the verdict
 HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
@@ -123,7 +120,7 @@ class Child:
         except OSError:              # closed meanwhile: grading was interrupted
             return "", 0
         self.seen += grown
-        cut = f" [... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""     # on the cut line
+        cut = f" [... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
         return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)
 
     def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:
@@ -143,11 +140,11 @@ def _helper_size(args: list) -> int:
     """A bound on the float64s a helper may build: the leading axes' broadcast times the cube of the longest
     trailing axis or int (m x n x d, B x n x n, H x m x n), a longdouble counting twice, 0 where they do not
     broadcast (the function refuses). Its intermediates hold about 4 times that (multi_head_attention's weights)."""
-    arrays = [a for a in args if isinstance(a, protocol.np.ndarray) and a.ndim > 0]
-    sizes = [int(a) for a in args if isinstance(a, (int, protocol.np.integer)) or isinstance(
-        a, protocol.np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
+    arrays = [a for a in args if isinstance(a, np.ndarray) and a.ndim > 0]
+    sizes = [int(a) for a in args if isinstance(a, (int, np.integer))
+             or isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
     try:
-        batch = math.prod(protocol.np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
+        batch = math.prod(np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
     except ValueError:
         return 0
     width = max([8, *(a.itemsize for a in arrays)]) // 8
@@ -190,23 +187,9 @@ def _limit(memory_mb: float | None) -> None:
 
 def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
          memory_mb: float | None = DEFAULT_MEMORY_MB) -> Outcome:
-    """Call ``fn(*copies of args)`` in a forked child with a hard time and memory limit.
+    """Call ``fn(*copies of args)`` in a forked child, killed after ``timeout`` seconds; its address space may grow
+    by ``memory_mb`` megabytes (None: no limit). ``names`` name the arguments, to say which one was modified.
 
-    Parameters
-    ----------
-    fn : callable
-        The student's function.
-    args : tuple
-        Positional arguments; the function receives deep copies.
-    names : tuple of str
-        The arguments' names, used to report which one was modified.
-    timeout : float
-        Seconds before the child is killed.
-    memory_mb : float or None
-        Megabytes the child's address space may grow by (None: no limit).
-
-    Examples
-    --------
     >>> outcome = call(lambda x: x * 2, (3,), ("x",))
     >>> outcome.value, outcome.ok
     (6, True)

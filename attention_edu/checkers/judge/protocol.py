@@ -7,19 +7,7 @@ returns is sent as :class:`Unsupported` (what came back, described). Frames are 
 holds at most :data:`MAX_VALUES` values and each array is read once (so decoding costs no more than the
 frame's size), anything malformed is a :class:`ProtocolError`, and nothing here can import or unpickle.
 Standard library and NumPy (through the package's backend module) only: the worker loads both by path.
-
-Examples
---------
->>> import numpy as np
->>> message = {"value": (np.arange(3.0), 2, None), "names": ["x"]}
->>> back = decode(encode(message))
->>> back["value"][0].tolist(), back["value"][1:], back["names"]
-([0.0, 1.0, 2.0], (2, None), ['x'])
->>> decode(encode(plain(np.arange(2).view(np.recarray))))
-Unsupported('a recarray (an ndarray subclass)')
 """
-
-from __future__ import annotations
 
 import importlib.util
 import io
@@ -66,14 +54,30 @@ class Unsupported:
         return isinstance(other, Unsupported) and other.what == self.what
 
 
+_KINDS: dict[str, type] = {}     # what came back -> the Unsupported subclass named after it
+
+
+def _unsupported(what: str, new: bool = True) -> Unsupported:
+    """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
+    name = "".join(c if c.isprintable() else "?" for c in what.removeprefix("an ").removeprefix("a ")[:80]) or "value"
+    if new and name not in _KINDS:      # new: among a message's first 256 values (a class costs a kilobyte)
+        if len(_KINDS) >= 256:          # full: emptied, so that one submission's kinds never unname another's
+            _KINDS.clear()
+        _KINDS[name] = type(name, (Unsupported,), {})
+    return _KINDS.get(name, Unsupported)(what)
+
+
 def _describe(value: Any) -> str:
+    """What came back, in words: "an array of dtype object", "a matrix (an ndarray subclass)", "an Item object"."""
     kind = type(value).__name__
-    a = "an" if kind[:1].lower() in "aeiou" else "a"       # an Item object, a Matrix
+    a = "an" if kind[:1].lower() in "aeiou" else "a"
+    if type(value) is np.ndarray:
+        return f"an array of dtype {value.dtype}"
     if isinstance(value, np.ndarray):
-        return f"{a} {kind} (an ndarray subclass)" if type(value) is not np.ndarray else f"an array of dtype {value.dtype}"
+        return f"{a} {kind} (an ndarray subclass)"
     try:
         has_array = hasattr(value, "__array__")
-    except Exception:
+    except Exception:  # a student's __getattr__ may raise anything
         has_array = False
     return f"{a} {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
 
@@ -89,18 +93,20 @@ def plain(value: Any, depth: int = 0) -> Any:
         return Unsupported("a value nested too deeply")
     if value is None or value is Ellipsis or kind in (bool, int, float, str):
         return value
-    if kind is np.ndarray:
-        return value if not value.dtype.hasobject else _unsupported(_describe(value))
+    if kind is np.ndarray and not value.dtype.hasobject:
+        return value
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_):
         return value
     if kind in (list, tuple):
         return kind(plain(v, depth + 1) for v in value)
     if kind is dict and all(type(k) is str for k in value):
         return {k: plain(v, depth + 1) for k, v in value.items()}
-    return _unsupported(_describe(value))     # named after it: a report without a frame in between (inline) says what
+    return _unsupported(_describe(value))     # named already here: a call run inline has no frame in between
 
 
 def _tree(value: Any, blobs: list[bytes]) -> Any:
+    """``value`` as JSON, its arrays appended to ``blobs``. A one-key dict tags what JSON lacks: $a an array and
+    $s a NumPy scalar (each an index into ``blobs``), $t a tuple, $d a dict, $f inf or nan, $e ..., $x Unsupported."""
     kind = type(value)
     if value is None or kind in (bool, int, str):
         return value
@@ -132,6 +138,7 @@ def encode(message: Any) -> bytes:
 
 
 def _array(blob: bytes) -> np.ndarray:
+    """One ``.npy`` blob as a plain ndarray, never a pickle or an array of objects."""
     try:
         array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
     except Exception as err:  # a malformed header, a pickled array, a short buffer
@@ -174,19 +181,6 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
     raise ProtocolError(f"an unknown tag {str(tag)[:20]!r}")
 
 
-_KINDS: dict[str, type] = {}
-
-
-def _unsupported(what: str, new: bool = True) -> Unsupported:
-    """An :class:`Unsupported` whose class is named after what came back (reports print the name)."""
-    name = "".join(c if c.isprintable() else "?" for c in what.removeprefix("an ").removeprefix("a ")[:80]) or "value"
-    if new and name not in _KINDS:      # new: among a message's first 256 values (a class costs a kilobyte)
-        if len(_KINDS) >= 256:          # full: emptied, so that one submission's kinds never unname another's
-            _KINDS.clear()
-        _KINDS[name] = type(name, (Unsupported,), {})
-    return _KINDS.get(name, Unsupported)(what)
-
-
 def decode(body: bytes) -> Any:
     """The message in a frame body; :class:`ProtocolError` for anything malformed."""
     view, blobs = memoryview(body), []
@@ -226,6 +220,7 @@ def send(fd: int, message: Any, deadline: float = math.inf) -> None:
 
 
 def _read(fd: int, count: int, deadline: float) -> bytes:
+    """Exactly ``count`` bytes from ``fd``: TimeoutError at ``deadline``, EOFError if the writer ends first."""
     data = bytearray()
     while len(data) < count:
         left = deadline - time.monotonic()

@@ -1,10 +1,8 @@
-"""The student's side of the judge: run a submission and answer calls with plain data.
+"""The student's side of the judge: run a submission and answer calls with plain data (see docs/teachers.md).
 
-:func:`answer` makes each call, in either kind of child: the sandboxed ``python -I worker.py`` (:func:`main`:
-Landlock, the import rule, the submission run once, then one call frame after another; see docs/teachers.md)
-or a notebook check's fork, which holds the function (:func:`answer_once`). Imports: the standard library,
-NumPy, ``landlockpy`` and, by path, ``protocol.py`` and ``backend.py`` (NumPy comes through it); never the
-``attention_edu`` package.
+:func:`answer` makes each call, in the sandboxed ``python -I worker.py`` (:func:`main`) or in a notebook check's
+fork (:func:`answer_once`). It imports the standard library, ``landlockpy`` and, by path, ``protocol.py`` and
+``backend.py`` (NumPy comes through it); never the ``attention_edu`` package, which holds the answers.
 """
 
 import builtins
@@ -44,18 +42,18 @@ np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """A meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (as in class: statistics.py),
-    then refusing every module outside the exercise's list and :data:`DENIED` to the student's code (not numpy's)."""
+    """The import rule, a meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (statistics.py,
+    as in class); the student's code (not NumPy's) imports only the exercise's list and the stdlib outside DENIED."""
 
     def __init__(self, allowed, template, library_dirs, labels, private):
-        self.allowed, self.template, self.violations, self.labels = set(allowed), template, [], set(labels)
-        self.library, self.private = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), private
+        self.allowed, self.template, self.labels, self.private = set(allowed), template, set(labels), private
+        self.library, self.violations = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), []   # what was refused
 
     def _from_library(self):
         frame = sys._getframe(2)
         while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
                                      or os.sep + "importlib" + os.sep in frame.f_code.co_filename):
-            frame = frame.f_back
+            frame = frame.f_back        # past the import machinery
         return frame is not None and frame.f_code.co_filename.startswith(self.library)
 
     def find_spec(self, name, path=None, target=None):
@@ -80,7 +78,6 @@ def restrict(read, write):
     started later (the judge's environment keeps BLAS to this one). Returns the ABI applied; raises ImportError
     or OSError where Landlock is missing."""
     from landlockpy import AccessFS, Ruleset, Scope
-
     reading = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
     writing = ~(AccessFS.MAKE_CHAR | AccessFS.MAKE_BLOCK | AccessFS.IOCTL_DEV)    # devices stay out
     file_only = AccessFS.EXECUTE | AccessFS.WRITE_FILE | AccessFS.READ_FILE | AccessFS.TRUNCATE
@@ -93,20 +90,22 @@ def restrict(read, write):
 
 
 class Helper:
-    """``ae`` in a notebook submission: the earlier exercises' functions and ``ae.worked_examples.get(id)`` (an entry's
-    id, title, source, inputs and printed text), computed by the judge. A notebook may hold any other name,
-    but calling it or a name in it (``ae.plotting.attention_heatmap``, ``ae.checkers.check_answer``) says why not."""
+    """``ae`` in a notebook submission: the earlier exercises' functions and ``ae.worked_examples.get(id)``, computed by
+    the judge (see docs/teachers.md). Calling any other name (``ae.plotting.attention_heatmap``) says why not."""
     __module__ = "attention_edu"        # not the notebook's own function, though both are __main__
 
     def __init__(self, fds, names, name=None):
         offered = ", ".join("ae." + n for n in names) or "no function of attention_edu"
-        self._fds, self._names, self._name, self._refusal = fds, tuple(names), name, None if name in names else (
+        self._fds, self._names, self._name = fds, tuple(names), name
+        self._refusal = None if name in names else (
             f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
     def __getattr__(self, attr):
-        if not attr.startswith("_") and (self._name is None or any(n.startswith(f"{self._name}.") for n in self._names)):
-            return Helper(self._fds, self._names, ".".join(filter(None, (self._name, attr))))   # ae.worked_examples.get
-        raise AttributeError(attr if attr.startswith("_") else self._refusal or attr)
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        if self._name is None or any(n.startswith(f"{self._name}.") for n in self._names):    # ae.worked_examples.get
+            return Helper(self._fds, self._names, ".".join(filter(None, (self._name, attr))))
+        raise AttributeError(self._refusal or attr)
 
     def __call__(self, *args, **kwargs):
         if self._refusal:
@@ -131,10 +130,6 @@ def describe(error):
     line = "" if at is None else f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "")
     return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
             "message": message[:4000], "line": line[:400]}
-
-
-def _no_input(prompt=""):
-    raise EOFError("input() is not available while your function is checked: take values as arguments")
 
 
 def _same(a, b):
@@ -182,6 +177,10 @@ def _send(out, reply):
         protocol.send(out, reply)
 
 
+def _no_input(prompt=""):
+    raise EOFError("input() is not available while your function is checked: take values as arguments")
+
+
 def _quiet(printed_fd):
     """No input (``input()`` fails at once); fds 1 and 2 go to the file the judge reads."""
     null = os.open(os.devnull, os.O_RDONLY)
@@ -202,25 +201,25 @@ def main():
     """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
     inp, out, private = os.dup(0), os.dup(1), os.getcwd()
     config = protocol.receive(inp, time.monotonic() + 30)
-    layers, reason = ["landlock"], ""
+    layers = ["landlock"]
     try:
         restrict([*config["read"], private], [private])
-    except (ImportError, OSError) as err:  # no landlockpy, an old kernel, another OS
-        layers, reason = [], f"Landlock unavailable ({err})"
+    except (ImportError, OSError):  # no landlockpy, an old kernel, another OS
+        layers = []
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
     refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
                     [label for label, _ in config["cells"]], private)
     sys.meta_path.insert(0, refuse)
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
-    protocol.send(out, {"layers": layers, "landlock": reason})       # before any student code runs
+    protocol.send(out, {"layers": layers})       # before any student code runs
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
     if config["notebook"]:          # IPython's display() is a builtin: here it prints
         module.ae, builtins.display = Helper((inp, out), config["helpers"]), print
         sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
-    reply, futures = {"cell_errors": [], "error": None}, 0
+    report, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
         linecache.cache[label] = (len(code), None, code.splitlines(True), label)     # an error shows its line
         try:        # IPython keeps a cell's "from __future__ import annotations" for the cells below it
@@ -230,20 +229,21 @@ def main():
         except BaseException as err:  # a notebook goes on after a failing cell, as Jupyter does
             if not config["notebook"]:   # sys.exit(0) or exit() after the function ends the run as the file's end does
                 ended = isinstance(err, SystemExit) and (err.code is None or type(err.code) is int and err.code == 0)
-                reply["error"] = None if ended and config["function"] in module.__dict__ else describe(err)
+                report["error"] = None if ended and config["function"] in module.__dict__ else describe(err)
                 break
-            reply["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
+            report["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     _flush()
-    reply["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
+    report["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
         getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
-    protocol.send(out, {**reply, "violations": list(refuse.violations)})
+    protocol.send(out, {**report, "violations": list(refuse.violations)})
     function = module.__dict__.get(config["function"])
     while True:
         try:
             request = protocol.receive(inp, time.monotonic() + 3600)
         except (EOFError, TimeoutError):
             return 0
-        _send(out, {**answer(function, tuple(request["args"]), request["names"]), "violations": list(refuse.violations)})
+        reply = answer(function, tuple(request["args"]), request["names"])
+        _send(out, {**reply, "violations": list(refuse.violations)})
 
 
 if __name__ == "__main__":
