@@ -12,7 +12,7 @@ import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ...arguments import non_negative_int, output_path, positive_int, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
@@ -120,23 +120,13 @@ def _submissions(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
-    """A tqdm progress bar on stderr when it is a terminal; nothing if quiet."""
-    if quiet or not sys.stderr.isatty():
-        return lambda: None
+def _grade_all(files: list[str], args: argparse.Namespace, seed: int) -> tuple[dict[str, Row], bool]:
+    """Grade ``files`` ``args.jobs`` at a time (each with its own seed under ``--per-student``), with a progress bar
+    on a terminal: (rows done, interrupted by Ctrl-C)."""
     from tqdm import tqdm
     tqdm.monitor_interval = 0                     # no monitor thread
-    bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
-    def tick() -> None:
-        bar.update(1)
-        if bar.n == total:
-            bar.close()
-    return tick
-
-
-def _grade_all(files: list[str], args: argparse.Namespace, seed: int,
-               tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
-    """Grade ``files`` ``args.jobs`` at a time (``--per-student``: each with its own seed): (rows done, interrupted)."""
+    bar = tqdm(total=len(files), desc=f"grading {args.exercise}", unit="submission", file=sys.stderr,
+               disable=args.no_progress or not sys.stderr.isatty())
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
@@ -147,13 +137,14 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed: int,
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     rows[futures[future]] = future.result()
-                    tick()
+                    bar.update(1)
         except KeyboardInterrupt:
             for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
                 signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
             stop_all()
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
             return rows, True
+    bar.close()
     return rows, False
 
 
@@ -200,7 +191,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
     graded = files if len(files) == 1 or not args.gradescope else []   # no choice to make: none runs its budget
-    rows, interrupted = _grade_all(graded, args, seed, _progress(len(graded), name, args.no_progress))
+    rows, interrupted = _grade_all(graded, args, seed)
     done = [rows[f] for f in files if f in rows]
     for row in done:
         if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
