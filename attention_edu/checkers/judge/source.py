@@ -52,17 +52,19 @@ def python_text(path: str | Path) -> str:
 def _ipython_call(line: str, checkers: set[str]) -> str:
     """A line of an exported notebook with IPython's calls as the notebook had them: %magic, !shell, %%time."""
     found = _GET_IPYTHON.fullmatch(line)
+    if not found:
+        return "# " + line if line == "from IPython import get_ipython" else line
     try:
-        args = ast.literal_eval(f"({found[3]},)") if found else ()
+        args = ast.literal_eval(f"({found[3]},)")
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):     # TypeError: {[]: 1}
         return line
-    if found and found[2] == "run_cell_magic" and len(args) == 3 and all(type(a) is str for a in args):
+    if found[2] == "run_cell_magic" and len(args) == 3 and all(type(a) is str for a in args):
         cell = f"%%{args[0]} {args[1]}\n{args[2]}"     # %%time runs its body, %%writefile writes it, %%bash is left out
         return f"{found[1]}if True: exec({_cell_code(cell, checkers) or 'pass'!r})"
-    if found and found[2] == "run_line_magic" and len(args) == 2 and all(
+    if found[2] == "run_line_magic" and len(args) == 2 and all(
             type(a) is str and not _LINE_END.search(a) for a in args):    # one line: the lines below keep their numbers
         return f"{found[1]}%{args[0]} {args[1]}"     # as the notebook had it: %time's statement runs
-    return "# " + line if found or line == "from IPython import get_ipython" else line
+    return "# " + line
 
 
 def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]], bool]:
@@ -112,9 +114,8 @@ def _ours(module: str | None) -> bool:
 
 
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
-    """(import, what replaces it) for every import of attention_edu in a statement, however nested: the
-    package and its names, a submodule's names too, become the worker's ``ae`` and its names. IPython.display's
-    names only display: display is print, the others (Markdown, HTML) are str, the real IPython stays out."""
+    """(import, what replaces it) for every import in a statement, however nested, of attention_edu (the worker's
+    ``ae`` and its names, a submodule's too) and of IPython.display (display is print, Markdown and HTML are str)."""
     local = {id(node) for scope in ast.walk(statement) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
              for node in ast.walk(scope)}        # in a function, "ae = ae" would read a local ae before assigning it
     for node in ast.walk(statement):
