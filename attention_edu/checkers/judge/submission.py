@@ -183,7 +183,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         try:
             cells, notebook = read_cells(path, ipynb)      # a script nbconvert exported runs as its notebook
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
-            not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""   # a .py renamed, say
+            json_error = type(err).__name__ == "JSONDecodeError"       # a renamed .py, a cut download
+            not_json = "it is not JSON: " if json_error else ""
             row.error = f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})"
     if row.error is None:
         what = "running the notebook" if ipynb else "importing the file"
