@@ -1,11 +1,8 @@
-"""``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME``.
+"""``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME`` (docs/teachers.md).
 
-Each submission is graded by :func:`.submission.grade_one`; ``grade`` writes the gradebook once,
-atomically, after every process of every submission is gone. Exit statuses: in :func:`register`'s
-descriptions. Details: docs/teachers.md; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
+``grade`` writes the gradebook once, atomically, after every process of every submission is gone. The exit
+statuses are in :func:`register`'s descriptions; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
 """
-
-from __future__ import annotations
 
 import argparse
 import csv
@@ -15,7 +12,7 @@ import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ...arguments import non_negative_int, output_path, positive_int, positive_seconds, written_atomically
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
@@ -60,7 +57,8 @@ def register(subparsers: Any) -> None:
                             help=f"time for loading and every call in all (default {DEFAULT_BUDGET:g})")
         parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
                             help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
-        parser.add_argument("--seed", type=non_negative_int, metavar="S", help="seed of the hidden probes (default: fresh)")
+        parser.add_argument("--seed", type=non_negative_int, metavar="S",
+                            help="seed of the hidden probes (default: fresh)")
         parser.set_defaults(run=run)
 
 
@@ -83,7 +81,8 @@ def run_check(args: argparse.Namespace) -> int:
         return 0
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
-        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; exercises: {valid}")
+        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; "
+                               f"exercises: {valid}")
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
@@ -91,11 +90,11 @@ def run_check(args: argparse.Namespace) -> int:
         return _usage("check", f"{args.file} is not a .py file or an .ipynb notebook")
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
-    if row.usage:
-        wanted = args.function or EXERCISES[name].function
-        hint = "" if row.error.startswith("no such file") else f"; name it {wanted} or " + (
-            "give --function one of the functions found" if args.function else "pass --function NAME")
-        return _usage("check", row.error + hint)
+    if row.usage and row.error.startswith("no such file"):
+        return _usage("check", row.error)
+    if row.usage:                                   # no function of that name
+        advice = "give --function one of the functions found" if args.function else "pass --function NAME"
+        return _usage("check", f"{row.error}; name it {args.function or EXERCISES[name].function} or {advice}")
     print(row.message)
     if args.verbose:
         print(f"(hidden cases drawn with seed {seed}; sandbox layers: {', '.join(row.sandbox) or 'none'})")
@@ -121,65 +120,50 @@ def _submissions(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _progress(total: int, name: str, quiet: bool) -> Callable[[], None]:
-    """A tqdm progress bar on stderr when it is a terminal; nothing if quiet."""
-    if quiet or not sys.stderr.isatty():
-        return lambda: None
+def _grade_all(files: list[str], args: argparse.Namespace, seed: int) -> tuple[dict[str, Row], bool]:
+    """Grade ``files`` ``args.jobs`` at a time (each with its own seed under ``--per-student``), with a progress bar
+    on a terminal: (rows done, interrupted by Ctrl-C)."""
     from tqdm import tqdm
     tqdm.monitor_interval = 0                     # no monitor thread
-    bar = tqdm(total=total, desc=f"grading {name}", unit="submission", file=sys.stderr)
-    return lambda: (bar.update(1), bar.n == total and bar.close())
-
-
-def _grade_all(files: list[str], args: argparse.Namespace, seed_of: Callable[[str], int],
-               tick: Callable[[], None]) -> tuple[dict[str, Row], bool]:
-    """Grade ``files`` ``args.jobs`` at a time: (rows done, interrupted by Ctrl-C)."""
+    bar = tqdm(total=len(files), desc=f"grading {args.exercise}", unit="submission", file=sys.stderr,
+               disable=args.no_progress or not sys.stderr.isatty())
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
-                               seed_of(f), args.budget): f for f in files}
+                               student_seed(seed, f) if args.per_student else seed, args.budget): f for f in files}
         pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     rows[futures[future]] = future.result()
-                    tick()
+                    bar.update(1)
         except KeyboardInterrupt:
             for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
                 signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
             stop_all()
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
             return rows, True
+    bar.close()
     return rows, False
 
 
 def results(exercise: Exercise, row: Row) -> dict[str, Any]:
     """Gradescope's ``results.json`` for one row: a test per group of probes, scored by the probes of that group
-    passed (they add up to ``score``), hidden ones shown late; text is shown as text, never as HTML.
-
-    Examples
-    --------
-    >>> from attention_edu.checkers import EXERCISES
-    >>> row = Row("a.py", passed=False, attempted=True, status="failed", probes_passed=23, probes_total=25,
-    ...           mistakes=[{"hint_id": "softmax.no-max", "probe": "stability", "hint": "Subtract the max."}],
-    ...           probes_failed={"stability": 1, "hidden": 1}, seed=1)
-    >>> out = results(EXERCISES["softmax"], row)
-    >>> out["score"], sum(t["score"] for t in out["tests"]), [t["status"] for t in out["tests"]][3:7]
-    (23, 23, ['failed', 'passed', 'failed', 'passed'])
-    """
+    passed (they add up to ``score``), hidden ones shown late; text is shown as text, never as HTML."""
     groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
     found: dict[str, list[str]] = {}
     for mistake in row.mistakes:
         found.setdefault(mistake.get("probe") or "runs", []).append(
             f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
+    why_missed = (", with a mistake named under an earlier test" if row.attempted
+                  else f": {exercise.function} is still a stub")
     tests, order = [], list(PROBES)       # in the order the probes run: "runs" and "returns" come first
     for probe in sorted({**groups, **found}, key=lambda p: order.index(p) if p in order else len(order)):
         size = groups.get(probe, 0)
         missed = size if row.error is not None else min(row.probes_failed.get(probe, 0), size)
-        output = row.error or "\n".join(found.get(probe, [])) or (f"{missed} of {size} not passed" + (
-            ", with a mistake named under an earlier test" if row.attempted else f": {exercise.function} is still a stub")
-            if missed else "")
+        counted = f"{missed} of {size} not passed{why_missed}" if missed else ""
+        output = row.error or "\n".join(found.get(probe, [])) or counted
         tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
                       "status": "failed" if missed or probe in found else "passed", "output": output,
                       "visibility": "after_published" if probe == "hidden" else "visible"})
@@ -206,13 +190,12 @@ def run_grade(args: argparse.Namespace) -> int:
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
-    seed_of = (lambda f: student_seed(seed, f)) if args.per_student else (lambda f: seed)
     graded = files if len(files) == 1 or not args.gradescope else []   # no choice to make: none runs its budget
-    rows, interrupted = _grade_all(graded, args, seed_of, _progress(len(graded), name, args.no_progress))
+    rows, interrupted = _grade_all(graded, args, seed)
     done = [rows[f] for f in files if f in rows]
-    for row in done if args.require_sandbox else ():
-        if "landlock" not in row.sandbox and row.error is None:   # the layer failed for this one: no credit
-            row.passed, row.status, row.probes_passed = False, "failed", 0
+    for row in done:
+        if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
+            row.passed, row.status, row.probes_passed = False, "failed", 0     # Landlock failed for this one: no credit
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none

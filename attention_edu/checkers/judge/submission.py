@@ -1,12 +1,9 @@
-"""A student's submission on disk -- a ``.py`` file or an exercise notebook -- graded into one row.
+"""A student's submission on disk, a ``.py`` file or an exercise notebook, graded into one row.
 
-The judge reads the file as text and never runs it: :func:`grade_one` hands its code to a sandboxed
-interpreter of its own (:class:`Remote`), runs the exercise's probes through it, and builds the row
-from what the judge alone knows (the file it was given, the probes, the reference). Every string
-from the student's code is escaped. The code a file or notebook contributes is :mod:`.source`'s.
+The judge never runs the file itself: :func:`grade_one` hands the code :mod:`.source` reads to a sandboxed
+interpreter of its own (:class:`Remote`), runs the probes through it, and builds the row from what the judge alone
+knows (the file it was given, the probes, the reference). Every string from the student's code is escaped.
 """
-
-from __future__ import annotations
 
 import contextlib
 import importlib.util
@@ -18,7 +15,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
 from ... import worked_examples
@@ -38,8 +34,9 @@ DEFAULT_BUDGET = 60.0
 NOT_ALLOWED = "this exercise asks for your own NumPy code; `import {name}` is not allowed here"
 _WORKER = str(Path(__file__).with_name("worker.py"))
 #: The folders the judge imports the worker's own packages from: ``python -I`` leaves out PYTHONPATH and a user's own.
-_SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0]) for spec in
-                  map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy")) if spec and spec.origin})
+_SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0])     # a package's parent
+                 for spec in map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy"))
+                 if spec and spec.origin})
 #: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
 PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
                                    merge_heads, multi_head_attention, softmax_jacobian)}
@@ -148,16 +145,15 @@ class Remote:
             if os.path.lexists(private) and shutil.which("rm"):
                 subprocess.run(["rm", "-rf", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
 
-    def __enter__(self) -> Remote:
+    def __enter__(self):
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc):
         self.close()
 
 
 def _chapter_inputs(id: str) -> dict:
-    """``ae.worked_examples.get(id)`` in a notebook submission: the entry's id, title, source, inputs and what the
-    chapter prints (its text, as a student's book has it), never what the library computes."""
+    """``ae.worked_examples.get(id)`` in a notebook: the entry as the chapter prints it, never the library's answers."""
     example = worked_examples.get(str(id)[:100])        # a long id would cost difflib's time here
     return {key: getattr(example, key) for key in ("id", "title", "source", "inputs", "printed")}
 
@@ -165,49 +161,47 @@ def _chapter_inputs(id: str) -> dict:
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
               seed: int | None = None, budget: float = DEFAULT_BUDGET) -> Row:
-    """Grade one submission in its own sandboxed interpreter; never raises for anything it does.
-
-    Examples
-    --------
-    >>> grade_one("softmax", "/nonexistent.py").error
-    'no such file: /nonexistent.py'
-    """
+    """Grade one submission in its own sandboxed interpreter; never raises for anything it does."""
     from .. import EXERCISES
     from ..runner import run_checker
 
     start = time.perf_counter()
     row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
-    name, notebook = function or spec.function, path.suffix.lower() == ".ipynb"
-    what = "running the notebook" if notebook else "importing the file"
+    name, ipynb = function or spec.function, path.suffix.lower() == ".ipynb"
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
+    elif not path.exists():
+        row.error, row.usage = f"no such file: {path}", True
     elif not path.is_file():       # a FIFO or a device would hold or flood the grader
-        row.error, row.usage = (f"not a regular file: {path}", False) if path.exists() else (
-            f"no such file: {path}", True)
+        row.error = f"not a regular file: {path}"
     elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
         row.error = f"larger than 16 MiB, not a submission: {path}" + (
-            " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if notebook else "")
+            " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if ipynb else "")
     elif path.suffix.lower() not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            cells, notebook = read_cells(path, notebook)      # a script nbconvert exported runs as its notebook
-            what = 'running its cells (its `if __name__ == "__main__":` block too)' if notebook and not (
-                path.suffix.lower() == ".ipynb") else what      # a script's cells run as __main__
+            cells, notebook = read_cells(path, ipynb)      # a script nbconvert exported runs as its notebook
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
-            not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""      # a .py renamed, a cut download
-            row.error = f"the file could not be read as {'a notebook' if notebook else 'text'} ({not_json}{err})"
+            json_error = type(err).__name__ == "JSONDecodeError"       # a renamed .py, a cut download
+            not_json = "it is not JSON: " if json_error else ""
+            row.error = f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})"
     if row.error is None:
+        what = "running the notebook" if ipynb else "importing the file"
+        if notebook and not ipynb:      # a script's cells run as __main__
+            what = 'running its cells (its `if __name__ == "__main__":` block too)'
         try:
-            earlier = [n for n in list(EXERCISES)[:list(EXERCISES).index(exercise)] if n in PACKAGE]   # ae.softmax ...
-            helpers = {**{n: PACKAGE[n] for n in earlier}, "worked_examples.get": _chapter_inputs} if notebook else {}
+            names = list(EXERCISES)
+            earlier = {n: PACKAGE[n] for n in names[:names.index(exercise)] if n in PACKAGE}     # ae.softmax ...
+            helpers = {**earlier, "worked_examples.get": _chapter_inputs} if notebook else {}
             allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
             with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):
-                    late = f"did not finish within the {budget:g} s the submission may take" + (
-                        " (every code cell runs: a long experiment, a benchmark or a training loop too)" * notebook)
+                    late = f"did not finish within the {budget:g} s the submission may take"
+                    if notebook:
+                        late += " (every code cell runs: a long experiment, a benchmark or a training loop too)"
                     row.error = f"{what} {load.ended or late}"
                 elif (error := ErrorInfo.read(load.get("error"))) is not None:
                     where = f" ({error.line})" if error.line else ""
