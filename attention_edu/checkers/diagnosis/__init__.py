@@ -203,19 +203,8 @@ HINTS: dict[str, str] = {
 }
 
 
-def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
-    """The hint id for an exception raised by the student's function.
-
-    Examples
-    --------
-    >>> try:
-    ...     np.ones((2, 3)) / np.ones(2)
-    ... except ValueError as err:
-    ...     explain_error(err, ())
-    'error.broadcast'
-    """
-    if isinstance(error, BaseException):
-        error = ErrorInfo.of(error)
+def explain_error(error: ErrorInfo, args: tuple) -> str:
+    """The hint id for an exception raised by the student's function (called with ``args``)."""
     text = error.message
     if error.is_a("SystemExit"):
         return "error.exit"

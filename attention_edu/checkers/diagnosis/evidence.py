@@ -9,9 +9,9 @@ A mistake is named only when its evidence holds. Exercises add readers of their 
 from typing import Callable
 
 from ...backend import host_numpy as np
-from . import HINTS
+from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
+__all__ = ["reads", "EVIDENCE_IDS", "read_evidence", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
            "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
@@ -163,6 +163,19 @@ def rank_of(case) -> int | None:
     """The rank of a case's first array argument (None when it has none)."""
     first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
     return None if first is None else first.ndim
+
+
+def read_evidence(exercise, failure, mine: tuple, expected: tuple) -> tuple[str, str] | None:
+    """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None."""
+    if failure.hint_id == "harness.shape":
+        for name, a, e in zip(exercise.outputs, mine, expected):
+            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
+                return diagnose_shape(name, a.shape, e.shape)
+        return None
+    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
+        return None
+    dtypes = failure.case.float_dtypes
+    return diagnose_values(exercise, failure.case, mine, expected, lambda a, e: close(a, e, dtypes))
 
 
 #: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known

@@ -12,8 +12,8 @@ from ...backend import host_numpy as np
 from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult
-from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
-from .evidence import diagnose_shape, diagnose_values
+from . import HINTS, as_host, describe_difference, explain_error, same_output, show
+from .evidence import read_evidence
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
            "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "print_notes"]
@@ -136,19 +136,6 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
     return lines
 
 
-def _read_evidence(exercise: Exercise, failure: Failure, mine: tuple, expected: tuple) -> tuple[str, str] | None:
-    """A mistake named by the failure's evidence (see :mod:`.evidence`), or None."""
-    case = failure.case
-    if failure.hint_id == "harness.shape":
-        for name, a, e in zip(exercise.outputs, mine, expected):
-            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
-                return diagnose_shape(name, a.shape, e.shape)
-        return None
-    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
-        return None
-    return diagnose_values(exercise, case, mine, expected, lambda a, e: close(a, e, case.float_dtypes))
-
-
 def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, expected: tuple,
                   known: tuple[str, ...]) -> tuple[str, str] | None:
     """The mistake whose mutant reproduces ``mine``, or None. Where the dtype is wrong (the summary says so), ``mine``
@@ -198,7 +185,7 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     if telling and guess and failure.probe != "properties":
         named = _read_mutants(exercise, failure, mine, expected, known)
     if named is None and telling:
-        named = _read_evidence(exercise, failure, mine, expected)
+        named = read_evidence(exercise, failure, mine, expected)
     if named is not None:
         hint_id, hint = named
     else:
