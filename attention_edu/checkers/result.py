@@ -24,17 +24,13 @@ class CheckResult:
     ----------
     exercise : str
         Exercise name (``"softmax"``) or answer id (``"fund.exercise-2"``).
-    passed : bool
-        Every probe passed.
-    attempted : bool
-        False when the function is still a stub (raises NotImplementedError, returns None or Ellipsis) or an answer
-        was left as ``...``.
+    passed, attempted : bool
+        Every probe passed; False for ``attempted`` when the function is still a stub (raises NotImplementedError,
+        returns None or Ellipsis) or an answer was left as ``...``.
     summary : str
         One line: what happened.
-    hint : str
-        The diagnosis (at most two sentences), or "" when there is none.
-    hint_id : str or None
-        Identifier of the diagnosis, e.g. ``"softmax.wrong-axis"``.
+    hint, hint_id : str, str or None
+        The diagnosis (at most two sentences; "" when there is none) and its id, e.g. ``"softmax.wrong-axis"``.
     probe : str or None
         The first probe that failed (that of the first mistake).
     case : object or None
@@ -47,14 +43,13 @@ class CheckResult:
         Probes (input cases, properties, determinism) passed, out of all of them; every probe runs, even after a
         failure (None for pen-and-paper answers).
     mistakes : tuple of dict
-        Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe that shows it (empty
-        when passed).
+        Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe that shows it.
     probes_failed : dict
         The probes not passed, counted by group (a case's probe id, ``"properties"``, ``"determinism"``), those
         skipped after a time limit or a crash included.
     probes_not_run : int
         How many of those never ran: after two calls in a row ran out of time or crashed, the rest are not called
-        (each would cost as much), and count as not passed.
+        (each would cost as much).
 
     Examples
     --------

@@ -3,7 +3,8 @@
 A mutant names a mistake only when the student's output is identical to its own; real code often makes a mistake in
 a spelling no mutant reproduces, or two at once. So the failure itself is read: the axis the output sums to one over,
 an axis too many or too few, a constant offset or factor, which outputs are right, which ranks the function runs on.
-A mistake is named only when its evidence holds. Exercises add readers of their own with :func:`reads`.
+A mistake is named only when its evidence holds (:func:`read_evidence`). Exercises add readers of their own with
+:func:`reads`.
 """
 
 from typing import Callable
@@ -11,8 +12,8 @@ from typing import Callable
 from ...backend import host_numpy as np
 from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "read_evidence", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
-           "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
+__all__ = ["reads", "EVIDENCE_IDS", "read_evidence", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
+           "extra_axis", "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
 _READERS: dict[str, list[Reader]] = {}
@@ -159,12 +160,6 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
 
 
-def rank_of(case) -> int | None:
-    """The rank of a case's first array argument (None when it has none)."""
-    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
-    return None if first is None else first.ndim
-
-
 def read_evidence(exercise, failure, mine: tuple, expected: tuple) -> tuple[str, str] | None:
     """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None."""
     if failure.hint_id == "harness.shape":
@@ -176,6 +171,12 @@ def read_evidence(exercise, failure, mine: tuple, expected: tuple) -> tuple[str,
         return None
     dtypes = failure.case.float_dtypes
     return diagnose_values(exercise, failure.case, mine, expected, lambda a, e: close(a, e, dtypes))
+
+
+def rank_of(case) -> int | None:
+    """The rank of a case's first array argument (None when it has none)."""
+    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
+    return None if first is None else first.ndim
 
 
 #: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known
