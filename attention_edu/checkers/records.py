@@ -104,7 +104,7 @@ class Mistake:
 
 @dataclass
 class Failure:
-    """The first thing that went wrong, before diagnosis."""
+    """The first thing that went wrong on a probe, before diagnosis."""
 
     probe: str
     case: Any
@@ -113,6 +113,9 @@ class Failure:
     error: Any = None          # an ErrorInfo (see .harness) when the function raised
     fields: dict = field(default_factory=dict)
     evidence: str = ""
+    hint: str = ""             # a property's own hint, given instead of its hint id's
+    outcome: Any = None        # the call's Outcome (see .harness)
+    expected: tuple = ()       # what the reference gave for the same inputs
 
 
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:

@@ -161,13 +161,13 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
     log: list[Outcome] = []
-    failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
+    failures: list[Failure] = []
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
     lost = 0                   # calls in a row that ran out of time or ended the process
 
-    def fail(group: str, *entry: Any) -> None:
-        failures.append(entry)
+    def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
+        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
@@ -180,7 +180,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
-            fail(case.probe, failure, outcome, expected, None)
+            fail(case.probe, failure, outcome, expected)
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
             skipped = probe_counts(exercise, cases[index + 1:])
@@ -191,16 +191,16 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
-            fail("properties", stopped.args[0], log[-1], (), None)
+            fail("properties", stopped.args[0], log[-1])
             continue
         if problem:
             case = Case("properties", prop.title, (), ())
-            failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
-            fail("properties", failure, log[-1], (), prop.hint)
+            fail("properties", Failure("properties", case, f"property violated: {prop.title}", prop.id,
+                                       evidence=problem, hint=prop.hint), log[-1])
     sample = next((c for c in cases if c.probe == "random"), cases[0])
     failure, expected = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        fail("determinism", failure, log[-1], expected, None)
+        fail("determinism", failure, log[-1], expected)
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
@@ -214,7 +214,7 @@ _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "err
             "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis"}
 
 
-def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
+def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, list[bool]], log: list[Outcome],
            total: int, not_passed: dict[str, int]) -> CheckResult:
     """The first failure's result, with every distinct mistake (its hint and first probe) listed.
 
@@ -222,16 +222,16 @@ def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool
     property's failure counts only when no public case failed (it then follows from theirs). ``not_passed`` counts
     the probes not passed by group, with those skipped after two calls in a row were lost.
     """
-    public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f, *_ in failures)
-    entries = sorted((e for e in failures if e[0].case.probe != "properties" or not public),
-                     key=lambda e: e[0].case.probe == "hidden")
-    errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
+    public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
+    listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
+                    key=lambda f: f.case.probe == "hidden")
+    errors = {explain_error(f.error, f.case.args) for f in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     mistakes: dict[str, dict] = {}                      # hint id -> the first mistake told under it
     results = []
-    for (failure, *_), result in zip(entries, failed_all(exercise, entries, log)):
+    for failure, result in zip(listed, failed_all(exercise, listed, log)):
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # how matmul words .T on a batch
         if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
             result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)

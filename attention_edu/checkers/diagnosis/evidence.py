@@ -160,8 +160,10 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
 
 
-def read_evidence(exercise, failure, mine: tuple, expected: tuple) -> tuple[str, str] | None:
-    """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None."""
+def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
+    """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None. ``mine`` is what the
+    function returned, as :func:`.mutants.fingerprint` gives it."""
+    expected = failure.expected
     if failure.hint_id == "harness.shape":
         for name, a, e in zip(exercise.outputs, mine, expected):
             if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:

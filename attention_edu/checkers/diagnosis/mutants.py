@@ -136,11 +136,10 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
     return lines
 
 
-def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, expected: tuple,
-                  known: tuple[str, ...]) -> tuple[str, str] | None:
+def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...]) -> tuple[str, str] | None:
     """The mistake whose mutant reproduces ``mine``, or None. Where the dtype is wrong (the summary says so), ``mine``
     cast to the expected dtype is matched too: its values may show another mistake (a shape, say)."""
-    case = failure.case
+    case, expected = failure.case, failure.expected
     mistake = match_mistake(exercise, case, mine, failure.probe, known)
     if mistake is None and failure.hint_id == "harness.dtype":
         cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
@@ -150,10 +149,9 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, expected: t
     return None if mistake is None else (mistake.id, mistake.hint)
 
 
-def _details(exercise: Exercise, failure: Failure, outcome: Outcome, mine: tuple | None, expected: tuple,
-             telling: bool) -> str:
+def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: bool) -> str:
     """The probe, the error, the inputs, the evidence, NumPy's warnings and what a lost call printed last."""
-    case = failure.case
+    case, outcome, expected = failure.case, failure.outcome, failure.expected
     lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
     if failure.error is not None:
         where = failure.error.line
@@ -173,47 +171,47 @@ def _details(exercise: Exercise, failure: Failure, outcome: Outcome, mine: tuple
     return "\n".join(lines)
 
 
-def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple, log: list[Outcome],
-           hint: str | None = None, known: tuple[str, ...] = (), guess: bool = True) -> CheckResult:
+def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tuple[str, ...] = (),
+           guess: bool = True) -> CheckResult:
     """The CheckResult for ``failure``: the mistake a mutant (unless ``guess`` is false) or the evidence names, else
-    the failure's own hint (``hint``, or that of its hint id or exception); then the details."""
-    mine = _outcome_print(outcome)
+    the failure's own hint (or that of its hint id or exception); then the details."""
+    mine = _outcome_print(failure.outcome)
     # its output shows the mistake, unless its values are right (a tuple (w,) for w)
     telling = (mine is not None and failure.probe not in ("inputs", "determinism")
-               and not same_output(mine, expected, failure.case.float_dtypes))
+               and not same_output(mine, failure.expected, failure.case.float_dtypes))
     named = None                                        # (hint id, hint)
     if telling and guess and failure.probe != "properties":
-        named = _read_mutants(exercise, failure, mine, expected, known)
+        named = _read_mutants(exercise, failure, mine, known)
     if named is None and telling:
-        named = read_evidence(exercise, failure, mine, expected)
+        named = read_evidence(exercise, failure, mine)
     if named is not None:
         hint_id, hint = named
     else:
         hint_id = failure.hint_id
         if hint_id is None and failure.error is not None:
             hint_id = explain_error(failure.error, failure.case.args)
-        hint = hint or HINTS[hint_id].format(**{"signature": exercise.signature, **failure.fields})
+        hint = failure.hint or HINTS[hint_id].format(**{"signature": exercise.signature, **failure.fields})
     return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary, hint=hint,
                        hint_id=hint_id, probe=failure.probe, case=failure.case,
-                       details=_details(exercise, failure, outcome, mine, expected, telling), notes=print_notes(log))
+                       details=_details(exercise, failure, mine, telling), notes=print_notes(log))
 
 
-def failed_all(exercise: Exercise, entries: list, log: list[Outcome]) -> list[CheckResult]:
-    """:func:`failed` for each ``(failure, outcome, expected, hint)``, each knowing the mistakes named before it.
+def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) -> list[CheckResult]:
+    """:func:`failed` for each of ``failures``, each knowing the mistakes named before it.
 
     A mutant named on one case gives way to the evidence's reading of that case when the evidence tells there,
     word for word, the one story it tells on every other case it reads: that story fits every case, and the
     mutant matched by coincidence (a doubled dK is a missing 1/√d_k where d_k = 4, and there only).
     """
     first: list[CheckResult] = []
-    for failure, outcome, expected, hint in entries:
-        first.append(failed(exercise, failure, outcome, expected, log, hint, tuple(r.hint_id for r in first)))
+    for failure in failures:
+        first.append(failed(exercise, failure, log, tuple(r.hint_id for r in first)))
     told = {r.hint_id: {t.hint for t in first if t.hint_id == r.hint_id} for r in first}   # id -> every hint told
     mutant_ids = {m.id for m in mistakes_for(exercise.name)}
     results = []
-    for (failure, outcome, expected, hint), result in zip(entries, first):
+    for failure, result in zip(failures, first):
         if result.hint_id in mutant_ids:                # only a mutant's naming reads otherwise without the mutants
-            plain = failed(exercise, failure, outcome, expected, log, hint, guess=False)
+            plain = failed(exercise, failure, log, guess=False)
             if plain.hint_id != failure.hint_id and told.get(plain.hint_id) == {plain.hint}:
                 result = plain
         results.append(result)
