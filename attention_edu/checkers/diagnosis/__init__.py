@@ -15,7 +15,7 @@ __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference"
            "explain_error"]
 
 # itemsize -> (rtol, atol relative to the largest expected magnitude). Float64 gets float32's: at its own, float32-
-# accurate code got marks that varied by seed. Float16 is no licence to be 1 % off: close() compares it as float32.
+# accurate code got marks that varied by seed. A float16 answer is no licence to be 1 % off: close() takes float32's.
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
 
 

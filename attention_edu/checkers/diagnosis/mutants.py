@@ -219,7 +219,7 @@ def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) 
 
 
 def print_notes(log: list[Outcome]) -> tuple[str, ...]:
-    """A note when the student's function printed anything during the run."""
+    """Notes for the run's result: the function ran in this process, without its limits; it printed."""
     notes = ()
     if any(not o.isolated for o in log):
         notes = ("your function ran in this process, without the time and memory limits (Windows and macOS "
