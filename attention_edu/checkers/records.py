@@ -1,26 +1,10 @@
-"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures) and
-the hidden probes drawn from a grading run's seed.
+"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures) and the hidden probes
+drawn from a grading run's seed.
 
-Plain data: the other modules of the package import these and nothing here imports them back.
-The public cases of an exercise are fixed (their names teach); :func:`hidden_cases` adds cases
-of the same shapes and dtypes whose inputs are drawn afresh, or moved, from a seed, so that no
-table of answers can pass, not even one for the special cases only. ``attention-edu grade``
-draws a seed per run (``--seed S`` reproduces it) and, with ``--per-student``, mixes in the
-submission's file name and contents (:func:`student_seed`).
-
-Examples
---------
->>> from attention_edu.checkers import EXERCISES
->>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
->>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
-(11, {'hidden'}, True)
->>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]   # m = 1 stays; m = 4; m = 3, n = 5; m = 4, n = 2
-[(1, 27), (35, 36), (36,), (27, 29), (35, 33)]
->>> hidden_cases(EXERCISES["softmax"], None)
-[]
+Plain data: the other modules of the package import these and nothing here imports them back. The public cases of
+an exercise are fixed (their names teach); :func:`hidden_cases` adds cases like them, drawn from a seed, so that no
+table of answers passes (docs/teachers.md, "Hidden probes").
 """
-
-from __future__ import annotations
 
 import hashlib
 import secrets
@@ -69,11 +53,8 @@ class Case:
 
 @dataclass(frozen=True)
 class Property:
-    """A relation every correct implementation satisfies, checked on fresh inputs.
-
-    ``check(student)`` calls ``student(*args)`` (which returns the outputs as
-    a tuple of host arrays) and returns None, or a description of the violation.
-    """
+    """A relation every correct implementation satisfies, checked on fresh inputs: ``check(student)`` calls
+    ``student(*args)`` (the outputs come back as a tuple of host arrays) and returns None or the violation."""
 
     id: str
     title: str
@@ -112,32 +93,18 @@ class Exercise:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A known misconception and the wrong implementation that makes it.
+    """A known misconception and the wrong implementation (the mutant) that makes it."""
 
-    Attributes
-    ----------
-    id : str
-        ``"<exercise prefix>.<name>"``, e.g. ``"softmax.wrong-axis"``.
-    exercise : str
-        The exercise whose checker diagnoses it.
-    probe : str
-        Id of the first probe (see :data:`PROBES`) that this mistake fails.
-    hint : str
-        At most two sentences: the convention, then the fix.
-    mutant : callable
-        The wrong implementation, same signature as the student's function.
-    """
-
-    id: str
-    exercise: str
-    probe: str
-    hint: str
-    mutant: Callable
+    id: str             # "<exercise prefix>.<name>", e.g. "softmax.wrong-axis"
+    exercise: str       # the exercise whose checker diagnoses it
+    probe: str          # the first probe (a key of PROBES) that this mistake fails
+    hint: str           # at most two sentences: the convention, then the fix
+    mutant: Callable    # the wrong implementation, with the student's function's signature
 
 
 @dataclass
 class Failure:
-    """The first thing that went wrong, before diagnosis."""
+    """The first thing that went wrong on a probe, before diagnosis."""
 
     probe: str
     case: Any
@@ -146,6 +113,9 @@ class Failure:
     error: Any = None          # an ErrorInfo (see .harness) when the function raised
     fields: dict = field(default_factory=dict)
     evidence: str = ""
+    hint: str = ""             # a property's own hint, given instead of its hint id's
+    outcome: Any = None        # the call's Outcome (see .harness)
+    expected: tuple = ()       # what the reference gave for the same inputs
 
 
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:
@@ -170,16 +140,18 @@ def student_seed(seed: int, file: str) -> int:
     True
     """
     name, path = file.replace("\\", "/").rsplit("/", 1)[-1], Path(file)
+    content = b""
     try:        # the file as grade_one will read it: a link, a FIFO or a huge file is not read
-        content = path.read_bytes() if path.is_file() and not path.is_symlink() and path.stat().st_size <= 16 << 20 \
-            else b""
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= 16 << 20:
+            content = path.read_bytes()
     except OSError:
-        content = b""
+        pass
     digest = hashlib.sha256(f"{seed}:{name}:".encode("utf-8", "surrogateescape") + content).digest()
     return int.from_bytes(digest[:4], "little")
 
 
 def _fresh(value: object, rng: np.random.Generator) -> object:
+    """Floats drawn afresh, with the mean and spread of the value's."""
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
         spread, draw = float(np.std(value)) or 1.0, rng.standard_normal(value.shape)
         return _weights_kept(value, draw, draw * spread + float(np.mean(value)))
@@ -196,12 +168,11 @@ def _nudged(value: object, rng: np.random.Generator) -> object:
 
 
 def _weights_kept(value: np.ndarray, draw: np.ndarray, moved: np.ndarray) -> np.ndarray:
-    """``moved``, but a row of weights (non-negative, summing to 1) is redrawn as weights: at (0.5, 0, 0.5) one per
-    cent moved the softmax Jacobian by less than its tolerance, and noise in place of the weights of attention_entropy
-    (negative, so its reference counts 0 for them) failed log(w + 1e-12). Weights below 1e-3 (zeros too) stay as they
-    are and the others keep their sum, each two of them moved apart by e^0.3 at least (the draws ranked and spread):
-    a weight of 4e-8 moved e-fold failed an entropy that drops p < 1e-6 on one seed in three, passed it on the others,
-    and the Jacobian's recorded answer for (0.5, 0, 0.5) passed where two draws nearly agreed (2 seeds in 100)."""
+    """``moved``, but a row of weights (non-negative, summing to 1) stays weights: noise there failed honest code
+    (log(w + 1e-12) of a negative weight), and one per cent hid a recorded answer (the softmax Jacobian's at
+    (0.5, 0, 0.5)). Weights below 1e-3 (zeros too) stay, or an entropy that drops p < 1e-6 passed on some seeds; the
+    others keep their sum and move apart by e^0.3 at least (the draws ranked and spread), or a recorded answer passed
+    where two draws nearly agreed."""
     if not value.ndim:
         return moved.astype(value.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -212,21 +183,39 @@ def _weights_kept(value: np.ndarray, draw: np.ndarray, moved: np.ndarray) -> np.
         return np.where(weights, np.where(big, spread, value), moved).astype(value.dtype)
 
 
+def _moved(value: object, shift: int, change: Callable, rng: np.random.Generator) -> object:
+    """An integer (a size, a length) moved by ``shift`` where one is given, unless it is 0 or 1 (special cases too);
+    any other value ``change``d."""
+    if shift and (type(value) is int or isinstance(value, np.ndarray) and value.dtype.kind in "iu"):
+        return value + shift * (value > 1)
+    return change(value, rng)
+
+
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
-    """One case like each public case: the random ones' floats redrawn from ``seed``, the others' nudged
-    (:func:`_nudged`); a case with no floats has its integers above 1 all moved by one draw (sizes, lengths).
-    [] for no ``seed``."""
+    """One case like each public case, drawn from ``seed`` ([] for no seed).
+
+    The floats of every random and batched case are drawn afresh (:func:`_fresh`): a rank, a dtype or a size 1 that
+    no hidden case had could be tabled. The other cases' floats are nudged (:func:`_nudged`). A case with no floats
+    has its integers moved by one draw (:func:`_moved`).
+
+    >>> from attention_edu.checkers import EXERCISES
+    >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
+    >>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
+    (11, {'hidden'}, True)
+    >>> # from the public (1, 4), where m = 1 stays, (7, 8), and the small cases (4,), (3, 5) and (4, 2)
+    >>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]
+    [(1, 27), (35, 36), (36,), (27, 29), (35, 33)]
+    """
     if seed is None:
         return []
     public = exercise.cases()
-    models = [c for c in public if c.probe in ("random", "batched")] or public
+    redrawn = [c for c in public if c.probe in ("random", "batched")] or public
+    nudged = [c for c in public if c.probe not in ("random", "batched")]
     rng = np.random.default_rng([seed, int.from_bytes(exercise.name.encode()[:8], "little")])
-    drawn = [(c, _fresh) for c in models]         # each: a rank, a dtype, a size 1 no hidden case had could be tabled
     cases = []
-    for model, change in drawn + [(c, _nudged) for c in public if c.probe not in ("random", "batched")]:
+    for model, change in [(c, _fresh) for c in redrawn] + [(c, _nudged) for c in nudged]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
-        args = tuple(a + shift * (a > 1) if shift and (type(a) is int or isinstance(a, np.ndarray) and a.dtype.kind
-                     in "iu") else change(a, rng) for a in model.args)     # a size or length 0 or 1 stays: special too
+        args = tuple(_moved(a, shift, change, rng) for a in model.args)
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
     return cases

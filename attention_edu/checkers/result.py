@@ -1,9 +1,7 @@
-"""What a checker hands back: a :class:`CheckResult` that reads well in a terminal (``str``) and
-in Jupyter (a coloured box); in strict mode one that did not pass is raised as :class:`CheckFailed`
-instead, so a course's CI can grade notebooks by running them.
+"""What a checker hands back: a :class:`CheckResult` that reads well in a terminal (``str``) and in Jupyter (a
+coloured box); in strict mode one that did not pass is raised as :class:`CheckFailed` instead, so that a course's CI
+can grade notebooks by running them.
 """
-
-from __future__ import annotations
 
 import html
 import os
@@ -18,18 +16,6 @@ __all__ = ["CheckResult", "CheckFailed", "finish", "STRICT_ENV"]
 STRICT_ENV = "ATTENTION_EDU_STRICT"
 
 
-class CheckFailed(AssertionError):
-    """Raised in strict mode when a check does not pass; ``.result`` holds the details.
-
-    It subclasses ``AssertionError`` so test runners count it as a failed
-    check rather than a crash, but it is never raised bare.
-    """
-
-    def __init__(self, result: CheckResult):
-        super().__init__(str(result))
-        self.result = result
-
-
 @dataclass(frozen=True)
 class CheckResult:
     """The outcome of one checker run.
@@ -38,17 +24,13 @@ class CheckResult:
     ----------
     exercise : str
         Exercise name (``"softmax"``) or answer id (``"fund.exercise-2"``).
-    passed : bool
-        Every probe passed.
-    attempted : bool
-        False when the function is still a stub (raises NotImplementedError,
+    passed, attempted : bool
+        Every probe passed; False for ``attempted`` when the function is still a stub (raises NotImplementedError,
         returns None or Ellipsis) or an answer was left as ``...``.
     summary : str
         One line: what happened.
-    hint : str
-        The diagnosis (at most two sentences), or "" when there is none.
-    hint_id : str or None
-        Identifier of the diagnosis, e.g. ``"softmax.wrong-axis"``.
+    hint, hint_id : str, str or None
+        The diagnosis (at most two sentences; "" when there is none) and its id, e.g. ``"softmax.wrong-axis"``.
     probe : str or None
         The first probe that failed (that of the first mistake).
     case : object or None
@@ -58,22 +40,20 @@ class CheckResult:
     notes : tuple of str
         Remarks that do not fail the check (e.g. the function printed).
     probes_passed, probes_total : int or None
-        Probes (input cases, properties, determinism) passed, out of all of them; every probe
-        runs, even after a failure (None for pen-and-paper answers).
+        Probes (input cases, properties, determinism) passed, out of all of them; every probe runs, even after a
+        failure (None for pen-and-paper answers).
     mistakes : tuple of dict
-        Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe
-        that shows it (empty when passed).
+        Every distinct mistake found, each ``{"hint_id", "probe", "hint"}`` with the first probe that shows it.
     probes_failed : dict
-        The probes not passed, counted by group (a case's probe id, ``"properties"``,
-        ``"determinism"``), those skipped after a time limit or a crash included.
+        The probes not passed, counted by group (a case's probe id, ``"properties"``, ``"determinism"``), those
+        skipped after a time limit or a crash included.
     probes_not_run : int
-        How many of those never ran: after two calls in a row ran out of time or crashed, the
-        rest are not called (each would cost as much), and count as not passed.
+        How many of those never ran: after two calls in a row ran out of time or crashed, the rest are not called
+        (each would cost as much).
 
     Examples
     --------
-    >>> r = CheckResult("softmax", passed=True, attempted=True, summary="all probes passed")
-    >>> print(r)
+    >>> print(CheckResult("softmax", passed=True, attempted=True, summary="all probes passed"))
     check softmax: passed. all probes passed
     """
 
@@ -112,14 +92,16 @@ class CheckResult:
     @property
     def headline(self) -> str:
         """The first line: status, how far the function got, what happened."""
-        progress = ""
-        if self.status == "failed" and self.probes_total:
-            found = len(self.mistakes)
-            count = f"{found} mistakes found; " if found > 1 else ""
-            lost = self.probes_not_run
-            not_run = f" ({lost} did not run: two calls in a row were lost)" if lost else ""
-            progress = f"{self.probes_passed} of {self.probes_total} probes passed{not_run}; {count}the first failure: "
-        return f"check {self.exercise}: {self.status}. {progress}{self.summary}"
+        return f"check {self.exercise}: {self.status}. {self._story()}"
+
+    def _story(self) -> str:
+        """The headline after its status: how far a failed function got, then what happened."""
+        if self.status != "failed" or not self.probes_total:
+            return self.summary
+        count = f"{len(self.mistakes)} mistakes found; " if len(self.mistakes) > 1 else ""
+        lost = f" ({self.probes_not_run} did not run: two calls in a row were lost)" if self.probes_not_run else ""
+        progress = f"{self.probes_passed} of {self.probes_total} probes passed{lost}"
+        return f"{progress}; {count}the first failure: {self.summary}"
 
     def _hints(self) -> list[tuple[str, str | None, str | None, str]]:
         """(label, hint id, title of the first probe that shows it, hint) of each mistake found."""
@@ -145,13 +127,10 @@ class CheckResult:
         return str(self)
 
     def _repr_html_(self) -> str:
-        colour = {"passed": "#2e7d32", "not attempted": "#9e9e9e", "failed": "#c62828"}[self.status]
-        mark = {"passed": "&#10004;", "not attempted": "&#9675;", "failed": "&#10008;"}[self.status]
-        parts = [
-            f'<div style="border-left: 6px solid {colour}; padding: 4px 10px; margin: 4px 0;">',
-            f"<b>{mark} check {html.escape(self.exercise)}: {self.status}.</b> "
-            f"{html.escape(self.headline[len(f'check {self.exercise}: {self.status}. '):])}",
-        ]
+        colour, mark = {"passed": ("#2e7d32", "&#10004;"), "not attempted": ("#9e9e9e", "&#9675;"),
+                        "failed": ("#c62828", "&#10008;")}[self.status]
+        parts = [f'<div style="border-left: 6px solid {colour}; padding: 4px 10px; margin: 4px 0;">',
+                 f"<b>{mark} check {html.escape(self.exercise)}: {self.status}.</b> {html.escape(self._story())}"]
         for label, hint_id, probe, hint in self._hints():
             tag = f" <code>{html.escape(hint_id)}</code>" if hint_id else ""
             seen = f", first seen on the probe &ldquo;{html.escape(probe)}&rdquo;" if probe else ""
@@ -163,18 +142,22 @@ class CheckResult:
         return "\n".join(parts)
 
 
+class CheckFailed(AssertionError):
+    """Raised in strict mode when a check does not pass; ``.result`` holds the details. An ``AssertionError``, so
+    that test runners count a failed check, not a crash; always raised explicitly, so that ``python -O`` keeps it."""
+
+    def __init__(self, result: CheckResult):
+        super().__init__(str(result))
+        self.result = result
+
+
 def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     """Return ``result``, or raise :class:`CheckFailed` if strict and it did not pass.
 
-    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT`` (on when it is 1,
-    true, yes or on, in any case).
+    ``strict=None`` defers to the environment variable ``ATTENTION_EDU_STRICT`` (on when it is 1, true, yes or on, in
+    any case).
 
-    Examples
-    --------
-    >>> bad = CheckResult("softmax", passed=False, attempted=True, summary="wrong")
-    >>> finish(bad, strict=False).passed
-    False
-    >>> finish(bad, strict=True)
+    >>> finish(CheckResult("softmax", passed=False, attempted=True, summary="wrong"), strict=True)
     Traceback (most recent call last):
     ...
     attention_edu.checkers.result.CheckFailed: check softmax: failed. wrong

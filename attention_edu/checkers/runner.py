@@ -1,15 +1,9 @@
 """The runner: every probe of an exercise on the student's function, every mistake it shows.
 
-The probes run in the order of :data:`.records.PROBES`: the exercise's cases, its properties, then a
-determinism check. On every case the student's function must run, return the right type, arity, shape
-and dtype, leave its inputs alone and match the reference. Two calls in a row that run out of time or crash
-stop the run (the rest "did not run"); each failure is named on its own (:func:`.diagnosis.mutants.failed`).
-The ranks the function runs on are read too: where some always work and the others always fail, a diagnosis
-that only repeats NumPy's error becomes "your function works on 3-D input only". A property's violation is
-listed only when no public case failed (it then follows from theirs); hidden cases' failures come last.
+The probes run in the order of :data:`.records.PROBES`: the cases (public, then hidden), the properties, determinism.
+On every case the function must run, return the right type, arity, shape and dtype, leave its inputs alone and match
+the reference. Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together.
 """
-
-from __future__ import annotations
 
 import copy
 import dataclasses
@@ -19,14 +13,14 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 from .diagnosis import HINTS, as_host, close, explain_error
-from .diagnosis.evidence import rank_hint
-from .diagnosis.mutants import failed_all, fingerprint, is_stub, print_notes, stub_result
+from .diagnosis.evidence import rank_hint, rank_of
+from .diagnosis.mutants import failed_all, fingerprint, is_stub, print_notes
 from .judge import describe
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
 from .result import CheckResult, finish
 
-__all__ = ["run_checker", "report", "rank_of"]
+__all__ = ["run_checker", "report"]
 
 
 class _Stopped(Exception):
@@ -63,11 +57,12 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         host = part if type(part) is np.ndarray else as_host(part)   # an array of complex or text: its dtype is wrong
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
             continue
-        if host is None:        # return w, w where one array is asked for (not list(w), which np.asarray mends)
+        if host is None:        # return w, w (or w,) where one array is asked for; not list(w): np.asarray mends it
             several = len(parts) == 1 and type(part) in (tuple, list) and all(
                 type(p) is np.ndarray and p.shape == want.shape for p in part)
+            hint_id = "harness.several" if several else "harness.wrong-type"
             return Failure("returns", case, f"{name} is {describe(part)}; expected a NumPy array of {want.dtype}",
-                           "harness.several" if several else "harness.none" if part is None else "harness.wrong-type")
+                           "harness.none" if part is None else hint_id)
         if host.dtype.kind != ("b" if want.dtype.kind == "b" else "f"):
             return Failure("returns", case, f"{name} has dtype {host.dtype}, expected {want.dtype}",
                            "harness.dtype", fields={"dtype_hint": exercise.dtype_hint})
@@ -117,6 +112,7 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
                  log: list[Outcome]) -> tuple[Failure | None, tuple]:
+    """Three calls on ``case``: a failure if they differ (or one fails), and the reference's output."""
     outputs = []
     for _ in range(3):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
@@ -141,79 +137,74 @@ def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
 def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
                 timeout: float | None = None, memory_mb: float | None = None,
                 invoke: Callable[..., Outcome] | None = None, seed: int | None = None) -> CheckResult:
-    """Run every probe of ``exercise`` on ``fn``; report every distinct mistake (see module doc).
+    """Run every probe of ``exercise`` on ``fn``; report every distinct mistake.
 
-    Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default
-    3) and ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke``
-    instead (its sandboxed interpreter) and a ``seed`` that adds hidden cases (:func:`.records.hidden_cases`).
+    Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default 3) and
+    ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke`` instead (its sandboxed
+    interpreter) and a ``seed`` that adds hidden cases (:func:`.records.hidden_cases`).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)
-    log: list[Outcome] = []
     with np.errstate(all="ignore"):
         if invoke is None and not callable(fn):
-            result = CheckResult(exercise.name, False, True,
-                                 f"expected your function itself, got {describe(fn)}",
+            result = CheckResult(exercise.name, False, True, f"expected your function itself, got {describe(fn)}",
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
             invoke = invoke or functools.partial(call, fn, timeout=timeout, memory_mb=memory)
-            result = _run(exercise, invoke, timeout, log, seed)
+            result = _run(exercise, invoke, timeout, seed)
     return finish(result, strict)
 
 
-def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, log: list[Outcome],
-         seed: int | None = None) -> CheckResult:
+def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, seed: int | None) -> CheckResult:
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
-    failures: list[tuple[Failure, Outcome, tuple, str | None]] = []
+    log: list[Outcome] = []
+    failures: list[Failure] = []
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
     lost = 0                   # calls in a row that ran out of time or ended the process
 
-    def fail(group: str, *entry: Any) -> None:
-        failures.append(entry)
+    def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
+        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if index == 0 and is_stub(outcome):
-            return dataclasses.replace(stub_result(outcome, exercise), probes_passed=0, probes_total=total,
-                                       probes_failed=counts)
+            how = "raises NotImplementedError" if outcome.error is not None else f"returns {outcome.value!r}"
+            return CheckResult(exercise.name, False, False, f"{exercise.function} is still a stub (it {how}). Replace "
+                               "the stub with your code and run this check again.", probes_passed=0,
+                               probes_total=total, probes_failed=counts)
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
-            fail(case.probe, failure, outcome, expected, None)
+            fail(case.probe, failure, outcome, expected)
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
-            not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
+            skipped = probe_counts(exercise, cases[index + 1:])
+            not_passed.update(skipped)
             return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
                                        probes_not_run=sum(skipped.values()))
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
         except _Stopped as stopped:
-            fail("properties", stopped.args[0], log[-1], (), None)
+            fail("properties", stopped.args[0], log[-1])
             continue
         if problem:
             case = Case("properties", prop.title, (), ())
-            failure = Failure("properties", case, f"property violated: {prop.title}", prop.id, evidence=problem)
-            fail("properties", failure, log[-1], (), prop.hint)
+            fail("properties", Failure("properties", case, f"property violated: {prop.title}", prop.id,
+                                       evidence=problem, hint=prop.hint), log[-1])
     sample = next((c for c in cases if c.probe == "random"), cases[0])
     failure, expected = _determinism(exercise, invoke, sample, timeout, log)
     if failure is not None:
-        fail("determinism", failure, log[-1], expected, None)
+        fail("determinism", failure, log[-1], expected)
     if not failures:
         return CheckResult(exercise.name, True, True, "all probes passed: " + _covered(exercise, counts),
                            notes=print_notes(log), probes_passed=total, probes_total=total)
     return report(exercise, failures, runs_by_rank, log, total, not_passed)
-
-
-def rank_of(case: Case) -> int | None:
-    """The rank of a case's first array argument (None when it has none)."""
-    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
-    return None if first is None else first.ndim
 
 
 #: NumPy's errors read as .T or np.dot on a batch: believed where every error the function raised reads so
@@ -223,28 +214,31 @@ _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "err
             "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis"}
 
 
-def report(exercise: Exercise, failures: list, runs_by_rank: dict[int, list[bool]], log: list[Outcome],
+def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, list[bool]], log: list[Outcome],
            total: int, not_passed: dict[str, int]) -> CheckResult:
-    """The first failure's result, with every distinct mistake (its hint and first probe) listed;
-    ``not_passed`` counts the probes not passed by group, with those skipped after two calls in a row were lost."""
+    """The first failure's result, with every distinct mistake (its hint and first probe) listed.
+
+    Hidden cases' failures come after the public ones, so that the seed never changes the mistake named first; a
+    property's failure counts only when no public case failed (it then follows from theirs). ``not_passed`` counts
+    the probes not passed by group, with those skipped after two calls in a row were lost.
+    """
+    public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
+    listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
+                    key=lambda f: f.case.probe == "hidden")
+    errors = {explain_error(f.error, f.case.args) for f in failures if f.error is not None}
+    flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
-    errors = {explain_error(f.error, f.case.args) for f, *_ in failures if f.error is not None}
-    flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
-    results: list[CheckResult] = []
-    public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f, *_ in failures)
-    entries = [e for e in sorted(failures, key=lambda e: e[0].case.probe == "hidden")     # a property that met the
-               if e[0].case.probe != "properties" or not public]                          # same mistake: named once
-    for (failure, outcome, expected, hint), result in zip(entries, failed_all(exercise, entries, log)):
-        batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # a clash of batch axes: .T
+    mistakes: dict[str, dict] = {}                      # hint id -> the first mistake told under it
+    results = []
+    for failure, result in zip(listed, failed_all(exercise, listed, log)):
+        batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # how matmul words .T on a batch
         if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
             result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
+        mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
         results.append(result)
-    mistakes: dict[str, dict] = {}
-    for r in results:
-        mistakes.setdefault(r.hint_id, {"hint_id": r.hint_id, "probe": r.probe, "hint": r.hint})
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,
                                mistakes=tuple(mistakes.values()), probes_failed=dict(not_passed))

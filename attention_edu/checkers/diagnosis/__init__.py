@@ -1,13 +1,9 @@
 """Diagnosis: naming the mistake behind a failure, or showing its evidence.
 
-Here: comparing returned arrays with the expected ones, as numbers in float64 at float32's tolerance whatever their
-dtype (float16 is no licence to be 1 % off; at float64's own, float32-accurate code got marks that varied by seed),
-describing the difference, and :data:`HINTS` for what the harness sees and for exceptions (:func:`explain_error`); the
-tests trigger every id. :mod:`.mutants` matches a failing output against the known mistakes' wrong implementations;
-:mod:`.evidence` reads what a failure shows when no mutant matches (an axis, the ranks that run, which outputs are right).
+This module compares returned arrays with the expected ones, describes the difference and holds :data:`HINTS`, the
+hints for what the harness sees and for exceptions (:func:`explain_error`). :mod:`.mutants` matches a failing output
+against the known mistakes' wrong implementations; :mod:`.evidence` reads what a failure shows when none matches.
 """
-
-from __future__ import annotations
 
 import re
 from typing import Any
@@ -18,7 +14,8 @@ from ..judge.harness import ErrorInfo
 __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show", "HINTS",
            "explain_error"]
 
-# itemsize -> (rtol, atol relative to the largest expected magnitude); float64 as float32 (module doc)
+# itemsize -> (rtol, atol relative to the largest expected magnitude). Float64 gets float32's: at its own, float32-
+# accurate code got marks that varied by seed. A float16 answer is no licence to be 1 % off: close() takes float32's.
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
 
 
@@ -61,7 +58,7 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
         return False
     if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
         return bool(np.array_equal(actual, expected))
-    half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2         # float16 in either byte order
+    half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2         # float16, in either byte order
     rtol, atol = tolerance(np.float32 if half else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -71,12 +68,8 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
 
 
 def same_output(mine: tuple, theirs: tuple, dtypes: tuple = ()) -> bool:
-    """True when two normalised outputs (tuples of arrays or errors) are indistinguishable.
-
-    An element is either an array, or ``("error", type name, message)`` when
-    the call raised. Arrays must agree in shape, dtype kind (bool, integer,
-    float) and value.
-    """
+    """True when two normalised outputs agree: arrays in shape, dtype kind (bool, integer, float) and value,
+    anything else (an ``("error", type name, message)``) exactly."""
     if len(mine) != len(theirs):
         return False
     for a, b in zip(mine, theirs):
@@ -102,6 +95,7 @@ def show(x: Any, max_elements: int = 60) -> str:
 
 
 def _row_sums(x: np.ndarray) -> str:
+    """The first eight sums over the last axis, as text."""
     flat = np.ravel(np.sum(x, axis=-1))
     text = np.array2string(flat[:8], precision=4, suppress_small=True)
     return text + (" ..." if flat.size > 8 else "")
@@ -112,9 +106,10 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     """Evidence for a mismatch: shape and dtype, NaN count, max error, first differing index."""
     lines = []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        too_few = "; float16 keeps about 3 significant digits, too few to match: return float32 or float64"
-        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; expected shape {expected.shape}, "
-                     f"dtype {expected.dtype}" + (too_few if actual.dtype == np.float16 != expected.dtype else ""))
+        lines.append(f"{name}: yours has shape {actual.shape} and dtype {actual.dtype}; "
+                     f"expected shape {expected.shape}, dtype {expected.dtype}")
+        if actual.dtype == np.float16 != expected.dtype:
+            lines[-1] += "; float16 keeps about 3 significant digits, too few to match: return float32 or float64"
     if actual.shape != expected.shape:
         if actual.ndim >= 2 and actual.shape[:-2] + actual.shape[-2:][::-1] == expected.shape:
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")
@@ -134,7 +129,8 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
         finite_err = err[np.isfinite(err)]
     if nan.any():
         first = tuple(int(i) for i in np.argwhere(nan)[0])
-        count = f"{nan.sum()} NaN value" + ("s where finite values are" if nan.sum() > 1 else " where a finite value is")
+        nans = int(nan.sum())
+        count = f"{nans} NaN values where finite values are" if nans > 1 else "1 NaN value where a finite value is"
         lines.append(f"{name}: {count} expected, first at index {first}")
     if finite_err.size:
         where = " over the finite entries" if finite_err.size < err.size else ""
@@ -152,78 +148,63 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
 
 #: hint id -> hint text (format fields are filled in where the hint is used)
 HINTS: dict[str, str] = {
-    "error.broadcast": "Two arrays did not line up for broadcasting; if one of them comes from a reduction "
-        "(sum, max), keep the reduced axis with keepdims=True so it broadcasts back.",
-    "error.batched-transpose": "On a batched array .T reverses every axis, batch axes included: swap only "
-        "the last two axes with np.swapaxes(K, -1, -2) (or np.matrix_transpose).",
-    "error.matmul-shapes": "A matrix product got operands whose inner sizes differ: check every operand's "
-        "shape against the signature {signature}.",
-    "error.batched-dot": "np.dot does not treat leading axes as a batch: use the @ operator (np.matmul), "
-        "which multiplies the last two axes batch by batch.",
-    "error.fixed-ndim": "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], "
-        "axis=-1) so that leading batch axes are allowed.",
-    "error.signature": "The checker calls your function as {signature}, and it does not accept those "
-        "arguments: make the parameters match.",
-    "error.name": "Your function uses a name it never defines: work only with the arguments it receives "
-        "(the checker never shares the notebook's variables) and import numpy as np.",
+    "error.broadcast": "Two arrays did not line up for broadcasting; if one of them comes from a reduction (sum, max), "
+        "keep the reduced axis with keepdims=True so it broadcasts back.",
+    "error.batched-transpose": "On a batched array .T reverses every axis, batch axes included: swap only the last two "
+        "axes with np.swapaxes(K, -1, -2) (or np.matrix_transpose).",
+    "error.matmul-shapes": "A matrix product got operands whose inner sizes differ: check every operand's shape "
+        "against the signature {signature}.",
+    "error.batched-dot": "np.dot does not treat leading axes as a batch: use the @ operator (np.matmul), which "
+        "multiplies the last two axes batch by batch.",
+    "error.fixed-ndim": "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], axis=-1) so "
+        "that leading batch axes are allowed.",
+    "error.signature": "The checker calls your function as {signature}, and it does not accept those arguments: make "
+        "the parameters match.",
+    "error.name": "Your function uses a name it never defines: work only with the arguments it receives (the checker "
+        "never shares the notebook's variables) and import numpy as np.",
     "error.exit": "Your function called exit(): return the result instead.",
-    "error.torch-keyword": "NumPy says axis= and keepdims= (PyTorch: dim=, keepdim=), np.transpose(x, axes) (TF: perm=).",
-    "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the "
-        "debugging prints, or print shapes rather than whole arrays.",
-    "harness.exit": "A function must hand its result back with return; remove the call that ends the "
-        "process (os._exit, exit in C code).",
-    "harness.crash": "The process running your function died; look for as_strided with strides past the array's "
-        "end, ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
-    "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at "
-        "most) or not plain data: return NumPy arrays of the expected shape.",
-    "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, "
-        "an outer product over every axis) or a list that grows without end.",
-    "error.other": "Read the error and the line it points to; the inputs that triggered it are shown "
-        "below.",
-    "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input "
-        "size; the inputs of this probe are small.",
-    "harness.mutated": "Your function changed {name} in place: compute into a new array (y = "
-        "x - m instead of x -= m).",
-    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix "
-        "into one, and x.astype(np.float64) an array of Python objects.",
-    "harness.several": "Return the array asked for alone, not in a tuple or list: return w, w (or return w, with "
-        "a trailing comma) gives back a tuple, and np.asarray would stack it into an array of the wrong shape.",
-    "harness.none": "Your function returned None for these inputs: some path through it ends without a "
-        "return (an if/elif with no else, a return inside a loop that never ran); return on every path.",
+    "error.torch-keyword": "NumPy says axis= and keepdims= (PyTorch: dim=, keepdim=), "
+        "np.transpose(x, axes) (TF: perm=).",
+    "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the debugging "
+        "prints, or print shapes rather than whole arrays.",
+    "harness.exit": "A function must hand its result back with return; remove the call that ends the process "
+        "(os._exit, exit in C code).",
+    "harness.crash": "The process running your function died; look for as_strided with strides past the array's end, "
+        "ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
+    "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at most) or not "
+        "plain data: return NumPy arrays of the expected shape.",
+    "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, an outer "
+        "product over every axis) or a list that grows without end.",
+    "error.other": "Read the error and the line it points to; the inputs that triggered it are shown below.",
+    "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input size; the "
+        "inputs of this probe are small.",
+    "harness.mutated": "Your function changed {name} in place: compute into a new array (y = x - m instead of x -= m).",
+    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix into "
+        "one, and x.astype(np.float64) an array of Python objects.",
+    "harness.several": "Return the array asked for alone, not in a tuple or list: return w, w (or return w, with a "
+        "trailing comma) gives back a tuple, and np.asarray would stack it into an array of the wrong shape.",
+    "harness.none": "Your function returned None for these inputs: some path through it ends without a return (an "
+        "if/elif with no else, a return inside a loop that never ran); return on every path.",
     "harness.arity": "Return exactly {arity} values, in the order {order}.",
     "harness.dtype": "{dtype_hint}",
-    "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what "
-        "order.",
-    "harness.nondeterministic": "The same inputs gave different outputs: remove randomness (dropout, "
-        "np.random) and anything kept between calls.",
-    "value.nan": "NaN or inf appeared where the expected values are finite; look for exp of a large number "
-        "or a division by zero.",
-    "value.wrong-axis": "Your {name} sum to 1 over {axis}, not over the last axis: normalise over the "
-        "keys, axis=-1 (with keepdims=True), which works for any number of leading axes.",
-    "value.offset": "Every value of your {name} is off by the same amount, {value:+.4g}: look for a "
-        "constant added or left out (an epsilon, a bias, a missing term).",
-    "value.factor": "Every value of your {name} is {value:.4g} times the expected one: look for a constant "
-        "factor (a scale such as 1/√d_k, a logarithm's base, a mean instead of a sum).",
-    "value.partly-right": "{right}; {wrong}: the mistake lies in the steps that only the wrong ones depend "
-        "on.",
-    "value.mismatch": "Compare your values with the expected ones below, starting from the first "
-        "difference.",
+    "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what order.",
+    "harness.nondeterministic": "The same inputs gave different outputs: remove randomness (dropout, np.random) and "
+        "anything kept between calls.",
+    "value.nan": "NaN or inf appeared where the expected values are finite; look for exp of a large number or a "
+        "division by zero.",
+    "value.wrong-axis": "Your {name} sum to 1 over {axis}, not over the last axis: normalise over the keys, axis=-1 "
+        "(with keepdims=True), which works for any number of leading axes.",
+    "value.offset": "Every value of your {name} is off by the same amount, {value:+.4g}: look for a constant added or "
+        "left out (an epsilon, a bias, a missing term).",
+    "value.factor": "Every value of your {name} is {value:.4g} times the expected one: look for a constant factor (a "
+        "scale such as 1/√d_k, a logarithm's base, a mean instead of a sum).",
+    "value.partly-right": "{right}; {wrong}: the mistake lies in the steps that only the wrong ones depend on.",
+    "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
 }
 
 
-def explain_error(error: ErrorInfo | BaseException, args: tuple) -> str:
-    """The hint id for an exception raised by the student's function.
-
-    Examples
-    --------
-    >>> try:
-    ...     np.ones((2, 3)) / np.ones(2)
-    ... except ValueError as err:
-    ...     explain_error(err, ())
-    'error.broadcast'
-    """
-    if isinstance(error, BaseException):
-        error = ErrorInfo.of(error)
+def explain_error(error: ErrorInfo, args: tuple) -> str:
+    """The hint id for an exception raised by the student's function (called with ``args``)."""
     text = error.message
     if error.is_a("SystemExit"):
         return "error.exit"

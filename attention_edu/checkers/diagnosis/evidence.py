@@ -1,31 +1,21 @@
 """Diagnosis by evidence: what a wrong output shows about the mistake that made it.
 
-A mutant names a mistake only when the student's output is identical to it; real code
-often makes a mistake in a spelling no mutant reproduces, or two at once. The readers
-here look at the failure itself and name a mistake only when its evidence holds:
-
-* which axis the output sums to one over (a softmax over the wrong axis, any axis);
-* where an extra axis sits in a returned shape, and its size (``keepdims=True`` together with
-  ``[:, np.newaxis]``);
-* whether the difference is a constant offset or a constant factor;
-* which outputs of a multi-output function are right;
-* which ranks the function runs on (code written for one rank), over every probe.
-
-Exercises add their own readers with :func:`reads` (the entropy's epsilon inside the log,
-the backward's chain of intermediates). Each reader returns ``(hint id, hint)`` or None.
+A mutant names a mistake only when the student's output is identical to its own; real code often makes a mistake in
+a spelling no mutant reproduces, or two at once. So the failure itself is read: the axis the output sums to one over,
+an axis too many or too few, a constant offset or factor, which outputs are right, which ranks the function runs on.
+A mistake is named only when its evidence holds (:func:`read_evidence`). Exercises add readers of their own with
+:func:`reads`.
 """
-
-from __future__ import annotations
 
 from typing import Callable
 
 from ...backend import host_numpy as np
-from . import HINTS
+from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
-           "constant_relation", "rank_hint", "which_right", "partly"]
+__all__ = ["reads", "EVIDENCE_IDS", "read_evidence", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
+           "extra_axis", "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
 
-Reader = Callable[..., "tuple[str, str] | None"]
+Reader = Callable[..., tuple[str, str] | None]
 _READERS: dict[str, list[Reader]] = {}
 
 #: hint ids that exercises' own readers can report
@@ -33,7 +23,8 @@ EVIDENCE_IDS: set[str] = set()
 
 
 def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
-    """Decorator registering ``reader(case, mine, expected)``, which reports ``ids``, for ``exercise``."""
+    """Decorator registering ``reader(case, mine, expected) -> (hint id, hint) or None``, which reports ``ids``,
+    for ``exercise``."""
     def register(fn: Reader) -> Reader:
         EVIDENCE_IDS.update(ids)
         _READERS.setdefault(exercise, []).append(fn)
@@ -42,15 +33,8 @@ def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
 
 
 def sums_to_one_axis(x: np.ndarray) -> int | None:
-    """The one axis (counted from 0) over which ``x`` sums to 1 everywhere, or None.
-
-    Examples
-    --------
-    >>> sums_to_one_axis(np.full((2, 3, 4), 0.25))
-    2
-    >>> sums_to_one_axis(np.full((3, 2, 4), 0.5))
-    1
-    """
+    """The one axis (counted from 0) over which ``x`` sums to 1 everywhere; None for none, several, or negative or
+    non-finite values."""
     if x.ndim == 0 or x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 0):
         return None
     found = [a for a in range(x.ndim) if x.shape[a] > 1 and np.allclose(np.sum(x, axis=a), 1.0, atol=1e-5)]
@@ -58,13 +42,7 @@ def sums_to_one_axis(x: np.ndarray) -> int | None:
 
 
 def extra_axis(actual: tuple, expected: tuple) -> tuple[int, int] | None:
-    """``(axis, size)`` when ``actual`` is ``expected`` with one axis inserted, else None.
-
-    >>> extra_axis((2, 1, 3), (2, 3))
-    (1, 1)
-    >>> extra_axis((2, 2, 3), (2, 3))
-    (0, 2)
-    """
+    """``(axis, size)`` when ``actual`` is ``expected`` with one axis inserted (the first such axis), else None."""
     for axis in range(len(actual)):
         if actual[:axis] + actual[axis + 1:] == tuple(expected):
             return axis, int(actual[axis])
@@ -72,13 +50,7 @@ def extra_axis(actual: tuple, expected: tuple) -> tuple[int, int] | None:
 
 
 def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] | None:
-    """``("offset", c)`` when mine = want + c, ``("factor", r)`` when mine = r · want, else None.
-
-    >>> constant_relation(np.array([1.0, 2.0, 4.0]), np.array([0.5, 1.0, 2.0]))
-    ('factor', 2.0)
-    >>> constant_relation(np.array([1.5, 2.5, 0.5]), np.array([1.0, 2.0, 0.0]))
-    ('offset', 0.5)
-    """
+    """``("offset", c)`` when mine = want + c, ``("factor", r)`` when mine = r · want, else None."""
     a, e = mine.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     ok = np.isfinite(a) & np.isfinite(e)
     # NaN or inf where a finite value is expected is another mistake (overflow), not a relation
@@ -86,9 +58,9 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
         return None
     a, e = a[ok], e[ok]
     scale = max(1.0, float(np.max(np.abs(e))))
-    diff = a - e
-    if abs(float(np.median(diff))) > 1e-6 * scale and np.allclose(diff, np.median(diff), atol=1e-7 * scale):
-        return "offset", float(np.median(diff))
+    offset = float(np.median(a - e))
+    if abs(offset) > 1e-6 * scale and np.allclose(a - e, offset, atol=1e-7 * scale):
+        return "offset", offset
     big = np.abs(e) > 1e-6 * scale
     if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
         ratio = a[big] / e[big]
@@ -99,6 +71,7 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
 
 
 def _axis_name(axis: int, ndim: int) -> str:
+    """The axis as the wrong-axis hint names it: "axis 1 of the 3-D input (axis -2, the rows: ...)"."""
     negative = axis - ndim
     what = {-2: "axis -2, the rows: for attention weights, the queries"}.get(negative, f"axis {negative}")
     return f"axis {axis} of the {ndim}-D input ({what})"
@@ -117,6 +90,7 @@ def which_right(outputs: tuple[str, ...], mine: tuple, expected: tuple, close: C
 
 
 def _names(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
@@ -152,7 +126,7 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     return None
 
 
-#: hints when a returned shape is the expected one with an axis too many, or one of size 1 too few
+#: hints when a returned shape is the expected one with an axis too many or too few
 _SHAPES = {
     "shape.extra-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} "
         "of size 1: a reduction kept its axis (keepdims=True) where the result should drop it, or an index "
@@ -186,6 +160,27 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
 
 
+def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
+    """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None. ``mine`` is what the
+    function returned, as :func:`.mutants.fingerprint` gives it."""
+    expected = failure.expected
+    if failure.hint_id == "harness.shape":
+        for name, a, e in zip(exercise.outputs, mine, expected):
+            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
+                return diagnose_shape(name, a.shape, e.shape)
+        return None
+    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
+        return None
+    dtypes = failure.case.float_dtypes
+    return diagnose_values(exercise, failure.case, mine, expected, lambda a, e: close(a, e, dtypes))
+
+
+def rank_of(case) -> int | None:
+    """The rank of a case's first array argument (None when it has none)."""
+    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
+    return None if first is None else first.ndim
+
+
 #: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known
 _RANKS = ("Your function works on {works}; it fails on {fails} input, and the exercise passes any number "
           "of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), "
@@ -193,20 +188,14 @@ _RANKS = ("Your function works on {works}; it fails on {fails} input, and the ex
 
 
 def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
-    """The fixed-rank hint when every case of some ranks ran and every case of the others raised.
+    """The fixed-rank hint when every case of some ranks worked and every case of the others did not.
 
-    ``runs_by_rank`` maps an input rank to, for each case of that rank, whether the function ran
-    without raising and returned the expected shape.
-
-    >>> print(rank_hint({2: [False], 3: [True, True], 4: [False]}))
-    Your function works on 3-D input only; it fails on 2-D and 4-D input, and the exercise passes any number of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), reshape(*x.shape[:-1], ...)).
-    >>> rank_hint({2: [True, False], 3: [False]}) is None
-    True
+    ``runs_by_rank`` maps an input rank to, for each case of that rank, whether the function ran without raising
+    and returned the expected shape.
     """
     works = sorted(r for r, runs in runs_by_rank.items() if runs and all(runs))
     fails = sorted(r for r, runs in runs_by_rank.items() if runs and not any(runs))
     if not works or not fails or len(works) + len(fails) != len(runs_by_rank):
         return None
-    word = (lambda ranks: _names([f"{r}-D" for r in ranks]))
     only = " input only" if len(works) == 1 else " input"
-    return _RANKS.format(works=word(works) + only, fails=word(fails))
+    return _RANKS.format(works=_names([f"{r}-D" for r in works]) + only, fails=_names([f"{r}-D" for r in fails]))

@@ -1,15 +1,9 @@
-"""Known misconceptions, each with a deliberately wrong implementation, and naming a failure.
+"""Known misconceptions, each with a deliberately wrong implementation (a *mutant*), and naming a failure.
 
-A misconception (a :class:`Mistake`) comes with a *mutant*: a small function that makes exactly
-that mistake, registered beside its exercise (:func:`register_mistakes`). When a student's
-function fails a probe, its output (or exception) is fingerprinted and the mutants of the
-exercise run on the same inputs; the first with the same fingerprint names the mistake
-(:func:`match_mistake`). With no match, the failure's evidence may name it (:mod:`.evidence`);
-otherwise the exception is translated (:func:`.compare.explain_error`) and the difference
-described (:func:`.compare.describe_difference`).
+When a student's function fails a probe, its output (or exception) is fingerprinted and the exercise's mutants run on
+the same inputs: the first with the same fingerprint names the mistake (:func:`match_mistake`). Failing that, the
+evidence may name it (:mod:`.evidence`); otherwise the failure keeps its own hint, and the difference is described.
 """
-
-from __future__ import annotations
 
 import copy
 from typing import Any, Callable
@@ -18,26 +12,18 @@ from ...backend import host_numpy as np
 from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult
-from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
-from .evidence import diagnose_shape, diagnose_values
+from . import HINTS, as_host, describe_difference, explain_error, same_output, show
+from .evidence import read_evidence
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
-           "fingerprint", "is_stub", "stub_result", "failed", "failed_all", "match_mistake", "print_notes"]
+           "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "print_notes"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
 
 
 def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
-    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``.
-
-    Examples
-    --------
-    >>> register_mistakes("demo", (("double", "small", lambda x: 2 * x, "Do not double it."),))
-    >>> [m.id for m in mistakes_for("demo")]
-    ['demo.double']
-    >>> _ = _REGISTRY.pop("demo.double")
-    """
+    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``."""
     for name, probe, mutant, hint in table:
         id = f"{prefix or exercise}.{name}"
         if probe not in PROBES:
@@ -55,7 +41,6 @@ def variant(id: str) -> Callable[[Callable], Callable]:
             raise ValueError(f"variant of unknown mistake {id}")
         _VARIANTS.setdefault(id, []).append(fn)
         return fn
-
     return register
 
 
@@ -91,6 +76,7 @@ def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
 
 
 def _outcome_print(outcome: Outcome) -> tuple | None:
+    """The fingerprint of what the student's call returned or raised; None when the call was lost."""
     if outcome.timed_out or outcome.ended:
         return None
     if outcome.error is not None:
@@ -99,21 +85,13 @@ def _outcome_print(outcome: Outcome) -> tuple | None:
 
 
 def is_stub(outcome: Outcome) -> bool:
-    """True for an untouched stub: NotImplementedError, or None/Ellipsis returned."""
+    """True for an untouched stub: NotImplementedError raised, or None or Ellipsis returned."""
     if outcome.timed_out or outcome.ended:
         return False
     if outcome.error is not None:
         return outcome.error.is_a("NotImplementedError")
-    value = outcome.value
-    parts = value if isinstance(value, tuple) and value else (value,)
+    parts = outcome.value if isinstance(outcome.value, tuple) and outcome.value else (outcome.value,)
     return all(p is None or p is Ellipsis for p in parts)
-
-
-def stub_result(outcome: Outcome, exercise: Exercise) -> CheckResult:
-    how = "raises NotImplementedError" if outcome.error is not None else f"returns {outcome.value!r}"
-    return CheckResult(exercise.name, passed=False, attempted=False,
-                       summary=f"{exercise.function} is still a stub (it {how}). Replace the stub "
-                               f"with your code and run this check again.")
 
 
 def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
@@ -134,6 +112,7 @@ def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
 
 
 def _inputs(case: Case) -> list[str]:
+    """The case's inputs: in full when it is literal (small), else arrays by shape and dtype."""
     lines = []
     for name, arg in zip(case.names, case.args):
         if case.literal or not isinstance(arg, np.ndarray):
@@ -145,6 +124,7 @@ def _inputs(case: Case) -> list[str]:
 
 
 def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> list[str]:
+    """Each output array against the expected one: both in full for a literal case, and how they differ."""
     lines = []
     for name, a, e in zip(exercise.outputs, mine, expected):
         if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)):
@@ -156,46 +136,22 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
     return lines
 
 
-def _read_evidence(exercise: Exercise, failure: Failure, case: Case, mine: tuple,
-                   expected: tuple) -> tuple[str, str] | None:
-    """A mistake named by the failure's evidence (see :mod:`.evidence`), or None."""
-    if failure.hint_id == "harness.shape":
-        for name, a, e in zip(exercise.outputs, mine, expected):
-            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
-                return diagnose_shape(name, a.shape, e.shape)
-        return None
-    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
-        return None
-    return diagnose_values(exercise, case, mine, expected,
-                           lambda a, e: close(a, e, case.float_dtypes))
+def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...]) -> tuple[str, str] | None:
+    """The mistake whose mutant reproduces ``mine``, or None. Where the dtype is wrong (the summary says so), ``mine``
+    cast to the expected dtype is matched too: its values may show another mistake (a shape, say)."""
+    case, expected = failure.case, failure.expected
+    mistake = match_mistake(exercise, case, mine, failure.probe, known)
+    if mistake is None and failure.hint_id == "harness.dtype":
+        cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
+                     and a.dtype.kind in "biuf" else a for a, e in zip(mine, expected))
+        if not same_output(cast, expected, case.float_dtypes):
+            mistake = match_mistake(exercise, case, cast, failure.probe, known)
+    return None if mistake is None else (mistake.id, mistake.hint)
 
 
-def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tuple,
-           log: list[Outcome], hint: str | None = None, known: tuple[str, ...] = (), guess: bool = True) -> CheckResult:
-    """The CheckResult for ``failure``: diagnosis (by the mutants unless ``guess`` is false), hint and evidence."""
-    case = failure.case
-    mine = _outcome_print(outcome)
-    telling = (mine is not None and failure.probe not in ("inputs", "determinism")    # its output shows the mistake,
-               and not same_output(mine, expected, case.float_dtypes))    # unless its values are right: (w,) for w
-    named = None                                        # (hint id, hint): a mutant's, else the evidence's
-    if telling and guess and failure.probe != "properties":
-        mistake = match_mistake(exercise, case, mine, failure.probe, known)
-        if mistake is None and failure.hint_id == "harness.dtype":    # the summary tells the dtype; read in
-            mine_as = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
-                            and a.dtype.kind in "biuf" else a for a, e in zip(mine, expected))   # the expected
-            if not same_output(mine_as, expected, case.float_dtypes):        # one, its values may show another
-                mistake = match_mistake(exercise, case, mine_as, failure.probe, known)     # (a shape, say)
-        named = None if mistake is None else (mistake.id, mistake.hint)
-    if named is None and telling:
-        named = _read_evidence(exercise, failure, case, mine, expected)
-    if named is not None:
-        hint_id, hint = named
-    else:
-        hint_id = failure.hint_id
-        if hint_id is None and failure.error is not None:
-            hint_id = explain_error(failure.error, case.args)
-        fields = {"signature": exercise.signature, **failure.fields}
-        hint = hint or HINTS[hint_id].format(**fields)
+def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: bool) -> str:
+    """The probe, the error, the inputs, the evidence, NumPy's warnings and what a lost call printed last."""
+    case, outcome, expected = failure.case, failure.outcome, failure.expected
     lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
     if failure.error is not None:
         where = failure.error.line
@@ -212,30 +168,58 @@ def failed(exercise: Exercise, failure: Failure, outcome: Outcome, expected: tup
     if (outcome.timed_out or outcome.ended) and outcome.printed.strip():
         lines.append("The last lines it printed:")
         lines.extend("  " + line[:200] for line in outcome.printed.rstrip().splitlines()[-8:])
-    return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary,
-                       hint=hint, hint_id=hint_id, probe=failure.probe, case=case,
-                       details="\n".join(lines), notes=print_notes(log))
+    return "\n".join(lines)
 
 
-def failed_all(exercise: Exercise, entries: list, log: list[Outcome]) -> list[CheckResult]:
-    """:func:`failed` for each ``(failure, outcome, expected, hint)``, each knowing the mistakes named before it.
+def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tuple[str, ...] = (),
+           guess: bool = True) -> CheckResult:
+    """The CheckResult for ``failure``: the mistake a mutant (unless ``guess`` is false) or the evidence names, else
+    the failure's own hint (or that of its hint id or exception); then the details."""
+    mine = _outcome_print(failure.outcome)
+    # its output shows the mistake, unless its values are right (a tuple (w,) for w)
+    telling = (mine is not None and failure.probe not in ("inputs", "determinism")
+               and not same_output(mine, failure.expected, failure.case.float_dtypes))
+    named = None                                        # (hint id, hint)
+    if telling and guess and failure.probe != "properties":
+        named = _read_mutants(exercise, failure, mine, known)
+    if named is None and telling:
+        named = read_evidence(exercise, failure, mine)
+    if named is not None:
+        hint_id, hint = named
+    else:
+        hint_id = failure.hint_id
+        if hint_id is None and failure.error is not None:
+            hint_id = explain_error(failure.error, failure.case.args)
+        hint = failure.hint or HINTS[hint_id].format(**{"signature": exercise.signature, **failure.fields})
+    return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary, hint=hint,
+                       hint_id=hint_id, probe=failure.probe, case=failure.case,
+                       details=_details(exercise, failure, mine, telling), notes=print_notes(log))
+
+
+def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) -> list[CheckResult]:
+    """:func:`failed` for each of ``failures``, each knowing the mistakes named before it.
 
     A mutant named on one case gives way to the evidence's reading of that case when the evidence tells there,
     word for word, the one story it tells on every other case it reads: that story fits every case, and the
     mutant matched by coincidence (a doubled dK is a missing 1/√d_k where d_k = 4, and there only).
     """
     first: list[CheckResult] = []
-    for entry in entries:
-        first.append(failed(exercise, *entry[:3], log, entry[3], tuple(r.hint_id for r in first)))
-    told = {r.hint_id: {t.hint for t in first if t.hint_id == r.hint_id} for r in first}
-    named = {m.id for m in mistakes_for(exercise.name)}        # only a mutant's naming can read otherwise without it
-    plain = [failed(exercise, *e[:3], log, e[3], guess=False) if r.hint_id in named else r for e, r in zip(entries, first)]
-    return [p if p.hint_id != entry[0].hint_id and told.get(p.hint_id) == {p.hint} else r
-            for entry, r, p in zip(entries, first, plain)]
+    for failure in failures:
+        first.append(failed(exercise, failure, log, tuple(r.hint_id for r in first)))
+    told = {r.hint_id: {t.hint for t in first if t.hint_id == r.hint_id} for r in first}   # id -> every hint told
+    mutant_ids = {m.id for m in mistakes_for(exercise.name)}
+    results = []
+    for failure, result in zip(failures, first):
+        if result.hint_id in mutant_ids:                # only a mutant's naming reads otherwise without the mutants
+            plain = failed(exercise, failure, log, guess=False)
+            if plain.hint_id != failure.hint_id and told.get(plain.hint_id) == {plain.hint}:
+                result = plain
+        results.append(result)
+    return results
 
 
 def print_notes(log: list[Outcome]) -> tuple[str, ...]:
-    """A note when the student's function printed anything during the run."""
+    """Notes for the run's result: the function ran in this process, without its limits; it printed."""
     notes = ()
     if any(not o.isolated for o in log):
         notes = ("your function ran in this process, without the time and memory limits (Windows and macOS "
