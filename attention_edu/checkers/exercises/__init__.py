@@ -1,14 +1,11 @@
 """The coding exercises, by exercise notebook: each with its probes, reference and known mistakes.
 
-A module here defines its :class:`~..records.Exercise` objects and names them in its
-``__all__``; :func:`collect` finds every such module, so adding an exercise touches its own
-module (and its notebook), nothing else. Each module lists its misconceptions as a table of
-``(name, first failing probe, mutant, hint)``; the matcher tries them in the table's order.
-Most mutants are the right computation with one knob turned: :func:`stable_softmax` and
+A module here names its :class:`~..records.Exercise` objects in its ``__all__`` and :func:`collect` finds
+them, so adding an exercise touches its own module (and its notebook), nothing else. Each module lists its
+misconceptions as a table of ``(name, first failing probe, mutant, hint)``, tried in the table's order.
+Most mutants are the right computation with one knob turned: :func:`stable_softmax`, :func:`weigh` and
 :func:`attend` (on host arrays) are the knob boards the modules share.
 """
-
-from __future__ import annotations
 
 import importlib
 import math

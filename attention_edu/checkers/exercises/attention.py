@@ -1,24 +1,17 @@
 """Checker for scaled dot-product attention (exercise notebook 02), with its misconceptions.
 
-The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output,
-weights)``: softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax
-and a fully masked row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
-Dot-Product Attention"; "The matrix formulation of scaled dot-product attention", its exercise).
-Most mistakes are :func:`attend` with one knob turned. The PyTorch habit "True = ignore" with a
-finite fill (``np.where(mask, -1e9, s)`` or ``s + mask * -1e9``) is two mistakes at once, named in
-either spelling (-1e9 and -1e10 give the same weights: exp(fill − max) is 0 in float64 for either).
+The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output, weights)``:
+softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax and a fully masked
+row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled Dot-Product Attention";
+"The matrix formulation of scaled dot-product attention", its exercise).
 
 >>> import attention_edu as ae
 >>> from attention_edu.checkers import check_scaled_dot_product_attention as check
->>> check(ae.scaled_dot_product_attention).passed
-True
 >>> check(ae.dot_product_attention).hint_id
 'attention.unscaled'
 >>> check(partial(attend, inverted=True, fill=-1e9, additive=True)).hint_id
 'attention.inverted-mask-finite-fill'
 """
-
-from __future__ import annotations
 
 import math
 from functools import partial
@@ -221,6 +214,8 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
 ))
+# Other spellings: a finite fill added, s + (1 - mask) * -1e9, and the PyTorch habit "True = ignore" with a finite
+# fill, two mistakes at once, as s + mask * -1e9 (-1e10 gives the same weights: exp(fill − max) is 0 in float64).
 variant("attention.finite-fill")(lambda Q, K, V, mask=None: attend(Q, K, V, mask, fill=-1e9, additive=True))
 variant("attention.no-transpose")(lambda Q, K, V, mask=None: weigh(np.dot(Q, K), V, mask))   # Q.dot(K)
 variant("attention.inverted-mask-finite-fill")(

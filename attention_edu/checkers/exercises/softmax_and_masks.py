@@ -5,17 +5,12 @@ row zeros ("Attention Mechanisms: Fundamentals", "Additive Attention (Bahdanau)"
 Attention"). Masks are boolean, True = may attend; with n > m keys query i sees keys j ≤ i + n − m,
 and a padding mask (B, 1, n) broadcasts over the queries.
 
->>> import attention_edu as ae
->>> from attention_edu.checkers import check_softmax, check_causal_mask, check_padding_mask
->>> check_softmax(ae.softmax).passed, check_padding_mask(ae.padding_mask).passed
-(True, True)
+>>> from attention_edu.checkers import check_softmax, check_causal_mask
 >>> check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)).hint_id
 'softmax.wrong-axis'
 >>> check_causal_mask(lambda m, n=None: np.triu(np.ones((m, n or m), dtype=bool), k=1)).hint_id
 'causal_mask.inverted'
 """
-
-from __future__ import annotations
 
 from ...backend import host_numpy as np
 from ...masks import causal_mask as reference_causal, padding_mask as reference_padding
