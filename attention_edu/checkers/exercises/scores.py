@@ -1,10 +1,10 @@
 """Checkers for the additive (Bahdanau) and general (Luong) scores (exercise notebook 03), with their mistakes.
 
 Additive: e_{t,i} = vᵀ tanh(W1 s_t + W2 h_i) with the chapter's column-vector weights W1 (d_a, d_s),
-W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive Attention
-(Bahdanau)", Step 1). General: e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) (table "Attention Score
-Computation Methods", row "General (Luong)"). Decoder states S (m, d_s) and encoder states
-H (n, d_h) are stacked as rows; the scores are (m, n), before the softmax.
+W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive Attention (Bahdanau)",
+Step 1). General: e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) (table "Attention Score Computation Methods",
+row "General (Luong)"). Decoder states S (m, d_s) and encoder states H (n, d_h) are stacked as rows; the
+scores are (m, n), before the softmax.
 
 >>> from attention_edu.checkers import check_bahdanau_scores, check_luong_general_scores
 >>> check_bahdanau_scores(lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v).passed
@@ -12,8 +12,6 @@ True
 >>> check_luong_general_scores(lambda S, H, W: S @ H.T).hint_id
 'luong_general_scores.ignores-W'
 """
-
-from __future__ import annotations
 
 import math
 
@@ -25,23 +23,21 @@ from ..records import Case, Exercise, Property
 
 __all__ = ["BAHDANAU_SCORES", "LUONG_GENERAL_SCORES"]
 
-_B = ("S", "H", "W1", "W2", "v")
-_L = ("S", "H", "W")
-
 
 def _bahdanau_cases() -> list[Case]:
+    names = ("S", "H", "W1", "W2", "v")
     W1 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]])
     W2 = np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
     v = np.array([1.0, 0.8])
     H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     S = np.array([[0.5, 0.5, 0.5]])
-    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), _B, literal=True,
+    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), names, literal=True,
                  note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}",
-                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), _B)
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), names)
               for seed, (m, n, d_s, d_h, d_a) in ((1, (2, 3, 4, 5, 6)), (2, (3, 5, 2, 4, 7)), (3, (4, 2, 5, 3, 6)))]
     float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 4), (5, 2), (6, 4), (6, 2), (6,)))
-    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, _B)]
+    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, names)]
 
 
 def _encoder_order(student) -> str | None:
@@ -81,15 +77,16 @@ BAHDANAU_SCORES = Exercise(
 
 
 def _luong_cases() -> list[Case]:
+    names = ("S", "H", "W")
     S = np.array([[1.0, 0.0], [0.5, -1.0]])
     H = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 0.5]])
     W = np.array([[1.0, 2.0], [0.0, -1.0]])
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
-                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), _L)
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), names)
               for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3)))]
     float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (1, 2), (4, 5), (2, 5)))
-    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), _L, literal=True), *random,
-            Case("random", "float32, m=1 n=4 d_s=2 d_h=5", float32, _L)]
+    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), names, literal=True), *random,
+            Case("random", "float32, m=1 n=4 d_s=2 d_h=5", float32, names)]
 
 
 def _linear_in_w(student) -> str | None:
