@@ -7,8 +7,6 @@ the catalogue marks the chapter's printed value as an erratum, with that misprin
 named together with the right value.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any
 
