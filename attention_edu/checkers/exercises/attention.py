@@ -83,9 +83,8 @@ def _cases() -> list[Case]:
 def unnormalised_rows(weights) -> str | None:
     """What is wrong with attention weights (..., m, n) whose rows are not distributions, or None."""
     sums = np.sum(weights, axis=-1)
-    if np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5):
-        return None
-    return f"row sums of the weights: {np.array2string(sums, precision=4)}"
+    distributions = np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5)
+    return None if distributions else f"row sums of the weights: {np.array2string(sums, precision=4)}"
 
 
 def _future_keys(student) -> str | None:

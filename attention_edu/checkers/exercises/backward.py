@@ -90,9 +90,8 @@ def _keys_shift(student) -> str | None:
 def _masked_keys(student) -> str | None:
     keys = np.array([True, True, False, True, False])
     _, dK, dV = student(*qkv(74, (), 3, 5, 2, 3, d_output=True), np.tile(keys, (3, 1)))   # mask (3, 5)
-    if np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0):
-        return None
-    return "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
+    zero = np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0)
+    return None if zero else "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
 
 
 ATTENTION_BACKWARD = Exercise(

@@ -44,9 +44,8 @@ def _encoder_order(student) -> str | None:
     S, H, W1, W2, v = normal_arrays(31, (2, 3), (6, 5), (4, 3), (4, 5), (4,))
     order = np.array([2, 4, 0, 5, 1, 3])
     (a,), (b,) = student(S, H, W1, W2, v), student(S, H[order], W1, W2, v)
-    if np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6):
-        return None
-    return "reordering the encoder states did not simply reorder the score columns"
+    reordered = np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6)
+    return None if reordered else "reordering the encoder states did not simply reorder the score columns"
 
 
 def _row_independence(student) -> str | None:
@@ -54,9 +53,8 @@ def _row_independence(student) -> str | None:
     S2 = S.copy()
     S2[0] += 1.0                                            # change decoder state 0 only
     (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)
-    if np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0]):
-        return None
-    return "changing decoder state 0 should change score row 0 and no other row"
+    row_0_only = np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0])
+    return None if row_0_only else "changing decoder state 0 should change score row 0 and no other row"
 
 
 BAHDANAU_SCORES = Exercise(
@@ -92,17 +90,15 @@ def _luong_cases() -> list[Case]:
 def _linear_in_w(student) -> str | None:
     S, H, A, B = normal_arrays(33, (3, 4), (5, 2), (4, 2), (4, 2))
     (a,), (b,), (both,) = student(S, H, A), student(S, H, B), student(S, H, A + B)
-    if np.allclose(a + b, both, rtol=1e-4, atol=1e-6):
-        return None
-    return "scores(W = A + B) differ from scores(A) + scores(B)"
+    linear = np.allclose(a + b, both, rtol=1e-4, atol=1e-6)
+    return None if linear else "scores(W = A + B) differ from scores(A) + scores(B)"
 
 
 def _identity_is_dot(student) -> str | None:
     S, H = normal_arrays(34, (3, 4), (5, 4))
     (a,) = student(S, H, np.eye(4))
-    if np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6):
-        return None
-    return "with W = I the general score should equal the dot score S Hᵀ"
+    dot = np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6)
+    return None if dot else "with W = I the general score should equal the dot score S Hᵀ"
 
 
 LUONG_GENERAL_SCORES = Exercise(

@@ -87,9 +87,8 @@ def _causal_cases() -> list[Case]:
 
 def _keys_per_row(student) -> str | None:
     counts, want = np.sum(student(6, 8)[0], axis=-1), np.arange(6) + 1 + 8 - 6
-    if np.array_equal(counts, want):
-        return None
-    return f"for m = 6, n = 8 the rows allow {counts.tolist()} keys; expected {want.tolist()}"
+    right = np.array_equal(counts, want)
+    return None if right else f"for m = 6, n = 8 the rows allow {counts.tolist()} keys; expected {want.tolist()}"
 
 
 def _default_n(student) -> str | None:
@@ -126,9 +125,8 @@ def _padding_cases() -> list[Case]:
 def _counts_match(student) -> str | None:
     lengths = np.array([3, 0, 6, 1])
     counts = np.sum(student(lengths, 6)[0], axis=(-2, -1))
-    if np.array_equal(counts, lengths):
-        return None
-    return f"for lengths {lengths.tolist()} and n = 6 the masks allow {counts.tolist()} keys"
+    right = np.array_equal(counts, lengths)
+    return None if right else f"for lengths {lengths.tolist()} and n = 6 the masks allow {counts.tolist()} keys"
 
 
 PADDING_MASK = Exercise(
