@@ -1,31 +1,21 @@
 """Checkers for the exercises: they say what is wrong and why, not just "mismatch".
 
-Each ``check_<exercise>(fn)`` takes the student's function explicitly, runs it in a child
-process (a hard time and memory limit; see :mod:`.judge.harness`) on copies of its inputs
-through every probe of a fixed sequence (most specific first) and returns a
-:class:`CheckResult`: a pass, or the first failure with every distinct mistake found
-(``result.mistakes``). A failing output is compared with known misconceptions, each a
-deliberately wrong implementation (a *mutant*); the one it matches names the mistake and gives
-a two-sentence hint. Failing that, its evidence may name it (:mod:`.diagnosis.evidence`).
-:func:`check_answer` checks the chapters' pen-and-paper exercises against the worked-example
-catalogue. The one registry of coding exercises is :data:`EXERCISES` (collected from
-:mod:`.exercises`): it makes them checkable from Python, ``attention-edu check`` and ``grade``.
-
-Strict mode (``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises :class:`CheckFailed` on
-anything but a pass, for grading in CI.
+``check_<exercise>(fn)`` runs the student's function in a child process with a time and memory limit
+(:mod:`.judge.harness`) through a fixed sequence of probes and returns a :class:`CheckResult`: a pass, or
+the first failure with every distinct mistake found, each named by the deliberately wrong implementation
+(a *mutant*) whose output it matches, or by its evidence (:mod:`.diagnosis`). :func:`check_answer` checks
+the chapters' pen-and-paper answers. :data:`EXERCISES`, collected from :mod:`.exercises`, is the one
+registry of coding exercises: Python, ``attention-edu check`` and ``grade`` all read it. Strict mode
+(``strict=True`` or ``ATTENTION_EDU_STRICT=1``) raises :class:`CheckFailed` on anything but a pass, for CI.
 
 >>> import attention_edu as ae
->>> ae.checkers.check_softmax(ae.softmax).passed
-True
 >>> def softmax(x):
 ...     raise NotImplementedError
 >>> ae.checkers.check_softmax(softmax).status
 'not attempted'
 """
 
-from __future__ import annotations
-
-from typing import Callable
+from collections.abc import Callable
 
 from .answers import ANSWERS, GENERIC_HINT_IDS, check_answer
 from .diagnosis.evidence import EVIDENCE_IDS
@@ -87,8 +77,7 @@ def exercise_name(text: str) -> str:
     >>> exercise_name("check_causal-mask")
     'causal_mask'
     """
-    name = text.strip().replace("-", "_")
-    return name[len("check_"):] if name.startswith("check_") else name
+    return text.strip().replace("-", "_").removeprefix("check_")
 
 
 def hint_ids() -> list[str]:

@@ -1,18 +1,14 @@
 """What each pen-and-paper answer consists of, and the typical ways to get it wrong.
 
-The expected values are never typed here: they come from the worked-example
-catalogue (``ae.worked_examples.get(id).computed``), and so do the inputs
-from which the typical wrong answers are derived (a FLOP count off by
-exactly 2, a transposed shape, scaled instead of unscaled weights). Part
-names are the catalogue's keys.
+The expected values are never typed here: they come from the worked-example catalogue
+(``ae.worked_examples.get(id).computed``), and so do the inputs from which the typical wrong answers
+are derived (a FLOP count off by exactly 2, a transposed shape, scaled instead of unscaled weights).
+Part names are the catalogue's keys.
 """
-
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
-
 
 __all__ = ["Wrong", "Part", "AnswerSpec", "SPECS"]
 
@@ -42,11 +38,14 @@ class Part:
 
 @dataclass(frozen=True)
 class AnswerSpec:
+    """A pen-and-paper exercise: its catalogue id, the question, the parts of the answer."""
+
     id: str
     question: str
     parts: tuple[Part, ...]
 
     def hint_ids(self) -> list[str]:
+        """The hint ids of its typical wrong answers."""
         return [w.hint_id for p in self.parts for w in p.wrongs]
 
 

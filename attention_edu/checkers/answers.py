@@ -7,8 +7,6 @@ the catalogue marks the chapter's printed value as an erratum, with that misprin
 named together with the right value.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any
 
@@ -53,6 +51,7 @@ _KINDS = {"shape": "a shape such as (10, 20)", "bool": "True or False, without q
 
 
 def _matches(part: Part, mine: Any, target: Any) -> bool:
+    """Whether ``mine`` is ``target`` within the part's tolerance (shapes and yes/no answers exactly)."""
     if part.kind in ("shape", "bool"):
         return mine == (tuple(target) if part.kind == "shape" else bool(target))
     target = np.asarray(target, dtype=np.float64)
@@ -79,6 +78,7 @@ def _printed_misprint(example: Any, part: Part) -> Any:
 
 
 def _fmt(value: Any) -> str:
+    """A value as the messages print it."""
     if isinstance(value, np.ndarray):
         return np.array2string(value, precision=4, suppress_small=True)
     if isinstance(value, float):
@@ -168,6 +168,7 @@ def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, 
 
 
 def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
+    """The verdict on the parts given: the first unreadable or wrong one fails it; a missing one, incomplete."""
     from .. import worked_examples  # the catalogue is built on the same layer; import when needed
 
     example = worked_examples.get(answer_id)

@@ -1,21 +1,18 @@
 """The coding exercises, by exercise notebook: each with its probes, reference and known mistakes.
 
-A module here defines its :class:`~..records.Exercise` objects and names them in its
-``__all__``; :func:`collect` finds every such module, so adding an exercise touches its own
-module (and its notebook), nothing else. Each module lists its misconceptions as a table of
-``(name, first failing probe, mutant, hint)``; the matcher tries them in the table's order.
-Most mutants are the right computation with one knob turned: :func:`stable_softmax` and
+A module here names its :class:`~..records.Exercise` objects in its ``__all__`` and :func:`collect` finds
+them, so adding an exercise touches its own module (and its notebook), nothing else. Each module lists its
+misconceptions as a table of ``(name, first failing probe, mutant, hint)``, tried in the table's order.
+Most mutants are the right computation with one knob turned: :func:`stable_softmax`, :func:`weigh` and
 :func:`attend` (on host arrays) are the knob boards the modules share.
 """
-
-from __future__ import annotations
 
 import importlib
 import math
 import pkgutil
 
 from ...backend import host_numpy as np
-from ...softmax import stable_softmax as softmax_kernel
+from ...softmax import softmax_naive, stable_softmax as softmax_kernel
 from ..diagnosis.mutants import register_mistakes, variant
 from ..records import Exercise
 
@@ -60,16 +57,17 @@ def scaled_scores(Q, K, scale=None):
     return Q @ np.swapaxes(K, -1, -2) / (math.sqrt(Q.shape[-1]) if scale is None else scale)
 
 
-def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False):
+def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False, naive=False):
     """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants.
 
     ``inverted`` flips the mask; ``additive`` adds ``fill`` to the masked scores
-    (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``).
+    (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``);
+    ``naive`` leaves out the max shift of the softmax.
     """
     if mask is not None:
         mask = ~mask if inverted else mask
         scores = scores + np.where(mask, 0.0, fill) if additive else np.where(mask, scores, fill)
-    weights = stable_softmax(scores, axis, guard)                               # (..., m, n)
+    weights = softmax_naive(scores, axis) if naive else stable_softmax(scores, axis, guard)   # (..., m, n)
     return weights @ V, weights
 
 

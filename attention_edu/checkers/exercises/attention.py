@@ -1,24 +1,17 @@
 """Checker for scaled dot-product attention (exercise notebook 02), with its misconceptions.
 
-The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output,
-weights)``: softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax
-and a fully masked row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled
-Dot-Product Attention"; "The matrix formulation of scaled dot-product attention", its exercise).
-Most mistakes are :func:`attend` with one knob turned. The PyTorch habit "True = ignore" with a
-finite fill (``np.where(mask, -1e9, s)`` or ``s + mask * -1e9``) is two mistakes at once, named in
-either spelling (-1e9 and -1e10 give the same weights: exp(fill − max) is 0 in float64 for either).
+The student writes ``scaled_dot_product_attention(Q, K, V, mask=None)`` returning ``(output, weights)``:
+softmax(Q Kᵀ / √d_k) V with the mask (True = may attend) applied before the softmax and a fully masked
+row giving zero weights ("Attention Mechanisms: Fundamentals", section "Scaled Dot-Product Attention";
+"The matrix formulation of scaled dot-product attention", its exercise).
 
 >>> import attention_edu as ae
 >>> from attention_edu.checkers import check_scaled_dot_product_attention as check
->>> check(ae.scaled_dot_product_attention).passed
-True
 >>> check(ae.dot_product_attention).hint_id
 'attention.unscaled'
 >>> check(partial(attend, inverted=True, fill=-1e9, additive=True)).hint_id
 'attention.inverted-mask-finite-fill'
 """
-
-from __future__ import annotations
 
 import math
 from functools import partial
@@ -26,7 +19,7 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention as reference_attention
 from ...masks import causal_mask, padding_mask
-from ...softmax import softmax, softmax_naive
+from ...softmax import softmax
 from . import attend, normal_arrays, register_mistakes, scaled_scores, weigh
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
@@ -90,9 +83,8 @@ def _cases() -> list[Case]:
 def unnormalised_rows(weights) -> str | None:
     """What is wrong with attention weights (..., m, n) whose rows are not distributions, or None."""
     sums = np.sum(weights, axis=-1)
-    if np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5):
-        return None
-    return f"row sums of the weights: {np.array2string(sums, precision=4)}"
+    distributions = np.all(weights >= 0) and np.allclose(sums, 1.0, atol=1e-5)
+    return None if distributions else f"row sums of the weights: {np.array2string(sums, precision=4)}"
 
 
 def _future_keys(student) -> str | None:
@@ -147,14 +139,6 @@ def _transposed_weights(Q, K, V, mask=None):
     return out, np.swapaxes(weights, -1, -2)
 
 
-def _unstable(Q, K, V, mask=None):
-    scores = scaled_scores(Q, K)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax_naive(scores)                                             # no max shift
-    return weights @ V, weights
-
-
 def _mask_after_softmax(Q, K, V, mask=None):
     _, weights = attend(Q, K, V)
     weights = weights if mask is None else weights * mask
@@ -185,7 +169,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "Return the pair in the order (output, weights)."),
     ("returns-scores", "small", lambda Q, K, V, mask=None: (attend(Q, K, V, mask)[0], scaled_scores(Q, K)),
      "Your second value is the scaled scores before the softmax; return the weights, softmax(Q Kᵀ / √d_k)."),
-    ("unstable-softmax", "stability", _unstable,
+    ("unstable-softmax", "stability", partial(attend, naive=True),
      "exp overflows once scores reach about 710, and inf / inf is NaN: subtract each row's maximum "
      "score before exp."),
     ("batched-transpose", "runs", lambda Q, K, V, mask=None: weigh(Q @ K.T / math.sqrt(Q.shape[-1]), V, mask),
@@ -221,6 +205,8 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
 ))
+# Other spellings: a finite fill added, s + (1 - mask) * -1e9, and the PyTorch habit "True = ignore" with a finite
+# fill, two mistakes at once, as s + mask * -1e9 (-1e10 gives the same weights: exp(fill − max) is 0 in float64).
 variant("attention.finite-fill")(lambda Q, K, V, mask=None: attend(Q, K, V, mask, fill=-1e9, additive=True))
 variant("attention.no-transpose")(lambda Q, K, V, mask=None: weigh(np.dot(Q, K), V, mask))   # Q.dot(K)
 variant("attention.inverted-mask-finite-fill")(

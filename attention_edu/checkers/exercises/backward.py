@@ -1,22 +1,15 @@
 """Checker for the whole attention backward pass (exercise notebook 06, exercise 7), with its mistakes.
 
-The student writes ``attention_backward(Q, K, V, d_output, mask=None)`` returning ``(dQ, dK, dV)``,
-the gradients of L = Σ d_output ⊙ output for output = softmax(Q Kᵀ / √d_k) V, the mask (True = may
-attend) applied before the softmax ("The matrix formulation of scaled dot-product attention", taken
-back through the softmax Jacobian of "Attention Mechanisms: Fundamentals", "Scaled Dot-Product
-Attention"). With weights W and dW = d_output Vᵀ: dV = Wᵀ d_output, dS = W ⊙ (dW − rowsum(dW ⊙ W)),
-dQ = dS K / √d_k, dK = dSᵀ Q / √d_k; masked keys get exactly zero gradient, a fully masked query
-none. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain`
-reads which of dQ, dK and dV are right and says where in the chain the error starts.
+``attention_backward(Q, K, V, d_output, mask=None)`` returns ``(dQ, dK, dV)``, the gradients of
+L = Σ d_output ⊙ output for output = softmax(Q Kᵀ / √d_k) V, the mask (True = may attend) applied before the
+softmax: the steps of :mod:`.backward_steps` chained. Masked keys get exactly zero gradient, a fully masked
+query none. Each mistake is :func:`backward` with one knob turned; when none matches, :func:`_chain` reads
+which of dQ, dK and dV are right and says where in the chain the error starts.
 
 >>> from attention_edu.checkers import check_attention_backward
->>> check_attention_backward(ATTENTION_BACKWARD.reference).passed
-True
 >>> check_attention_backward(partial(backward, jacobian="p(1-p)")).hint_id
 'attention_backward.p-one-minus-p'
 """
-
-from __future__ import annotations
 
 import math
 from functools import partial
@@ -29,7 +22,7 @@ from ..diagnosis.evidence import partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
-from .backward_steps import SOFTMAX_BACKWARDS, grad_v, grad_w, transposed
+from .backward_steps import SOFTMAX_BACKWARDS, grad_v, grad_w
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
 
@@ -47,7 +40,7 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
     dW = grad_w(V, d_output)                                                       # (..., m, n)
     dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
-    dK = transposed(dS) @ Q / (scale if scale_dk else 1.0)                         # (..., n, d_k)
+    dK = np.matrix_transpose(dS) @ Q / (scale if scale_dk else 1.0)                # (..., n, d_k)
     dV = grad_v(W, d_output)                                                       # (..., n, d_v)
     return dQ, dK, dV
 
@@ -97,9 +90,8 @@ def _keys_shift(student) -> str | None:
 def _masked_keys(student) -> str | None:
     keys = np.array([True, True, False, True, False])
     _, dK, dV = student(*qkv(74, (), 3, 5, 2, 3, d_output=True), np.tile(keys, (3, 1)))   # mask (3, 5)
-    if np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0):
-        return None
-    return "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
+    zero = np.all(dK[~keys] == 0) and np.all(dV[~keys] == 0)
+    return None if zero else "keys 2 and 4 are masked for every query, yet their dK or dV is not exactly 0"
 
 
 ATTENTION_BACKWARD = Exercise(
@@ -126,12 +118,12 @@ ATTENTION_BACKWARD = Exercise(
 
 def _dk_transposed(Q, K, V, d_output, mask=None):
     dQ, dK, dV = backward(Q, K, V, d_output, mask)
-    return dQ, transposed(dK), dV
+    return dQ, np.matrix_transpose(dK), dV
 
 
 def _dv_transposed(Q, K, V, d_output, mask=None):
     dQ, dK, _ = backward(Q, K, V, d_output, mask)
-    return dQ, dK, transposed(d_output) @ attend(Q, K, V, mask)[1]
+    return dQ, dK, np.matrix_transpose(d_output) @ attend(Q, K, V, mask)[1]
 
 
 register_mistakes("attention_backward", (

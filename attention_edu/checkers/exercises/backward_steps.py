@@ -1,23 +1,16 @@
 """Checkers for the backward derivation one intermediate at a time (exercise notebook 06), with their mistakes.
 
-Before the whole ``attention_backward`` the student derives, each with its own stub and check:
-the softmax Jacobian ``softmax_jacobian(w)`` (∂wᵢ/∂sⱼ = wᵢ(δᵢⱼ − wⱼ)), then, for
-S = Q Kᵀ / √d_k, W = softmax(S), O = W V and the gradient d_output arriving at O:
-``backward_dv(W, d_output)`` = Wᵀ d_output, ``backward_dw(V, d_output)`` = d_output Vᵀ,
-``backward_ds(W, dW)`` = W ⊙ (dW − rowsum(dW ⊙ W)), ``backward_dq(dS, K)`` = dS K / √d_k and
-``backward_dk(dS, Q)`` = dSᵀ Q / √d_k (the Jacobian is the "Gradient Flow Analysis" of "Attention
-Mechanisms: Fundamentals", section "Scaled Dot-Product Attention"; the rest is the chain rule through
-the forward pass of "The matrix formulation of scaled dot-product attention"). A check that fails
-says which intermediate is wrong and how.
+Before the whole ``attention_backward`` the student derives, each with its own stub and check, the softmax
+Jacobian ``softmax_jacobian(w)``, then, for S = Q Kᵀ / √d_k, W = softmax(S), O = W V and the gradient d_output
+arriving at O, ``backward_dv``, ``backward_dw``, ``backward_ds``, ``backward_dq`` and ``backward_dk``: the
+references :func:`jacobian`, :func:`grad_v` … :func:`grad_k` below (the Jacobian is the "Gradient Flow
+Analysis" of "Attention Mechanisms: Fundamentals", section "Scaled Dot-Product Attention"; the rest is the
+chain rule through the forward pass of "The matrix formulation of scaled dot-product attention").
 
 >>> from attention_edu.checkers import CHECKERS
->>> CHECKERS["backward_ds"](grad_s).passed
-True
 >>> CHECKERS["softmax_jacobian"](lambda w: -jacobian(w)).hint_id
 'softmax_jacobian.sign'
 """
-
-from __future__ import annotations
 
 import math
 
@@ -29,12 +22,7 @@ from ..records import Case, Exercise
 from .attention import qkv
 
 __all__ = ["SOFTMAX_JACOBIAN", "BACKWARD_DV", "BACKWARD_DW", "BACKWARD_DS", "BACKWARD_DQ", "BACKWARD_DK",
-           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS", "transposed"]
-
-
-def transposed(x):
-    """x with its last two axes swapped: (..., a, b) -> (..., b, a)."""
-    return np.swapaxes(x, -1, -2)
+           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS"]
 
 
 def jacobian(w):
@@ -44,12 +32,12 @@ def jacobian(w):
 
 def grad_v(W, d_output):
     """dV = Wᵀ d_output."""
-    return transposed(W) @ d_output
+    return np.matrix_transpose(W) @ d_output
 
 
 def grad_w(V, d_output):
     """dW = d_output Vᵀ."""
-    return d_output @ transposed(V)
+    return d_output @ np.matrix_transpose(V)
 
 
 def grad_s(W, dW):
@@ -64,7 +52,7 @@ def grad_q(dS, K):
 
 def grad_k(dS, Q):
     """dK = dSᵀ Q / √d_k."""
-    return transposed(dS) @ Q / math.sqrt(Q.shape[-1])
+    return np.matrix_transpose(dS) @ Q / math.sqrt(Q.shape[-1])
 
 
 #: dS from W and dW: the softmax backward ("full") and the ways it goes wrong.
@@ -151,7 +139,7 @@ register_mistakes("softmax_jacobian", (
      "from w itself, without a softmax."),
 ))
 register_mistakes("backward_dv", (
-    ("transposed", "returns", lambda W, d_output: transposed(d_output) @ W,
+    ("transposed", "returns", lambda W, d_output: np.matrix_transpose(d_output) @ W,
      "dV has one row per value, (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
     ("no-transpose", "runs", lambda W, d_output: W @ d_output,
      "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output; W @ d_output "
@@ -160,7 +148,7 @@ register_mistakes("backward_dv", (
      "On batched input .T reverses every axis: transpose only the last two, np.swapaxes(W, -1, -2) @ d_output."),
 ))
 register_mistakes("backward_dw", (
-    ("transposed", "returns", lambda V, d_output: V @ transposed(d_output),
+    ("transposed", "returns", lambda V, d_output: V @ np.matrix_transpose(d_output),
      "dW has the shape of W, (..., m, n): it is d_output Vᵀ, not V d_outputᵀ."),
     ("no-transpose", "runs", lambda V, d_output: d_output @ V,
      "O = W V sends d_output back to W through Vᵀ: dW = d_output @ np.swapaxes(V, -1, -2)."),
@@ -196,13 +184,13 @@ register_mistakes("backward_dq", (
      "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),
     ("scale-by-d_k", "small", lambda dS, K: dS @ K / K.shape[-1],
      "The factor is 1/√d_k, not 1/d_k: divide by math.sqrt(K.shape[-1])."),
-    ("transposed-ds", "runs", lambda dS, K: transposed(dS) @ K / math.sqrt(K.shape[-1]),
+    ("transposed-ds", "runs", lambda dS, K: np.matrix_transpose(dS) @ K / math.sqrt(K.shape[-1]),
      "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
 ))
 register_mistakes("backward_dk", (
-    ("unscaled", "small", lambda dS, Q: transposed(dS) @ Q,
+    ("unscaled", "small", lambda dS, Q: np.matrix_transpose(dS) @ Q,
      "S = Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k too: divide by math.sqrt(Q.shape[-1])."),
-    ("transposed", "returns", lambda dS, Q: transposed(Q) @ dS / math.sqrt(Q.shape[-1]),
+    ("transposed", "returns", lambda dS, Q: np.matrix_transpose(Q) @ dS / math.sqrt(Q.shape[-1]),
      "dK has one row per key, (..., n, d_k): it is dSᵀ Q / √d_k, not its transpose Qᵀ dS."),
     ("no-transpose", "runs", lambda dS, Q: dS @ Q / math.sqrt(Q.shape[-1]),
      "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k."),

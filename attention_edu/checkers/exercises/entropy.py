@@ -1,18 +1,13 @@
 """Checker for the entropy of attention weights (exercise notebook 05), with its misconceptions.
 
-"Section 5.2: Dot-Product Attention", Exercise 5, asks for the entropy of attention weights.
-Here: attention_entropy(weights) returns, for each query row, H = −Σ_j p_j log p_j with the
-natural log and 0 · log 0 = 0, shape (..., m). A uniform row over n keys has the maximum, log n;
-a one-hot row 0. An epsilon inside the log is recognised from its evidence (:func:`_log_epsilon`).
+attention_entropy(weights) returns the entropy of each query row, H = −Σ_j p_j log p_j with the natural
+log and 0 · log 0 = 0, shape (..., m) ("Section 5.2: Dot-Product Attention", Exercise 5). An epsilon inside
+the log is recognised from its evidence (:func:`_log_epsilon`).
 
 >>> from attention_edu.checkers import check_attention_entropy
->>> check_attention_entropy(attention_entropy).passed
-True
 >>> check_attention_entropy(lambda p: -np.sum(p * np.log(p + 1e-6), axis=-1)).hint_id
 'attention_entropy.log-epsilon'
 """
-
-from __future__ import annotations
 
 import math
 
@@ -24,6 +19,11 @@ from ..diagnosis.evidence import reads
 from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_ENTROPY", "attention_entropy"]
+
+
+def _plogp(w, log=np.log):
+    """p log p for each weight, 0 where p = 0 (its log is taken of 1 instead)."""
+    return w * log(np.where(w > 0, w, 1.0))
 
 
 def attention_entropy(weights):
@@ -44,8 +44,7 @@ def attention_entropy(weights):
     >>> np.round(attention_entropy(np.array([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0]])), 4)
     array([1.3863, 0.    ])
     """
-    safe = np.where(weights > 0, weights, 1.0)               # log(1) = 0 where p = 0
-    return 0.0 - np.sum(weights * np.log(safe), axis=-1)        # 0.0 - x avoids printing -0.
+    return 0.0 - np.sum(_plogp(weights), axis=-1)              # 0.0 - x avoids printing -0.
 
 
 def _weights(seed: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -103,10 +102,6 @@ ATTENTION_ENTROPY = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
-def _plogp(w, log=np.log):
-    return w * log(np.where(w > 0, w, 1.0))
-
-
 register_mistakes("attention_entropy", (
     ("log2", "small", lambda weights: -np.sum(_plogp(weights, np.log2), axis=-1),
      "Use the natural logarithm, np.log (entropy in nats); np.log2 gives bits."),
@@ -138,7 +133,9 @@ def _log_epsilon(case, mine, expected):
     p, (h,) = case.args[0].astype(np.float64), mine
     if h.shape != expected[0].shape or not np.all(np.isfinite(h)):
         return None
-    H = lambda eps: -np.sum(p * np.log(p + eps), axis=-1)                      # noqa: E731
+
+    def H(eps):                                                                # the entropy with ε inside the log
+        return -np.sum(p * np.log(p + eps), axis=-1)
     worst = np.unravel_index(np.argmax(np.abs(h - expected[0])), h.shape)
     low, high = -14.0, 1.0                                     # bisection on log10 ε; H falls as ε grows
     for _ in range(60):

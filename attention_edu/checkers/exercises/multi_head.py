@@ -1,20 +1,8 @@
-"""Checker for multi-head attention (exercise notebook 04, exercise 3), with its misconceptions.
+"""Checkers for split_heads, merge_heads and multi-head attention (exercise notebook 04), with their mistakes.
 
-multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None) returns
-(output (..., m, d_model), weights (..., H, m, n)): head h uses the columns h*d_k:(h+1)*d_k of
-W_Q and W_K (h*d_v:(h+1)*d_v of W_V), scaled dot-product attention per head with d_k the
-per-head size, then concat(heads) @ W_O. The mask (True = may attend) is shared by all heads
-("Neural attention mechanism vectorization", section 3).
-
->>> from attention_edu.checkers import check_multi_head_attention
->>> import attention_edu as ae
->>> check_multi_head_attention(ae.multi_head_attention).passed
-True
->>> check_multi_head_attention(partial(_mha, project=False)).hint_id
-'multi_head_attention.no-output-projection'
+Head h owns the contiguous columns h*d:(h+1)*d of X and of each projection; each head runs scaled dot-product
+attention with its own d_k under the shared mask ("Neural attention mechanism vectorization", section 3).
 """
-
-from __future__ import annotations
 
 import math
 from functools import partial
@@ -22,18 +10,70 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
-from . import attend, register_mistakes
+from . import attend, normal_arrays, register_mistakes
 from ..records import Case, Exercise, Property
 from .attention import unnormalised_rows
-from .heads import merge_unswapped, split_strided
 
-__all__ = ["MULTI_HEAD_ATTENTION"]
-
-_NAMES = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
+__all__ = ["SPLIT_HEADS", "MERGE_HEADS", "MULTI_HEAD_ATTENTION"]
 
 
-def _inputs(seed: int, lead: tuple, m: int, n: int, d_model: int, H: int, d_k: int, d_v: int,
-            self_attention: bool = False) -> tuple:
+def _split_cases() -> list[Case]:
+    names = ("X", "num_heads")
+    small = Case("small", "X (4, 6), 3 heads", (np.arange(24.0).reshape(4, 6), 3), names, literal=True,
+                 note="L = 4 tokens, H = 3 heads of d = 2 columns each.")
+    random = [Case("random", f"seed {seed}, L={L} H={H} d={d}", normal_arrays(seed, (L, H * d)) + (H,), names)
+              for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5)))]
+    float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
+    return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
+            Case("batched", "3-D, B=1 L=3 H=4 d=5", normal_arrays(5, (1, 3, 20)) + (4,), names),
+            Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names)]
+
+
+def _merge_cases() -> list[Case]:
+    small = split_heads(np.arange(24.0).reshape(4, 6), 3)
+    random = [Case("random", f"seed {seed}, H={H} L={L} d={d}", normal_arrays(seed, (H, L, d)), ("X",))
+              for seed, (H, L, d) in ((1, (2, 3, 4)), (2, (4, 5, 3)), (3, (3, 2, 5)))]
+    float32 = normal_arrays(4, (4, 3, 2))[0].astype(np.float32)
+    return [Case("small", "X (3, 4, 2): 3 heads, 4 tokens, d = 2", (small,), ("X",), literal=True), *random,
+            Case("random", "float32, H=4 L=3 d=2", (float32,), ("X",)),
+            Case("batched", "4-D, B=1 H=4 L=3 d=5", normal_arrays(5, (1, 4, 3, 5)), ("X",)),
+            Case("batched", "5-D, B=2 C=3 H=4 L=5 d=6", normal_arrays(6, (2, 3, 4, 5, 6)), ("X",))]
+
+
+def _split_round_trip(student) -> str | None:
+    (X,) = normal_arrays(41, (2, 5, 12))
+    (heads,) = student(X, 3)
+    return None if np.array_equal(merge_heads(heads), X) else "merge_heads(your split_heads(X, 3)) is not X"
+
+
+def _merge_round_trip(student) -> str | None:
+    (X,) = normal_arrays(42, (2, 3, 5, 4))
+    (merged,) = student(X)
+    round_trip = merged.shape == (2, 5, 12) and np.array_equal(split_heads(merged, 3), X)
+    return None if round_trip else "split_heads(your merge_heads(X), 3) is not X"
+
+
+SPLIT_HEADS = Exercise(
+    name="split_heads", notebook="04_multi_head", number=1, outputs=("heads",), cases=_split_cases,
+    summary='Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).',
+    signature="split_heads(X, num_heads) -> heads (..., H, L, d)", reference=split_heads,
+    properties=(Property("split_heads.property-round-trip", "merge_heads(split_heads(X)) == X",
+                         "Splitting must lose nothing and keep every value in its place: merging the heads back "
+                         "has to give X exactly.", _split_round_trip),),
+)
+
+MERGE_HEADS = Exercise(
+    name="merge_heads", notebook="04_multi_head", number=2, outputs=("merged",), cases=_merge_cases,
+    summary='Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).',
+    signature="merge_heads(X) -> merged (..., L, H*d)", reference=merge_heads,
+    properties=(Property("merge_heads.property-round-trip", "split_heads(merge_heads(X)) == X",
+                         "Merging must undo split_heads exactly: splitting your result again has to "
+                         "give X back.", _merge_round_trip),),
+)
+
+
+def _inputs(seed, lead, m, n, d_model, H, d_k, d_v, self_attention=False) -> tuple:
+    """X_q, X_kv (X_q itself for self-attention), W_Q, W_K, W_V, W_O and H, drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     X_q = rng.standard_normal(lead + (m, d_model))
     X_kv = X_q if self_attention else rng.standard_normal(lead + (n, d_model))
@@ -47,10 +87,9 @@ def _mha_cases() -> list[Case]:
     rng = np.random.default_rng(0)
     small = tuple(rng.integers(-2, 3, size=s) / 2.0 for s in ((2, 4), (3, 4), (4, 6), (4, 6), (4, 4), (4, 4)))
     rows = [("small", "m=2 n=3 d_model=4, 2 heads, d_k=3 d_v=2", small + (2,))]
-    sizes = ((1, (3, 5, 4, 2, 3, 6)), (2, (2, 4, 6, 3, 1, 5)), (3, (4, 3, 5, 2, 6, 1)))
-    for seed, (m, n, d_model, H, d_k, d_v) in sizes:
-        rows.append(("random", f"seed {seed}, m={m} n={n} d_model={d_model} H={H} d_k={d_k} d_v={d_v}",
-                     _inputs(seed, (), m, n, d_model, H, d_k, d_v)))
+    for seed, sizes in ((1, (3, 5, 4, 2, 3, 6)), (2, (2, 4, 6, 3, 1, 5)), (3, (4, 3, 5, 2, 6, 1))):
+        title = "seed {}, m={} n={} d_model={} H={} d_k={} d_v={}".format(seed, *sizes)
+        rows.append(("random", title, _inputs(seed, (), *sizes)))
     f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
     fully = np.array([[True, True, False], [False, False, False]])
     padded, causal = _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True), _inputs(7, (), 5, 5, 4, 2, 3, 2, True)
@@ -63,22 +102,20 @@ def _mha_cases() -> list[Case]:
              ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
-             ("masks", "padding mask (3, 1, 4), B=3, 2 heads",
-              padded + (padding_mask(np.array([4, 2, 3]), 4),)),
+             ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,))]
+    names = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
     note = "A fully masked query must get zero weights in every head and a zero output."
-    return [Case(probe, title, args, _NAMES if probe == "masks" else _NAMES[:7], literal=probe == "small",
+    return [Case(probe, title, args, names if probe == "masks" else names[:7], literal=probe == "small",
                  note=note if title == "query 1 fully masked" else "") for probe, title, args in rows]
 
 
 def _future_tokens(student) -> str | None:
     X, _, W_Q, W_K, W_V, W_O, H = _inputs(52, (), 6, 6, 4, 2, 3, 2, True)
-    X2 = X.copy()
-    X2[5] += 2.0                                             # change only the last token
+    X2 = np.concatenate([X[:5], X[5:] + 2.0])                # change only the last token
     (out, _), (out2, _) = (student(x, x, W_Q, W_K, W_V, W_O, H, causal_mask(6)) for x in (X, X2))
-    if np.allclose(out[:5], out2[:5], rtol=1e-4, atol=1e-6):
-        return None
-    return "changing the last token changed the outputs of earlier tokens under a causal mask"
+    unchanged = np.allclose(out[:5], out2[:5], rtol=1e-4, atol=1e-6)
+    return None if unchanged else "changing the last token changed the outputs of earlier tokens under a causal mask"
 
 
 def _head_order(student) -> str | None:
@@ -88,12 +125,10 @@ def _head_order(student) -> str | None:
     def permute(W, axis):                                    # reorder the per-head blocks of W
         blocks = np.split(W, H, axis=axis)
         return np.concatenate([blocks[h] for h in order], axis=axis)
-
     (out, w) = student(X_q, X_kv, W_Q, W_K, W_V, W_O, H)
     (out2, w2) = student(X_q, X_kv, permute(W_Q, 1), permute(W_K, 1), permute(W_V, 1), permute(W_O, 0), H)
-    if np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6):
-        return None
-    return "reordering the heads (their column blocks and W_O's row blocks) changed the output"
+    unchanged = np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6)
+    return None if unchanged else "reordering the heads (their column blocks and W_O's row blocks) changed the output"
 
 
 MULTI_HEAD_ATTENTION = Exercise(
@@ -118,6 +153,65 @@ MULTI_HEAD_ATTENTION = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
+def _cut(X, num_heads, order):
+    """X (..., L, H*d) reshaped to the axes named by ``order``: "LHd" gives (..., L, H, d)."""
+    size = {"L": X.shape[-2], "H": num_heads, "d": X.shape[-1] // num_heads}
+    return np.reshape(X, X.shape[:-2] + tuple(size[axis] for axis in order))
+
+
+def _split_strided(X, num_heads):
+    return np.moveaxis(_cut(X, num_heads, "LdH"), -1, -3)
+
+
+def _merge_unswapped(X):
+    return np.reshape(X, X.shape[:-3] + (X.shape[-2], -1))
+
+
+def _split_fixed_rank(X, num_heads):
+    B, L, D = X.shape
+    return np.swapaxes(np.reshape(X, (B, L, num_heads, D // num_heads)), 1, 2)
+
+
+def _merge_fixed_rank(X):
+    B, H, L, d = X.shape
+    return np.reshape(np.swapaxes(X, 1, 2), (B, L, H * d))
+
+
+register_mistakes("split_heads", (
+    ("no-swap", "returns", lambda X, num_heads: _cut(X, num_heads, "LHd"),
+     "After reshaping to (..., L, H, d), swap the L and H axes to get (..., H, L, d)."),
+    ("reshape-only", "small", lambda X, num_heads: _cut(X, num_heads, "HLd"),
+     "Reshaping straight to (..., H, L, d) cuts the data in the wrong order: reshape to (..., L, H, d) "
+     "first, then swap axes -3 and -2."),
+    ("strided-heads", "small", _split_strided,
+     "Head h owns the contiguous columns h*d:(h+1)*d; yours takes every H-th column, so reshape to "
+     "(..., L, H, d), not (..., L, d, H)."),
+    ("reverse-all-axes", "returns", lambda X, num_heads: np.transpose(_cut(X, num_heads, "LHd")),
+     "A transpose without axes reverses all of them: name the two axes to exchange, np.swapaxes(x, -3, -2)."),
+    ("heads-as-size", "returns", lambda X, num_heads: np.swapaxes(_cut(X, num_heads, "LdH"), -3, -2),
+     "num_heads is the number of heads H; each head gets d = X.shape[-1] // num_heads columns."),
+    ("fixed-rank", "runs", _split_fixed_rank,
+     "Allow any number of leading batch axes: take lead = X.shape[:-2] and reshape to lead + (L, num_heads, d)."),
+))
+
+register_mistakes("merge_heads", (
+    ("no-swap", "small", _merge_unswapped,
+     "Swap the H and L axes back first, (..., L, H, d), then reshape; reshaping (..., H, L, d) directly "
+     "mixes up the tokens."),
+    ("strided", "small", lambda X: np.reshape(np.moveaxis(X, -3, -1), X.shape[:-3] + (X.shape[-2], -1)),
+     "Each head's d columns must stay together: move the axes to (..., L, H, d), not (..., L, d, H), "
+     "before reshaping."),
+    ("reverse-all-axes", "small", lambda X: np.reshape(np.transpose(X), X.shape[:-3] + (X.shape[-2], -1)),
+     "A transpose without axes reverses all of them: exchange only the H and L axes, "
+     "np.swapaxes(X, -3, -2), then reshape."),
+    ("sums-heads", "returns", lambda X: np.sum(X, axis=-3),
+     "Merging concatenates the heads side by side, (..., L, H*d); it does not add them."),
+    ("fixed-rank", "runs", _merge_fixed_rank,
+     "Allow any number of leading batch axes: take lead = X.shape[:-3] instead of unpacking a fixed "
+     "number of sizes."),
+))
+
+
 def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
          project=True, head_axis=True, average=False):
     """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
@@ -141,9 +235,9 @@ register_mistakes("multi_head_attention", (
      "Each head's scores must be divided by √d_k (the per-head size) before the softmax."),
     ("no-output-projection", "small", partial(_mha, project=False),
      "Finish with the output projection: concatenate the heads, then multiply by W_O."),
-    ("strided-heads", "small", partial(_mha, split=split_strided),
+    ("strided-heads", "small", partial(_mha, split=_split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
-    ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
+    ("merge-without-swap", "small", partial(_mha, merge=_merge_unswapped),
      "Before reshaping the heads to (..., m, H*d_v), move the head axis next to the feature axis, "
      "(..., m, H, d_v); reshaping directly mixes tokens."),
     ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),

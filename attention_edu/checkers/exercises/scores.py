@@ -1,10 +1,10 @@
 """Checkers for the additive (Bahdanau) and general (Luong) scores (exercise notebook 03), with their mistakes.
 
 Additive: e_{t,i} = vᵀ tanh(W1 s_t + W2 h_i) with the chapter's column-vector weights W1 (d_a, d_s),
-W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive Attention
-(Bahdanau)", Step 1). General: e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) (table "Attention Score
-Computation Methods", row "General (Luong)"). Decoder states S (m, d_s) and encoder states
-H (n, d_h) are stacked as rows; the scores are (m, n), before the softmax.
+W2 (d_a, d_h), v (d_a,) ("Attention Mechanisms: Fundamentals", section "Additive Attention (Bahdanau)",
+Step 1). General: e_{t,i} = s_tᵀ W h_i with W (d_s, d_h) (table "Attention Score Computation Methods",
+row "General (Luong)"). Decoder states S (m, d_s) and encoder states H (n, d_h) are stacked as rows; the
+scores are (m, n), before the softmax.
 
 >>> from attention_edu.checkers import check_bahdanau_scores, check_luong_general_scores
 >>> check_bahdanau_scores(lambda S, H, W1, W2, v: np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v).passed
@@ -12,8 +12,6 @@ True
 >>> check_luong_general_scores(lambda S, H, W: S @ H.T).hint_id
 'luong_general_scores.ignores-W'
 """
-
-from __future__ import annotations
 
 import math
 
@@ -25,32 +23,29 @@ from ..records import Case, Exercise, Property
 
 __all__ = ["BAHDANAU_SCORES", "LUONG_GENERAL_SCORES"]
 
-_B = ("S", "H", "W1", "W2", "v")
-_L = ("S", "H", "W")
-
 
 def _bahdanau_cases() -> list[Case]:
+    names = ("S", "H", "W1", "W2", "v")
     W1 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]])
     W2 = np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
     v = np.array([1.0, 0.8])
     H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     S = np.array([[0.5, 0.5, 0.5]])
-    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), _B, literal=True,
+    small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), names, literal=True,
                  note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}",
-                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), _B)
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_a, d_s), (d_a, d_h), (d_a,)), names)
               for seed, (m, n, d_s, d_h, d_a) in ((1, (2, 3, 4, 5, 6)), (2, (3, 5, 2, 4, 7)), (3, (4, 2, 5, 3, 6)))]
     float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (3, 4), (5, 2), (6, 4), (6, 2), (6,)))
-    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, _B)]
+    return [small, *random, Case("random", "float32, m=3 n=5 d_s=4 d_h=2 d_a=6", float32, names)]
 
 
 def _encoder_order(student) -> str | None:
     S, H, W1, W2, v = normal_arrays(31, (2, 3), (6, 5), (4, 3), (4, 5), (4,))
     order = np.array([2, 4, 0, 5, 1, 3])
     (a,), (b,) = student(S, H, W1, W2, v), student(S, H[order], W1, W2, v)
-    if np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6):
-        return None
-    return "reordering the encoder states did not simply reorder the score columns"
+    reordered = np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6)
+    return None if reordered else "reordering the encoder states did not simply reorder the score columns"
 
 
 def _row_independence(student) -> str | None:
@@ -58,9 +53,8 @@ def _row_independence(student) -> str | None:
     S2 = S.copy()
     S2[0] += 1.0                                            # change decoder state 0 only
     (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)
-    if np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0]):
-        return None
-    return "changing decoder state 0 should change score row 0 and no other row"
+    row_0_only = np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0])
+    return None if row_0_only else "changing decoder state 0 should change score row 0 and no other row"
 
 
 BAHDANAU_SCORES = Exercise(
@@ -81,31 +75,30 @@ BAHDANAU_SCORES = Exercise(
 
 
 def _luong_cases() -> list[Case]:
+    names = ("S", "H", "W")
     S = np.array([[1.0, 0.0], [0.5, -1.0]])
     H = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 0.5]])
     W = np.array([[1.0, 2.0], [0.0, -1.0]])
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
-                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), _L)
+                   normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), names)
               for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3)))]
     float32 = tuple(a.astype(np.float32) for a in normal_arrays(4, (1, 2), (4, 5), (2, 5)))
-    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), _L, literal=True), *random,
-            Case("random", "float32, m=1 n=4 d_s=2 d_h=5", float32, _L)]
+    return [Case("small", "m = 2, n = 3, d_s = d_h = 2", (S, H, W), names, literal=True), *random,
+            Case("random", "float32, m=1 n=4 d_s=2 d_h=5", float32, names)]
 
 
 def _linear_in_w(student) -> str | None:
     S, H, A, B = normal_arrays(33, (3, 4), (5, 2), (4, 2), (4, 2))
     (a,), (b,), (both,) = student(S, H, A), student(S, H, B), student(S, H, A + B)
-    if np.allclose(a + b, both, rtol=1e-4, atol=1e-6):
-        return None
-    return "scores(W = A + B) differ from scores(A) + scores(B)"
+    linear = np.allclose(a + b, both, rtol=1e-4, atol=1e-6)
+    return None if linear else "scores(W = A + B) differ from scores(A) + scores(B)"
 
 
 def _identity_is_dot(student) -> str | None:
     S, H = normal_arrays(34, (3, 4), (5, 4))
     (a,) = student(S, H, np.eye(4))
-    if np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6):
-        return None
-    return "with W = I the general score should equal the dot score S Hᵀ"
+    dot = np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6)
+    return None if dot else "with W = I the general score should equal the dot score S Hᵀ"
 
 
 LUONG_GENERAL_SCORES = Exercise(

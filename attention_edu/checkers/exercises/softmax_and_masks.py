@@ -5,17 +5,12 @@ row zeros ("Attention Mechanisms: Fundamentals", "Additive Attention (Bahdanau)"
 Attention"). Masks are boolean, True = may attend; with n > m keys query i sees keys j ≤ i + n − m,
 and a padding mask (B, 1, n) broadcasts over the queries.
 
->>> import attention_edu as ae
->>> from attention_edu.checkers import check_softmax, check_causal_mask, check_padding_mask
->>> check_softmax(ae.softmax).passed, check_padding_mask(ae.padding_mask).passed
-(True, True)
+>>> from attention_edu.checkers import check_softmax, check_causal_mask
 >>> check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)).hint_id
 'softmax.wrong-axis'
 >>> check_causal_mask(lambda m, n=None: np.triu(np.ones((m, n or m), dtype=bool), k=1)).hint_id
 'causal_mask.inverted'
 """
-
-from __future__ import annotations
 
 from ...backend import host_numpy as np
 from ...masks import causal_mask as reference_causal, padding_mask as reference_padding
@@ -92,9 +87,8 @@ def _causal_cases() -> list[Case]:
 
 def _keys_per_row(student) -> str | None:
     counts, want = np.sum(student(6, 8)[0], axis=-1), np.arange(6) + 1 + 8 - 6
-    if np.array_equal(counts, want):
-        return None
-    return f"for m = 6, n = 8 the rows allow {counts.tolist()} keys; expected {want.tolist()}"
+    right = np.array_equal(counts, want)
+    return None if right else f"for m = 6, n = 8 the rows allow {counts.tolist()} keys; expected {want.tolist()}"
 
 
 def _default_n(student) -> str | None:
@@ -131,9 +125,8 @@ def _padding_cases() -> list[Case]:
 def _counts_match(student) -> str | None:
     lengths = np.array([3, 0, 6, 1])
     counts = np.sum(student(lengths, 6)[0], axis=(-2, -1))
-    if np.array_equal(counts, lengths):
-        return None
-    return f"for lengths {lengths.tolist()} and n = 6 the masks allow {counts.tolist()} keys"
+    right = np.array_equal(counts, lengths)
+    return None if right else f"for lengths {lengths.tolist()} and n = 6 the masks allow {counts.tolist()} keys"
 
 
 PADDING_MASK = Exercise(
