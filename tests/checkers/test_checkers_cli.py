@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -109,3 +111,30 @@ def test_a_file_that_ends_the_process_at_import_exits_1(run, write, capsys, sour
     assert run(["check", "softmax", write(source + softmax_source)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("check softmax: failed. importing the file")
+
+
+def test_without_the_posix_resource_module_every_command_still_loads_and_check_lists(tmp_path):
+    """Windows has no ``resource``: importing the judge's launcher at the top of the CLI stopped every command there."""
+    code = ("import sys; sys.modules['resource'] = None\n"
+            "from attention_edu import cli\n"
+            "raise SystemExit(cli.main(['check', '--list']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "softmax" in done.stdout and "attention_backward" in done.stdout
+
+
+@pytest.mark.parametrize("argv", [["check", "softmax"], ["grade", "--exercise", "softmax"]])
+def test_check_and_grade_refuse_windows_with_a_sentence(run, write, capsys, monkeypatch, softmax_source, argv):
+    from attention_edu.checkers.judge import command
+
+    class Windows:          # the command module's os, as on Windows; the rest of the process keeps its own
+        name = "nt"
+
+        def __getattr__(self, attr):
+            return getattr(os, attr)
+
+    monkeypatch.setattr(command, "os", Windows())
+    code = run([*argv, write(softmax_source)])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs Linux or macOS" in err and "WSL" in err
+    assert err.count("\n") == 1

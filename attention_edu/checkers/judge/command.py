@@ -72,6 +72,11 @@ def _usage(command: str, message: str) -> int:
     return 2
 
 
+#: Why check and grade refuse to run on Windows.
+NOT_POSIX = ("needs Linux or macOS: each submission runs under a launcher that forks and sets resource limits "
+             "(on Windows, run it in WSL; a notebook's check_<exercise>(fn) works everywhere)")
+
+
 def run_check(args: argparse.Namespace) -> int:
     """Run the ``check`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
@@ -79,6 +84,8 @@ def run_check(args: argparse.Namespace) -> int:
         for exercise in EXERCISES.values():
             print(f"{exercise.name:<30} {exercise.signature}")
         return 0
+    if os.name != "posix":
+        return _usage("check", NOT_POSIX)
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
         return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; "
@@ -175,6 +182,8 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
 def run_grade(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
+    if os.name != "posix":
+        return _usage("grade", NOT_POSIX)
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("grade", f"unknown exercise {args.exercise!r}; valid exercises: {', '.join(EXERCISES)}")

@@ -10,7 +10,6 @@ import ctypes
 import json
 import os
 import re
-import resource
 import select
 import signal
 import struct
@@ -127,7 +126,8 @@ def _process_limit(processes: int, namespaces: bool) -> int:
             with contextlib.suppress(OSError), open("/proc/sys/kernel/pid_max", "w") as file:
                 file.write(str(max(301, processes + 2)))     # 301: the kernel's floor; failing: no bound, no harm
         return processes
-    for entry in filter(str.isdigit, os.listdir("/proc")):      # not self and thread-self: counted already
+    # not self and thread-self (counted already); none without /proc (macOS: the worker, which needs none, starts few)
+    for entry in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
         with contextlib.suppress(OSError, ValueError, KeyError), open(f"/proc/{entry}/status") as file:
             fields = dict(line.split(":", 1) for line in file if ":" in line)
             processes += int(fields["Uid"].split()[0]) == os.getuid() and int(fields["Threads"])
@@ -136,6 +136,7 @@ def _process_limit(processes: int, namespaces: bool) -> int:
 
 def _limit_and_exec(argv: list[str], config: dict, namespaces: bool) -> None:
     """In the worker: the rlimits, no capabilities and the filter, then report the layers and exec ``argv``."""
+    import resource     # POSIX only: imported here, so that the package and its CLI import on Windows
     limits, layers = config["limits"], list(NAMESPACE_LAYERS) if namespaces else []
     processes, memory = _process_limit(limits["processes"], namespaces), limits["memory_mb"] << 20
     for kind, value in ((resource.RLIMIT_DATA, memory),

@@ -159,7 +159,7 @@ class Sandboxed:
             if process.returncode is None:
                 process.send_signal(signal.SIGTERM)      # the launcher kills the tree, then exits
                 deadline = time.monotonic() + grace
-                while _running(pid):
+                while _running(process):
                     if time.monotonic() > deadline:
                         os.kill(pid, signal.SIGKILL)     # still unreaped: the pid is still ours
                     time.sleep(0.002)
@@ -180,10 +180,13 @@ class Sandboxed:
                 pipe.close()
 
 
-def _running(pid: int) -> bool:
-    """Whether our child ``pid`` has not exited yet (without reaping it)."""
+def _running(process: subprocess.Popen) -> bool:
+    """Whether our child has not exited yet, without reaping it; reaped where Python has no ``os.waitid`` (macOS before
+    3.13, which has no /proc either: no sweep needs the pid to stay ours)."""
+    if not hasattr(os, "waitid"):
+        return process.poll() is None
     try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None
     except ChildProcessError:
         return False
 

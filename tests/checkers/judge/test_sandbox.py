@@ -1001,6 +1001,27 @@ def test_the_worker_exit_status_comes_through(tmp_path):
             assert sandboxed.process.wait(timeout=30) == expected
 
 
+
+def test_without_os_waitid_a_worker_is_still_stopped_and_reaped(tmp_path, monkeypatch):
+    """macOS's Python before 3.13 has no ``os.waitid``: the judge stops and reaps the launcher all the same."""
+    monkeypatch.delattr(os, "waitid")
+    with spawn([sys.executable, "-c", "import time; time.sleep(60)"], cwd=str(tmp_path), env={}) as sandboxed:
+        start = time.monotonic()
+        sandboxed.kill()
+        assert time.monotonic() - start < 10 and sandboxed.process.returncode is not None
+    with spawn([sys.executable, "-c", "raise SystemExit(3)"], cwd=str(tmp_path), env={}) as sandboxed:
+        assert sandboxed.process.wait(timeout=30) == 3
+
+
+def test_without_proc_the_process_bound_adds_no_count(monkeypatch):
+    """macOS has no /proc to count the user's tasks with: the bound is the limit alone, where before the launcher
+    failed to start any worker (os.listdir("/proc"))."""
+    from attention_edu.checkers.judge import launcher
+    assert launcher._process_limit(64, False) > 64        # here this user's running tasks are added
+    isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda path: path != "/proc" and isdir(path))
+    assert launcher._process_limit(64, False) == 64
+
 # ------------------------------------------------------------------ files run by path
 
 STANDARD_LIBRARY = set(sys.stdlib_module_names)
