@@ -77,6 +77,11 @@ def _cases() -> list[Case]:
     cases = qkv_cases(("Q", "K", "V"), chapter_example(), notes)
     padded = qkv(12, (2,), 3, 4, 3, 2) + (padding_mask(np.array([2, 4]), 4),)   # ignoring and inverting it differ
     cases.insert(-2, Case("masks", "padding mask (2, 1, 4), lengths 2 and 4", padded, ("Q", "K", "V", "mask")))
+    heads = np.broadcast_to(causal_mask(3, 4), (2, 2, 3, 4)).copy()     # (B, H, m, n)
+    heads[0, 1, 2] = False                                  # entry 0: query 2 sees every key in head 0, none in head 1
+    cases.append(Case("masks", "4-D mask (2, 2, 3, 4), entry 0 head 1 query 2 fully masked",
+                      qkv(13, (2, 2), 3, 4, 3, 2) + (heads,), ("Q", "K", "V", "mask"),
+                      note="Batch and head axes come first: a query's keys are the last axis of the mask."))
     return cases
 
 

@@ -35,8 +35,10 @@ def _softmax_cases() -> list[Case]:
                     [-1e9, 0.5, -1e9, 1.5]])    # row 2 holds a weight of 3e-6: zeroing tiny weights fails
     cases.append(Case("stability", "rows near +1000, -1000 and 0, and one masked with -1e9", (big,), x, literal=True,
                       note="Only the row maximum is safe to subtract: x - mean or x - min overflows in row 3."))
-    partial = np.array([[1.0, -np.inf, 2.0, -np.inf, 0.5], [-np.inf, 0.0, 0.0, 1.0, -np.inf]])
-    cases.append(Case("masks", "-inf entries", (partial,), x, literal=True))
+    partial = np.array([[1.0, -np.inf, 2.0, -np.inf, 0.5], [-np.inf, 0.0, 0.0, 1.0, -np.inf],
+                        [-np.inf, -np.inf, 3.0, -np.inf, -np.inf]])
+    cases.append(Case("masks", "-inf entries, row 2 with a single key left", (partial,), x, literal=True,
+                      note="Like row 0 under a causal mask: the one key left gets weight 1."))
     full = np.array([[-np.inf] * 4, [0.5, -np.inf, 1.5, 0.0], [2.0, 1.0, 0.0, -1.0]])
     cases.append(Case("masks", "row 0 entirely -inf", (full,), x, literal=True,
                       note="A fully masked row must come out as zeros, not NaN."))
