@@ -57,7 +57,13 @@ def _cases() -> list[Case]:
                                                         "and dV must be 0.",
              "query 1 fully masked": "A fully masked query gets zero weights, so its dQ row is 0 and it adds "
                                      "nothing to dK or dV."}
-    return qkv_cases(("Q", "K", "V", "d_output"), chapter_example() + (dO,), notes)
+    names = ("Q", "K", "V", "d_output")
+    keys_seen = np.array([[[3, 3], [2, 2]], [[1, 0], [2, 1]]])             # per sequence (B=2, C=2) and query
+    own_masks = qkv(12, (2, 2), 2, 3, 4, 2, d_output=True) + (np.arange(3) < keys_seen[..., None],)  # (2, 2, 2, 3)
+    return qkv_cases(names, chapter_example() + (dO,), notes) + [
+        Case("masks", "query 1 of sequence (1, 0) fully masked", own_masks, names + ("mask",),
+             note="Each sequence has its own mask: only in sequence (1, 0) is query 1's dQ row 0, and only there "
+                  "does it add nothing to dK or dV.")]
 
 
 def _finite_differences(student) -> str | None:

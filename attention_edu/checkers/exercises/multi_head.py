@@ -103,11 +103,13 @@ def _mha_cases() -> list[Case]:
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
-             ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,))]
+             ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
+             ("masks", "query 1 of sequence (1, 0) fully masked", _inputs(10, (2, 2), 2, 3, 4, 3, 1, 2)
+              + (np.arange(3) < np.array([[[3, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
     names = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
     note = "A fully masked query must get zero weights in every head and a zero output."
     return [Case(probe, title, args, names if probe == "masks" else names[:7], literal=probe == "small",
-                 note=note if title == "query 1 fully masked" else "") for probe, title, args in rows]
+                 note=note if "fully masked" in title else "") for probe, title, args in rows]
 
 
 def _future_tokens(student) -> str | None:
@@ -123,8 +125,7 @@ def _head_order(student) -> str | None:
     order = np.array([2, 0, 1])
 
     def permute(W, axis):                                    # reorder the per-head blocks of W
-        blocks = np.split(W, H, axis=axis)
-        return np.concatenate([blocks[h] for h in order], axis=axis)
+        return np.concatenate([np.split(W, H, axis=axis)[h] for h in order], axis=axis)
     (out, w) = student(X_q, X_kv, W_Q, W_K, W_V, W_O, H)
     (out2, w2) = student(X_q, X_kv, permute(W_Q, 1), permute(W_K, 1), permute(W_V, 1), permute(W_O, 0), H)
     unchanged = np.allclose(out, out2, rtol=1e-4, atol=1e-6) and np.allclose(w[order], w2, rtol=1e-4, atol=1e-6)
@@ -217,8 +218,7 @@ def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge
     """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
     scale = None if width is None else math.sqrt(width(X_q, W_Q))
     Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
-    if mask is not None and head_axis:
-        mask = np.expand_dims(mask, -3)                                          # (..., 1, m, n)
+    mask = np.expand_dims(mask, -3) if mask is not None and head_axis else mask   # (..., 1, m, n)
     heads, weights = attend(Q, K, V, mask, scale=scale)
     concat = merge(heads)                                                        # (..., m, H*d_v)
     return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
