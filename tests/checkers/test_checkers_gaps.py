@@ -148,17 +148,6 @@ def pm_positions(lengths, n):
     return np.arange(n)[None, None, :] < np.asarray(lengths)[:, None, None]
 
 
-def pm_loop(lengths, n):
-    mask = np.zeros((len(lengths), 1, n), dtype=bool)
-    for b, length in enumerate(lengths):
-        mask[b, 0, :length] = True
-    return mask
-
-
-def pm_expand_dims(lengths, n):
-    return np.expand_dims(np.arange(n) < np.asarray(lengths)[:, None], 1)
-
-
 def pm_reshape(lengths, n):
     return np.arange(n).reshape(1, 1, n) < np.asarray(lengths).reshape(-1, 1, 1)
 
@@ -283,8 +272,7 @@ def en_log_where(weights):
 RIGHT = [("softmax", sm_rows_loop), ("softmax", sm_isneginf), ("softmax", sm_methods),
          ("causal_mask", cm_positions), ("causal_mask", cm_tril), ("causal_mask", cm_not_triu),
          ("causal_mask", cm_loops), ("causal_mask", cm_outer), ("causal_mask", cm_row_slices),
-         ("padding_mask", pm_positions), ("padding_mask", pm_loop), ("padding_mask", pm_expand_dims),
-         ("padding_mask", pm_reshape), ("padding_mask", pm_not_padding),
+         ("padding_mask", pm_positions), ("padding_mask", pm_reshape), ("padding_mask", pm_not_padding),
          ("scaled_dot_product_attention", sd_where_inf), ("scaled_dot_product_attention", sd_einsum),
          ("scaled_dot_product_attention", sd_fill_then_zero_rows), ("scaled_dot_product_attention", sd_transpose_axes),
          ("bahdanau_scores", ba_broadcast), ("bahdanau_scores", ba_einsum), ("bahdanau_scores", ba_loops),
