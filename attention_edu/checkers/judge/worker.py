@@ -108,8 +108,8 @@ class Helper:
         raise AttributeError(self._refusal or attr)
 
     def __call__(self, *args, **kwargs):
-        if self._refusal:
-            raise AttributeError(self._refusal)
+        if self._refusal:       # ae itself is a module in class: not callable
+            raise TypeError("'module' object is not callable") if self._name is None else AttributeError(self._refusal)
         (inp, out), name = self._fds, self._name
         protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
         reply = protocol.receive(inp, time.monotonic() + 60)

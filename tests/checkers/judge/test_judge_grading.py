@@ -383,3 +383,12 @@ def test_a_row_with_an_error_scores_zero_out_of_every_probe(tmp_path, console_sc
         assert (rows[name]["status"], rows[name]["probes_passed"], rows[name]["probes_total"]) == (
             "failed", 0, total), rows[name]
     assert (rows["other.py"]["status"], rows["other.py"]["probes_total"]) == ("not graded", None), rows["other.py"]
+
+
+def test_calling_ae_itself_in_a_notebook_fails_as_in_class(tmp_path, softmax_source):
+    """``ae(x)`` calls a module: in class a TypeError. The grader's ``ae`` said "ae.None is not available here"."""
+    _notebook(tmp_path / "call.ipynb", ["import numpy as np\nimport attention_edu as ae\n" + softmax_source
+                                        + "\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n    return ae(Q)"])
+    row = grade_one("scaled_dot_product_attention", tmp_path / "call.ipynb", seed=4)
+    assert not row.passed and "TypeError: 'module' object is not callable" in row.message, row.message
+    assert "None" not in row.message, row.message
