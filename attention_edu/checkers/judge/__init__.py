@@ -23,7 +23,7 @@ class ErrorInfo:
 
     Examples
     --------
-    >>> info = ErrorInfo.of(ValueError("bad"))
+    >>> info = ErrorInfo.read({"type": "ValueError", "message": "bad", "bases": ["ValueError", "Exception"]})
     >>> info.type_name, info.message, info.is_a("Exception"), info.is_a("TypeError")
     ('ValueError', 'bad', True, False)
     """
@@ -32,12 +32,6 @@ class ErrorInfo:
     message: str
     bases: tuple[str, ...] = ()
     line: str = ""
-
-    @classmethod
-    def of(cls, error: BaseException) -> ErrorInfo:
-        """From an exception raised in this process, described as the worker describes one."""
-        from .worker import describe
-        return cls.read(describe(error))
 
     @classmethod
     def read(cls, info: Any) -> ErrorInfo | None:
