@@ -18,6 +18,10 @@ from pathlib import Path
 
 from . import ErrorInfo, Outcome, Row, escape, sandbox
 from ... import worked_examples
+from ...dot_product import scaled_dot_product_attention
+from ...masks import causal_mask, padding_mask
+from ...multi_head import merge_heads, multi_head_attention, split_heads
+from ...softmax import softmax, softmax_jacobian
 from ..records import hidden_cases, probe_counts
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 from .source import notebook_cells, read_cells
@@ -33,6 +37,9 @@ _WORKER = str(Path(__file__).with_name("worker.py"))
 _SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0])     # a package's parent
                  for spec in map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy"))
                  if spec and spec.origin})
+#: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
+PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
+                                   merge_heads, multi_head_attention, softmax_jacobian)}
 _LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
 _LOCK = threading.Lock()
 _STOPPED = threading.Event()
@@ -155,7 +162,6 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
               seed: int | None = None, budget: float = DEFAULT_BUDGET) -> Row:
     """Grade one submission in its own sandboxed interpreter; never raises for anything it does."""
-    import attention_edu
     from .. import EXERCISES
     from ..runner import run_checker
 
@@ -185,8 +191,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         if notebook and not ipynb:      # a script's cells run as __main__
             what = 'running its cells (its `if __name__ == "__main__":` block too)'
         try:
-            names = list(EXERCISES)     # ae.softmax ...: the earlier exercises the package has, as in class
-            earlier = {n: getattr(attention_edu, n) for n in names[:names.index(exercise)] if hasattr(attention_edu, n)}
+            names = list(EXERCISES)
+            earlier = {n: PACKAGE[n] for n in names[:names.index(exercise)] if n in PACKAGE}     # ae.softmax ...
             helpers = {**earlier, "worked_examples.get": _chapter_inputs} if notebook else {}
             allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
             with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:

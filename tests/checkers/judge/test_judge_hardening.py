@@ -1051,6 +1051,9 @@ def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exe
         assert row["probes_passed"] == 0 and row["probe"] == "runs", row
         done = _check_or_grade(console_script, "check", exercise, tmp_path / "nb.ipynb", "3")
         assert "AttributeError" in done.stdout and "ae.backward_dw is not available here" in done.stdout, done.stdout
+    import attention_edu
+    from attention_edu.checkers.judge.submission import PACKAGE
+    assert PACKAGE == {n: getattr(attention_edu, n) for n in EXERCISES if hasattr(attention_edu, n)}
     child = harness.Child(None, 0, 0, lambda: 0, helpers={"causal_mask": EXERCISES["causal_mask"].reference})
     assert "use smaller arrays" in child._helper({"helper": "causal_mask", "args": [], "kwargs": {"m": 10 ** 5}})[
         "error"]                                                  # a keyword argument counts towards the bound
