@@ -82,7 +82,8 @@ class Explorer:
     def to_html(self) -> str:
         """One self-contained piece of HTML: static table, data, style and script, all inline."""
         title = f'<div style="font-weight:bold;margin:4px 0">{html.escape(self.title)}</div>' if self.title else ""
-        data = json.dumps(self._data(), separators=(",", ":")).replace("</", "<\\/")
+        # "<" as its JSON escape: no "</script>" or "<!--<script>" in a label can end or swallow the script blocks
+        data = json.dumps(self._data(), separators=(",", ":")).replace("<", "\\u003c")
         css = (_HERE / "explorer.css").read_text(encoding="utf-8")
         script = (_HERE / "explorer.js").read_text(encoding="utf-8")
         return (f'<div class="ae-explorer" id="{self.uid}" data-ae-explorer="{self.uid}">{title}'

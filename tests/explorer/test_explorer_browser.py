@@ -130,7 +130,8 @@ def page_of_explorers(tmp_path_factory):
             + ae.explore(steps.weights, TOKENS, TOKENS, scores=steps.scores, d_k=2, title="cat sat mat").to_html()
             + ae.explore(masked.weights, words, words, scores=masked.scores, mask=mask, d_k=8,
                          title="two heads, causal").to_html()
-            + ae.explore(np.zeros((2, 3)), scores=np.ones((2, 3)), mask=np.array([[True, False, True], [False] * 3]),
+            + ae.explore(np.zeros((2, 3)), ["<!--<script>", "</script>"], scores=np.ones((2, 3)),
+                         mask=np.array([[True, False, True], [False] * 3]),   # labels that HTML would read as tags
                          title="row 2 has nothing to attend to").to_html() + "</body></html>")
     folder = tmp_path_factory.mktemp("page")
     (folder / "index.html").write_text(html, encoding="utf-8")
@@ -192,6 +193,7 @@ def test_rows_slider_heads_mask_on_a_local_page(browser, page_of_explorers, tmp_
     assert_row_shown(empty, 0, [0.5, 0, 0.5], [True, False, True])
     assert_row_shown(empty, 1, [0, 0, 0], [False] * 3)
     assert empty.locator(".ae-entropy").all_inner_texts() == ["0.69", "0.00"]
+    assert "Query \u201c</script>\u201d" in empty.locator(".ae-text").inner_text()    # the last row shown
     assert page.offsite == [] and page.errors == []
     context.close()
 
