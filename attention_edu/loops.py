@@ -19,11 +19,12 @@ from .softmax import stable_softmax
 __all__ = ["attention_loop", "bahdanau_attention_loop"]
 
 
-def _check_loop_mask(dims: Dims, mask: Any | None) -> None:
-    if mask is not None:
-        dims.mask("mask", mask, "... m n")
-        if mask.ndim != 2:
-            raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n) or (1, n)")
+def _check_loop_mask(dims: Dims, mask: Any | None) -> Any | None:
+    """The mask as (m, n) or (1, n): a (n,) or 0-d one is read as NumPy broadcasts it."""
+    checked = dims.mask("mask", mask, "... m n")
+    if checked is not None and checked.ndim != 2:
+        raise dims.error(f"mask has shape {tuple(mask.shape)}; the loop version takes (m, n), (1, n) or (n,)")
+    return checked
 
 
 def _attend_rows(xp: Any, func: str, score_rows: list[list[Any]], values: Any,
@@ -58,7 +59,7 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     Q : array (m, d_k)
     K : array (n, d_k)
     V : array (n, d_v)
-    mask : bool array (m, n) or (1, n), optional
+    mask : bool array (m, n), (1, n) or (n,), optional
     scaled : bool
         Divide by √d_k (True) or not ("Section 5.2" style, False).
 
@@ -79,7 +80,7 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     dims.array("Q", Q, "m d_k")
     dims.array("K", K, "n d_k")
     dims.array("V", V, "n d_v")
-    _check_loop_mask(dims, mask)
+    mask = _check_loop_mask(dims, mask)
     xp = get_xp(Q, K, V, mask)
     scale = math.sqrt(dims["d_k"]) if scaled else 1.0
     with quiet_overflow():  # too-large inputs: one clear error below, no RuntimeWarning first
@@ -98,7 +99,7 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     W1 : array (d_a, d_s)
     W2 : array (d_a, d_h)
     v : array (d_a,)
-    mask : bool array (m, n) or (1, n), optional
+    mask : bool array (m, n), (1, n) or (n,), optional
 
     Returns
     -------
@@ -119,7 +120,7 @@ def bahdanau_attention_loop(S: Any, H: Any, W1: Any, W2: Any, v: Any,
     dims.array("W1", W1, "d_a d_s")
     dims.array("W2", W2, "d_a d_h")
     dims.array("v", v, "d_a")
-    _check_loop_mask(dims, mask)
+    mask = _check_loop_mask(dims, mask)
     xp = get_xp(S, H, W1, W2, v, mask)
     rows = []
     with quiet_overflow():  # tanh bounds the scores, but W1 s_t itself may overflow: one clear error

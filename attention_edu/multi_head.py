@@ -123,7 +123,7 @@ def multi_head_attention_steps(X_q: Any, X_kv: Any, W_Q: Any, W_K: Any, W_V: Any
     _heads_of(dims, "W_Q", tuple(W_Q.shape), "Hd_k", num_heads)
     _heads_of(dims, "W_V", tuple(W_V.shape), "Hd_v", num_heads)
     batch = dims.batch
-    dims.mask("mask", mask, "... m n")
+    mask = dims.mask("mask", mask, "... m n")
     if mask is not None and len(mask.shape) - 2 > len(batch) and math.prod(dims.batch) > math.prod(batch):
         # e.g. a (B, 1, 1, n) mask with a head axis: the output's batch would be (B, B)
         raise dims.error(f"mask has shape {tuple(mask.shape)}: more leading axes than the batch {batch} of "

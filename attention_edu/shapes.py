@@ -222,29 +222,29 @@ class Dims:
             kind = "NaN" if bool(xp.any(xp.isnan(x))) else "infinite"
             raise ValueError(f"{self.func}: {arg} {_fmt(tuple(x.shape))} contains {kind} values")
 
-    def mask(self, arg: str, mask: Any, pattern: str = "... m n") -> None:
-        """Check a boolean mask broadcastable to the pattern's (already bound) shape.
+    def mask(self, arg: str, mask: Any, pattern: str = "... m n") -> Any:
+        """Check a boolean mask broadcastable to the pattern's (already bound) shape; return it with at least
+        the pattern's axes (a key mask (n,) as (1, n), as NumPy broadcasts it).
 
         The mask joins the batch broadcast, so a mask with extra leading axes
         widens the output's batch shape.
         """
         if mask is None:
-            return
+            return None
         xp = self.namespace(arg, mask)
         if mask.dtype != xp.bool:
             raise TypeError(
                 f"{self.func}: {arg} has dtype {mask.dtype} but masks are boolean, "
                 f"True = may attend; build one with causal_mask/padding_mask or (x != 0)"
             )
-        shape = tuple(mask.shape)
         named = pattern.split()[1:]
+        shape = (1,) * (len(named) - len(mask.shape)) + tuple(mask.shape)  # (n,) broadcasts as (1, n)
         target = [self[t] for t in named]
-        if len(shape) < len(named) or any(
-            s not in (1, t) for s, t in zip(shape[len(shape) - len(named):], target)
-        ):
+        if any(s not in (1, t) for s, t in zip(shape[len(shape) - len(named):], target)):
             sources = ", ".join(f"{t} = {self[t]} from {self._bound[t][1]}" for t in named)
             raise self.error(
-                f"{arg} has shape {_fmt(shape)} but must broadcast to {_fmt_pattern(pattern.split())} "
+                f"{arg} has shape {_fmt(tuple(mask.shape))} but must broadcast to {_fmt_pattern(pattern.split())} "
                 f"with {sources}: each of its last {len(named)} axes must be that size or 1"
             )
         self._merge_batch(arg, shape[: len(shape) - len(named)], None)
+        return mask if len(shape) == len(mask.shape) else xp.reshape(mask, shape)

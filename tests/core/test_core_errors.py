@@ -180,7 +180,7 @@ BAD_CALLS = [
     ("loop-batched", lambda: ae.attention_loop(Q[None], K, V), ae.ShapeError,
      ["attention_loop:", "Q has shape (1, 5, 3)", "(m, d_k)", "exactly 2"]),
     ("loop-mask-3d", lambda: ae.attention_loop(Q, K, V, np.ones((1, 5, 6), bool)), ae.ShapeError,
-     ["attention_loop:", "mask has shape (1, 5, 6)", "(m, n) or (1, n)"]),
+     ["attention_loop:", "mask has shape (1, 5, 6)", "(m, n), (1, n) or (n,)"]),
     ("bahdanau-loop-W2", lambda: ae.bahdanau_attention_loop(S, H, np.ones((2, 3)), np.ones((2, 3)), np.ones(2)),
      ae.ShapeError, ["bahdanau_attention_loop:", "W2 has shape (2, 3)", "d_h = 4", "bound by H (6, 4)"]),
 ]

@@ -292,7 +292,7 @@ def test_split_and_merge_heads_match_reference(batch, num_heads, d):
 # ---------------------------------------------------------------------------
 # the library's teaching loops against its vectorized functions
 # ---------------------------------------------------------------------------
-LOOP_MASKS = ["none", "full", "row", "causal"]
+LOOP_MASKS = ["none", "full", "row", "keys", "causal"]
 
 
 def loop_mask(kind, rng, m, n):
@@ -302,6 +302,8 @@ def loop_mask(kind, rng, m, n):
         return rng.random((m, n)) < 0.6
     if kind == "row":  # (1, n): one padding row shared by every query
         return rng.random((1, n)) < 0.7
+    if kind == "keys":  # (n,): the same, as NumPy broadcasts it
+        return rng.random(n) < 0.7
     return ae.causal_mask(m, n)
 
 

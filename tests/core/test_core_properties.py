@@ -129,6 +129,18 @@ def test_fully_masked_rows_give_zeros_without_nan_or_warning(problem):
     np.testing.assert_allclose(np.sum(w, axis=-1)[rows_with_keys], 1.0, atol=tolerance(args))
 
 
+@given(problems(), st.booleans())
+def test_a_key_mask_and_a_0d_mask_broadcast_as_numpy_broadcasts_them(problem, allowed):
+    """A mask (n,) acts as (1, n) and a 0-d mask as (1, 1): "broadcastable to the scores (..., m, n)"."""
+    mech, args, batch, m, n, rng = problem
+    keys = rng.random(n) < 0.6
+    keys[rng.integers(n)] = True
+    for short, full in ((keys, keys[None, :]), (np.array(allowed), np.full((1, 1), allowed))):
+        for got, want in zip(mech.run(args, short), mech.run(args, full)):
+            np.testing.assert_array_equal(got, want)
+    assert keys.shape == (n,)      # the caller's mask is not reshaped in place
+
+
 @given(problems(mechanisms=CROSS, square=True), st.data())
 def test_causal_outputs_ignore_future_keys_and_values(problem, data):
     """With a causal mask, changing keys/values after position t leaves outputs up to t unchanged."""
