@@ -54,6 +54,19 @@ def positive_int(func: str, name: str, value: Any) -> int:
     raise ValueError(f"{func}: {name} must be a positive int, got {value!r}")
 
 
+def non_negative_int(func: str, name: str, value: Any) -> int:
+    """``value`` as an int ≥ 0 (a seed, a count that may be 0), else a ValueError naming ``func`` and ``name``.
+
+    >>> non_negative_int("train", "seed", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: train: seed must be an int >= 0, got -1
+    """
+    if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= 0:
+        return operator.index(value)
+    raise ValueError(f"{func}: {name} must be an int >= 0, got {value!r}")
+
+
 def positive_sizes(func: str, **sizes: Any) -> None:
     """Check that every keyword is a positive int (see :func:`positive_int`)."""
     for name, value in sizes.items():

@@ -19,6 +19,7 @@ import datetime
 import zlib
 
 from ..backend import host_numpy as np
+from ..shapes import non_negative_int
 
 __all__ = ["TASKS", "ALPHABETS", "REVERSE_ALPHABET", "REVERSE_LENGTHS", "DATE_FORMATS", "make_dataset",
            "format_date", "is_held_out"]
@@ -139,8 +140,7 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
     """
     if task not in TASKS:
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ValueError(f"make_dataset: size must be a non-negative int, got {size!r}")
+    size, seed = non_negative_int("make_dataset", "size", size), non_negative_int("make_dataset", "seed", seed)
     rng = np.random.default_rng(seed)
     if task == "reverse":
         low, high = REVERSE_LENGTHS if lengths is None else lengths

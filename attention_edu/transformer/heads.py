@@ -22,6 +22,7 @@ from typing import Any
 
 from ..backend import to_numpy
 from ..backend import host_numpy as np
+from ..shapes import non_negative_int, positive_int
 from .model import Transformer, answer_accuracy
 from .tasks import ALPHABETS, LENGTHS, TASKS
 from .training import held_out_pairs
@@ -140,6 +141,9 @@ def head_scores(model: Transformer, task: str | None = None, *, seed: int = 1, s
     >>> [(s["layer"], s["head"]) for s in scores], sorted(scores[0])[:3]
     ([(0, 0), (0, 1)], ['accuracy_drop', 'head', 'induction'])
     """
+    if not isinstance(model, Transformer):
+        raise TypeError(f"head_scores: model must be a Transformer (from train or load), got {type(model).__name__}")
+    seed, size = non_negative_int("head_scores", "seed", seed), positive_int("head_scores", "size", size)
     task = model.config.task if task is None else task
     if task not in TASKS:
         raise ValueError(f"head_scores: unknown task {task!r}; choose one of {', '.join(TASKS)}")

@@ -169,6 +169,8 @@ class Transformer:
     def attend(self, source: str) -> tuple[list[str], np.ndarray]:
         """``(tokens, weights)``: the T tokens ``|source|output`` and every head's attention
         weights over them, (layers, heads, T, T) on the host, each row causal."""
+        if not isinstance(source, str) or not source:
+            raise ValueError(f"attend: source must be a non-empty string, got {source!r}")
         output = self.predict(source)
         text = SEPARATOR + source + SEPARATOR + output
         _, cache = self.forward(self.backend.asarray(self.encode([text], who="attend"), dtype=np.int64))

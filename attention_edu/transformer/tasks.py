@@ -23,6 +23,7 @@ from __future__ import annotations
 import zlib
 
 from ..backend import host_numpy as np
+from ..shapes import non_negative_int
 
 __all__ = ["TASKS", "SEPARATOR", "LENGTHS", "ALPHABETS", "make_dataset", "is_held_out", "vocabulary"]
 
@@ -89,8 +90,7 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
     """
     if task not in TASKS:
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ValueError(f"make_dataset: size must be an int >= 0, got {size!r}")
+    size, seed = non_negative_int("make_dataset", "size", size), non_negative_int("make_dataset", "seed", seed)
     alphabet = ALPHABETS[task] if alphabet is None else alphabet
     if not (isinstance(alphabet, str) and alphabet and SEPARATOR not in alphabet and len(set(alphabet)) == len(alphabet)):
         raise ValueError(f"make_dataset: alphabet must be a non-empty str of distinct characters without "

@@ -71,8 +71,14 @@ def test_held_out_data_never_overlaps_training_data(task):
 def test_bad_arguments_get_clear_errors():
     with pytest.raises(ValueError, match="make_dataset: unknown task 'sort'; choose one of reverse, dates"):
         seq2seq.make_dataset("sort", 3)
-    with pytest.raises(ValueError, match="size must be a non-negative int"):
+    with pytest.raises(ValueError, match="make_dataset: size must be an int >= 0, got -1"):
         seq2seq.make_dataset("reverse", -1)
+    with pytest.raises(ValueError, match="make_dataset: seed must be an int >= 0, got -1"):
+        seq2seq.make_dataset("reverse", 3, seed=-1)
+    with pytest.raises(ValueError, match="train: seed must be an int >= 0, got 1.5"):
+        seq2seq.train(seed=1.5)
+    with pytest.raises(ValueError, match="train: eval_per_length must be an int >= 0"):
+        seq2seq.train(eval_per_length=-1)        # refused before training, not by make_dataset after it
     with pytest.raises(ValueError, match="lengths applies to the 'reverse' task only"):
         seq2seq.make_dataset("dates", 3, lengths=(2, 3))
 

@@ -6,13 +6,15 @@ and PyTorch autograd on a torch model written here with the same weights.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import attention_edu as ae
 from attention_edu.layers.loss import cross_entropy, cross_entropy_backward
 from attention_edu.transformer import (CheckpointError, Transformer, TransformerConfig, load,
-                                       make_dataset, train)
+                                       head_scores, make_dataset, train)
 from attention_edu.transformer.tasks import is_held_out
 from attention_edu.transformer.training import DEFAULT_WEIGHT_DECAYS
 
@@ -222,6 +224,15 @@ def test_bad_input_gets_a_clear_error():
         model.predict("1" * 13)
     with pytest.raises(ValueError, match="non-empty string"):
         model.predict("")
+    with pytest.raises(ValueError, match="^attend: source must be a non-empty string"):
+        model.attend("")
+    for call, message in ((lambda: train("sort", seed=-1), "train: seed must be an int >= 0, got -1"),
+                          (lambda: train("sort", eval_size=-1), "train: eval_size must be an int >= 0"),
+                          (lambda: make_dataset("sort", 3, seed=1.5), "make_dataset: seed must be an int >= 0, got 1.5"),
+                          (lambda: head_scores(model, seed=-1), "head_scores: seed must be an int >= 0"),
+                          (lambda: head_scores("model.npz"), "head_scores: model must be a Transformer")):
+        with pytest.raises((ValueError, TypeError), match=f"^{re.escape(message)}"):
+            call()      # before any training: a bad seed or size is refused at the door
     with pytest.raises(ValueError, match="unknown task 'copy'"):
         train("copy")
     with pytest.raises(ValueError, match="steps must be a positive int"):
