@@ -4,7 +4,8 @@
     attention-edu train --task dates --attention none --json     # last stdout line: JSON metrics
 
 A progress bar (loss, next-character accuracy, time left) goes to stderr;
-results go to stdout. Exit 0 on success, 2 on a usage error, 1 when the
+results go to stdout. Exit 0 on success, 2 on a usage error (an ``--out`` whose
+folder is missing or read-only is one, refused before training), 1 when the
 checkpoint cannot be written or training fails.
 """
 
@@ -13,9 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from ..arguments import non_negative_int, positive_int, written_atomically
+from ..arguments import non_negative_int, output_path, positive_int, written_atomically
 from ..transformer.tasks import TASKS as TRANSFORMER_TASKS
 from .config import ATTENTIONS
 from .tasks import TASKS
@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "exact match on held-out sources, by source length.")
     p.add_argument("--task", choices=TASKS + TRANSFORMER_TASKS, default="reverse",
                    help="what to learn (default reverse); sort and induction train a transformer")
-    p.add_argument("--attention", choices=ATTENTIONS, default="bahdanau",
-                   help="the decoder's attention (default bahdanau)")
+    p.add_argument("--attention", choices=ATTENTIONS, default=None,
+                   help="the decoder's attention (default bahdanau; seq2seq tasks only)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of data and parameters (default 0)")
     p.add_argument("--steps", type=positive_int, default=None,
                    help=f"training steps (default {DEFAULT_STEPS['reverse']} for reverse, "
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=positive_int, default=64, help="pairs per step (default 64)")
     p.add_argument("--eval-per-length", type=positive_int, default=200, metavar="N",
                    help="held-out sources per length (reverse; 10 N dates) (default 200)")
-    p.add_argument("--out", type=Path, metavar="FILE.npz", help="save the trained model here")
+    p.add_argument("--out", type=output_path, metavar="FILE.npz", help="save the trained model here")
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON line last")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -50,16 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``attention-edu train``; returns the exit code."""
     if args.task in TRANSFORMER_TASKS:  # the task chooses the model
+        if args.attention is not None:
+            print(f"attention-edu train: --attention applies to the seq2seq tasks ({', '.join(TASKS)}); "
+                  f"{args.task} trains a transformer, whose attention is its own", file=sys.stderr)
+            return 2
         from ..transformer.command import run_train
         return run_train(args)
-    if args.out is not None and not args.out.parent.is_dir():
-        print(f"attention-edu train: cannot write {args.out}: no directory {args.out.parent}",
-              file=sys.stderr)
-        return 1
-    if args.out is not None and args.out.exists() and not args.out.is_file():   # renamed over: see written_atomically
-        print(f"attention-edu train: cannot write {args.out}: not a regular file (a folder, a device, a FIFO)",
-              file=sys.stderr)
-        return 1
+    args.attention = args.attention or "bahdanau"
     try:
         model, history = train(args.task, args.attention, args.seed, steps=args.steps,
                                batch_size=args.batch_size, eval_per_length=args.eval_per_length,

@@ -18,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..arguments import written_atomically
 from ..seq2seq.translate_command import text_heatmap
 from .checkpoint import CheckpointError, load
 from .heads import head_scores
@@ -29,9 +30,6 @@ __all__ = ["register", "run", "run_train"]
 
 def run_train(args: argparse.Namespace) -> int:
     """Carry out ``attention-edu train`` for a transformer task; returns the exit code."""
-    if args.out is not None and not args.out.parent.is_dir():
-        print(f"attention-edu train: cannot write {args.out}: no directory {args.out.parent}", file=sys.stderr)
-        return 1
     try:
         low, high = LENGTHS[args.task]
         model, history = train(args.task, args.seed, steps=args.steps, batch_size=args.batch_size,
@@ -42,7 +40,8 @@ def run_train(args: argparse.Namespace) -> int:
         return 1
     if args.out is not None:
         try:
-            model.save(args.out)
+            with written_atomically(args.out) as partial:  # Ctrl-C leaves no half-written file
+                model.save(partial)
         except OSError as err:
             print(f"attention-edu train: cannot write {args.out}: {err}", file=sys.stderr)
             return 1

@@ -43,9 +43,11 @@ def test_train_usage_errors_exit_2(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_train_to_a_missing_directory_exits_1_before_training(tmp_path, capsys):
-    assert main(["train", "--out", str(tmp_path / "no" / "m.npz"), *QUICK]) == 1
-    assert "no directory" in capsys.readouterr().err
+def test_train_to_a_missing_directory_is_a_usage_error_before_training(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--out", str(tmp_path / "no" / "m.npz"), *QUICK])
+    assert exit_info.value.code == 2
+    assert f"argument --out: the folder {tmp_path / 'no'} does not exist" in capsys.readouterr().err
 
 
 @pytest.fixture
@@ -120,10 +122,12 @@ def test_the_console_script_reports_errors_without_a_traceback(console_script, c
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
-def test_train_to_what_is_not_a_regular_file_exits_1_before_training_and_leaves_it(tmp_path, capsys):
+def test_train_to_what_is_not_a_regular_file_exits_2_before_training_and_leaves_it(tmp_path, capsys):
     """The model is written beside --out and renamed over it: as root, --out /dev/null would have replaced the
     device with a regular file for the whole machine. A FIFO stands in for the device."""
     os.mkfifo(tmp_path / "pipe.npz")
-    assert main(["train", "--out", str(tmp_path / "pipe.npz"), *QUICK]) == 1
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--out", str(tmp_path / "pipe.npz"), *QUICK])
+    assert exit_info.value.code == 2
     assert "not a regular file" in capsys.readouterr().err
     assert stat.S_ISFIFO(os.stat(tmp_path / "pipe.npz").st_mode)

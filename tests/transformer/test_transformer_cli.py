@@ -34,9 +34,16 @@ def test_train_a_transformer_task_prints_json_with_head_scores_and_saves(tmp_pat
     assert out.exists()
 
 
-def test_train_to_a_missing_directory_exits_1_before_training(tmp_path, capsys):
-    assert main(["train", "--task", "sort", "--out", str(tmp_path / "no" / "m.npz"), *QUICK]) == 1
-    assert "no directory" in capsys.readouterr().err
+def test_train_to_a_missing_directory_is_a_usage_error_before_training(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--task", "sort", "--out", str(tmp_path / "no" / "m.npz"), *QUICK])
+    assert exit_info.value.code == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_an_attention_for_a_transformer_task_is_a_usage_error(capsys):
+    assert main(["train", "--task", "induction", "--attention", "luong-dot", *QUICK]) == 2
+    assert "--attention applies to the seq2seq tasks" in capsys.readouterr().err
 
 
 def test_heads_prints_the_output_and_a_heatmap_per_head(checkpoint, capsys):
