@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["output_path", "positive_int", "non_negative_int", "positive_seconds", "written_atomically"]
+__all__ = ["output_path", "positive_int", "non_negative_int", "positive_seconds", "positive_megabytes",
+           "written_atomically"]
 
 
 def output_path(text: str) -> Path:
@@ -131,10 +132,27 @@ def positive_seconds(text: str) -> float:
     ...
     argparse.ArgumentTypeError: must be a number of seconds above 0, got -1
     """
+    return _positive(text, "seconds")
+
+
+def positive_megabytes(text: str) -> float:
+    """A memory limit in megabytes: a finite number above 0.
+
+    Examples
+    --------
+    >>> positive_megabytes("-5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number of megabytes above 0, got -5
+    """
+    return _positive(text, "megabytes")
+
+
+def _positive(text: str, unit: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a number of {unit} above 0, got {text}")
     return value

@@ -93,6 +93,7 @@ def test_csv_gradebook_and_summary(folder, console_script, tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["--exercise", "softmaks"], "unknown exercise"),
     (["--exercise", "softmax", "--jobs", "0"], "argument --jobs: must be a positive integer, got 0"),
+    (["--exercise", "softmax", "--memory", "-5"], "argument --memory: must be a number of megabytes above 0, got -5"),
     (["/nonexistent/folder", "--exercise", "softmax"], "no such file or folder: /nonexistent/folder"),
 ])
 def test_usage_errors_exit_2(folder, console_script, argv, message):

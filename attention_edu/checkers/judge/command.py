@@ -14,7 +14,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from ...arguments import non_negative_int, output_path, positive_int, positive_seconds, written_atomically
+from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
+                          written_atomically)
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
@@ -55,7 +56,7 @@ def register(subparsers: Any) -> None:
                             help=f"time limit per call of the function (default {DEFAULT_TIMEOUT:g})")
         parser.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET, metavar="SECONDS",
                             help=f"time for loading and every call in all (default {DEFAULT_BUDGET:g})")
-        parser.add_argument("--memory", type=float, default=DEFAULT_MEMORY_MB, metavar="MB",
+        parser.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
                             help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
         parser.add_argument("--seed", type=non_negative_int, metavar="S",
                             help="seed of the hidden probes (default: fresh)")
