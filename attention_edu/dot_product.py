@@ -48,7 +48,8 @@ def attended_steps(att: Attended) -> dict[str, tuple[str, Any]]:
     return {
         "scores": ("Q Kᵀ", att.scores),
         "scaled_scores": ("Q Kᵀ / √d_k", att.scaled_scores),
-        "masked_scores": ("scores where mask else −inf", att.masked_scores),
+        "masked_scores": (f"{'scores' if att.scaled_scores is None else 'scaled_scores'} where mask else −inf",
+                          att.masked_scores),
         "weights": ("softmax over keys (last axis)", att.weights),
         "output": ("weights V", att.output),
     }
