@@ -168,26 +168,34 @@ def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, 
 
 
 def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
-    """The verdict on the parts given: the first unreadable or wrong one fails it; a missing one, incomplete."""
+    """The verdict on the parts given: an unreadable or wrong one fails it (the first told, each listed as a
+    mistake with its part as the probe); a missing one, incomplete."""
     from .. import worked_examples  # the catalogue is built on the same layer; import when needed
 
     example = worked_examples.get(answer_id)
-    done, notes, accepted = [], [], []
+    done, notes, accepted, wrong = [], [], [], []
     for part in spec.parts:
         if part.name not in given:
             continue
         mine = _read(part, given[part.name])
         if mine is None:
-            return CheckResult(answer_id, False, True, f"cannot read {part.name} = {given[part.name]!r}",
-                               hint=f"Give {part.name} as {_KINDS[part.kind]}. {part.method}",
-                               hint_id="answer.unreadable")
+            wrong.append((part.name, f"cannot read {part.name} = {given[part.name]!r}",
+                          f"Give {part.name} as {_KINDS[part.kind]}. {part.method}", "answer.unreadable"))
+            continue
         ok, summary, hint, hint_id = _judge(answer_id, example, part, mine)
         if not ok:
-            return CheckResult(answer_id, False, True, summary, hint=hint, hint_id=hint_id)
+            wrong.append((part.name, summary, hint, hint_id))
+            continue
         done.append(part.name)
         if hint:
             notes.append(hint)
             accepted.append(hint_id)
+    if wrong:
+        (probe, summary, hint, hint_id), *others = wrong
+        mistakes = [{"hint_id": hint_id, "probe": probe, "hint": hint}] + [
+            {"hint_id": h_id, "probe": part, "hint": f"{told}. {h}"} for part, told, h, h_id in others]
+        return CheckResult(answer_id, False, True, summary, hint=hint, hint_id=hint_id, probe=probe,
+                           mistakes=tuple(mistakes))
     missing = [p.name for p in spec.parts if p.required and p.name not in given]
     if missing:
         verb = "is" if len(done) == 1 else "are"

@@ -106,7 +106,7 @@ class CheckResult:
     def _hints(self) -> list[tuple[str, str | None, str | None, str]]:
         """(label, hint id, title of the first probe that shows it, hint) of each mistake found."""
         hints = [("Hint", self.hint_id, None, self.hint)] if self.hint else []
-        others = [m for m in self.mistakes if m["hint_id"] != self.hint_id]     # the first is hint_id/hint
+        others = [m for m in self.mistakes if (m["hint_id"], m["probe"]) != (self.hint_id, self.probe)]   # the first
         for number, other in enumerate(others, start=2):
             title = PROBES.get(other["probe"] or "", str(other["probe"]))
             hints.append((f"Mistake {number}", str(other["hint_id"]), title, other["hint"]))

@@ -167,3 +167,18 @@ def test_a_yes_no_answer_typed_in_quotes_is_told_to_drop_them():
     """Red team 13B: is_symmetric_tied="True" read "Give is_symmetric_tied as True or False": what was typed."""
     quoted = check_answer("dot.exercise-4", is_symmetric_tied="True")
     assert quoted.hint_id == "answer.unreadable" and "True or False, without quotes." in quoted.hint, quoted
+
+
+def test_every_wrong_part_is_listed_as_a_mistake_not_only_the_first():
+    result = check_answer("fund.exercise-2", output_shape=(128, 10), attention_shape=(20, 10), qk_flops=12_800)
+    assert (result.hint_id, result.probe) == ("answer.transposed-shape", "output_shape")
+    assert [(m["hint_id"], m["probe"]) for m in result.mistakes] == [
+        ("answer.transposed-shape", "output_shape"), ("answer.transposed-shape", "attention_shape"),
+        ("answer.half-flops", "qk_flops")]
+    text = str(result)      # each part told once: the first as the hint, the others as mistakes 2 and 3
+    assert text.count("output_shape = (128, 10)") == 1 and "Mistake 2 [answer.transposed-shape]" in text
+    assert "attention_shape = (20, 10) is not right" in text and "Mistake 3 [answer.half-flops]" in text
+    right_and_unreadable = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape="ten",
+                                        qk_flops=12_800)
+    assert [(m["hint_id"], m["probe"]) for m in right_and_unreadable.mistakes] == [
+        ("answer.unreadable", "attention_shape"), ("answer.half-flops", "qk_flops")]

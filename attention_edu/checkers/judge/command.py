@@ -200,16 +200,19 @@ def run_grade(args: argparse.Namespace) -> int:
     if args.require_sandbox and (layer := filesystem_layer()) is not None:
         return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
     seed = fresh_seed() if args.seed is None else args.seed
-    graded = files if len(files) == 1 or not args.gradescope else []   # no choice to make: none runs its budget
-    rows, interrupted = _grade_all(graded, args, seed)
-    done = [rows[f] for f in files if f in rows]
+    several = bool(args.gradescope) and len(files) != 1     # the grader does not choose one: none runs its budget
+    names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
+    came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
+    why = f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"
+    rows, interrupted = _grade_all([] if several else files, args, seed)
+    done = [Row(f, seed=seed, error=why) for f in files] if several else [rows[f] for f in files if f in rows]
     for row in done:
         if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
             row.passed, row.status, row.probes_passed = False, "failed", 0     # Landlock failed for this one: no credit
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
-    print(f"graded {len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
+    print(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
           f" sandbox layers: {layers}", file=sys.stderr)
     if args.json:
         print(json.dumps(records, indent=2))
@@ -221,14 +224,11 @@ def run_grade(args: argparse.Namespace) -> int:
                 writer.writeheader()
                 writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
             print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-        if args.gradescope and (done or len(files) != 1):     # several files would leave the choice to the grader
-            names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
-            came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
-            row = done[0] if len(files) == 1 else Row(names or "no .py or .ipynb file", seed=seed, error=(
-                f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"))
+        if args.gradescope and (done or several):
+            row = Row(names or "no .py or .ipynb file", seed=seed, error=why) if several else done[0]
             with written_atomically(args.gradescope) as partial:
                 partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-            print(f"wrote Gradescope results for {row.file} to {args.gradescope}")
+            print(f"wrote Gradescope results for {row.file} to {args.gradescope}", file=sys.stderr)   # not in --json
     except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
         print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
         unwritten = True

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -153,6 +154,13 @@ def test_gradescope_scores_no_pick_of_several_files(tmp_path, console_script, so
     assert results["score"] == 0 and results["max_score"] == 25, results
     assert results["tests"][0]["output"] == (
         "2 files came in (a_try.py, b_\\x1b[31m.py): submit one .py or .ipynb that defines softmax")
+    # with --json too, each file has its row and why it was not graded (it printed [] and "graded 0 of 2")
+    done = _grade(console_script, tmp_path, "--exercise", "softmax", "--gradescope", out, "--seed", "2", "--json")
+    rows = json.loads(done.stdout)
+    assert [(Path(r["file"]).name, r["status"], r["passed"]) for r in rows] == [
+        ("a_try.py", "not graded", False), ("b_\x1b[31m.py", "not graded", False)], rows
+    assert all(r["error"] == results["tests"][0]["output"] for r in rows)
+    assert done.stderr.startswith("graded 0 of 2 with seed 2"), done.stderr
 
 
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
