@@ -72,7 +72,7 @@ class Child:
                  deadline: float = math.inf, helpers: dict | None = None):
         self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
         self.deadline, self.helpers, self.seen = deadline, helpers or {}, 0
-        self.alive, self.status = True, None
+        self.alive, self.status, self.violations = True, None, []      # the import rule's refusals, as they came
         if send_fd is not None:
             os.set_blocking(send_fd, False)     # a child that stops reading cannot hold the judge
 
@@ -83,8 +83,12 @@ class Child:
             if message is not None:
                 protocol.send(self.send_fd, message, deadline)
             reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
-            while self.helpers and type(reply) is dict and "helper" in reply:     # ae.softmax(...) in a notebook
-                protocol.send(self.send_fd, self._helper(reply), deadline)
+            while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
+                if "violation" in reply:      # sent the moment the rule refused an import (see worker.Refuse)
+                    told = texts({"v": [reply["violation"]]}, "v", size=500)
+                    self.violations += [v for v in told if v not in self.violations][:20 - len(self.violations)]
+                else:                         # ae.softmax(...) in a notebook
+                    protocol.send(self.send_fd, self._helper(reply), deadline)
                 reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
             if type(reply) is not dict:
                 raise protocol.ProtocolError("a reply that is not a message")

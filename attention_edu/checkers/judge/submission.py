@@ -104,7 +104,7 @@ class Remote:
         self.started = True
         load = self.child.ask(None, self.budget)      # the submission's budget bounds it (Child's deadline)
         self.child.printed()                                 # what the submission printed while loading
-        self.violations += [v for v in texts(load, "violations", size=500) if v not in self.violations]
+        self.violations += [v for v in self.child.violations if v not in self.violations]
         return load
 
     def _end(self) -> int | None:
@@ -121,7 +121,7 @@ class Remote:
         reply = child.ask({"args": list(args), "names": list(names)}, self.timeout)
         if isinstance(reply, Outcome) and reply.timed_out and time.monotonic() >= self.deadline:
             return over
-        self.violations += [v for v in texts(reply, "violations", size=500) if v not in self.violations]
+        self.violations += [v for v in child.violations if v not in self.violations]
         return child.outcome(reply, names, self.memory_mb)
 
     def close(self) -> None:

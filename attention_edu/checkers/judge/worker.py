@@ -43,11 +43,12 @@ np = protocol.np        # NumPy, through the package's backend module
 
 class Refuse:
     """The import rule, a meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (statistics.py,
-    as in class); the student's code (not NumPy's) imports only the exercise's list and the stdlib outside DENIED."""
+    as in class); the student's code (not NumPy's) imports only the exercise's list and the stdlib outside DENIED.
+    A refusal is sent to the judge at once (on ``out``): what is sent cannot be taken back by the code that follows."""
 
-    def __init__(self, allowed, template, library_dirs, labels, private):
+    def __init__(self, allowed, template, library_dirs, labels, private, out):
         self.allowed, self.template, self.labels, self.private = set(allowed), template, set(labels), private
-        self.library, self.violations = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), []   # what was refused
+        self.library, self.out = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), out
 
     def _from_library(self):
         frame = sys._getframe(2)
@@ -67,8 +68,7 @@ class Refuse:
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly
         where = "" if frame is None else f" ({frame.f_code.co_filename}, line {frame.f_lineno})"
-        if message + where not in self.violations:
-            self.violations.append(message + where)
+        protocol.send(self.out, {"violation": message + where})
         raise ImportError(message)
 
 
@@ -208,7 +208,7 @@ def main():
         layers = []
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
     refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
-                    [label for label, _ in config["cells"]], private)
+                    [label for label, _ in config["cells"]], private, out)
     sys.meta_path.insert(0, refuse)
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
@@ -235,7 +235,7 @@ def main():
     _flush()
     report["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
         getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
-    protocol.send(out, {**report, "violations": list(refuse.violations)})
+    protocol.send(out, report)
     function = module.__dict__.get(config["function"])
     while True:
         try:
@@ -243,7 +243,7 @@ def main():
         except (EOFError, TimeoutError):
             return 0
         reply = answer(function, tuple(request["args"]), request["names"])
-        _send(out, {**reply, "violations": list(refuse.violations)})
+        _send(out, reply)
 
 
 if __name__ == "__main__":

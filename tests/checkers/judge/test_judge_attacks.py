@@ -108,6 +108,23 @@ ATTACKS = {
             e = np.exp(x - x.max(axis=-1, keepdims=True))
             return e / e.sum(axis=-1, keepdims=True)
         """, "RuntimeError: site-packages unreachable"),
+    "record_erased": ("""
+        import sys
+        try:                                  # refused, and the ImportError caught
+            import torch
+        except ImportError:
+            torch = None
+        for finder in sys.meta_path:          # then every list the rule keeps emptied: the record it sent stays
+            for value in vars(finder).values():
+                if isinstance(value, list):
+                    value.clear()
+        import numpy as np
+        def softmax(x):
+            top = np.max(x, axis=-1, keepdims=True)
+            e = np.exp(x - np.where(np.isfinite(top), top, 0.0))
+            total = np.sum(e, axis=-1, keepdims=True)
+            return e / np.where(total > 0, total, 1.0)
+        """, "`import torch` is not allowed here"),
     "ctypes_cached_by_numpy": ("import ctypes\n" + WRONG, "`import ctypes` is not allowed here"),
     "modules_the_worker_loaded": ("import landlockpy\n" + WRONG, "`import landlockpy` is not allowed here"),
     "backend_the_worker_loaded": ("import array_api_compat, _attention_edu_backend\n" + WRONG,
