@@ -26,7 +26,7 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-_WRITEFILE = re.compile(r"%%writefile[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)    # a module a later cell imports
+_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module imported later
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
@@ -35,6 +35,9 @@ _IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
+#: What ``IPython.display`` offers a notebook, as the grader runs it: display prints, the rich objects are text.
+_DISPLAY = ('__import__("types").SimpleNamespace(display=print, Markdown=str, HTML=str, Latex=str, Math=str, Image=str, '
+            'clear_output=lambda *args, **kwargs: None)')
 
 
 def python_text(path: str | Path) -> str:
@@ -64,7 +67,7 @@ def _ipython_call(line: str, checkers: set[str]) -> str:
     if found[2] == "run_line_magic" and len(args) == 2 and all(
             type(a) is str and not _LINE_END.search(a) for a in args):    # one line: the lines below keep their numbers
         return f"{found[1]}%{args[0]} {args[1]}"     # as the notebook had it: %time's statement runs
-    return "# " + line
+    return _commented(line)
 
 
 def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]], bool]:
@@ -99,13 +102,27 @@ def _checker_names() -> set[str]:
     return {f"check_{name}" for name in EXERCISES} | {"check_answer"}
 
 
-def _calls_checker(statement: ast.stmt, checkers: set[str]) -> bool:
-    """Whether running a top-level statement calls a checker, bare or as ``ae.checkers.check_softmax``."""
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return False                             # defining it runs nothing of its body
-    called = [node.func for node in ast.walk(statement) if isinstance(node, ast.Call)]
-    return any(isinstance(f, ast.Name) and f.id in checkers or isinstance(f, ast.Attribute) and f.attr in checkers
-               for f in called)
+def _checker_calls(node: ast.AST, checkers: set[str]) -> set[int]:
+    """The calls of a checker, bare or as ``ae.checkers.check_softmax``, in ``node`` (by ``id``)."""
+    return {id(call) for call in ast.walk(node) if isinstance(call, ast.Call) and (
+        isinstance(call.func, ast.Name) and call.func.id in checkers
+        or isinstance(call.func, ast.Attribute) and call.func.attr in checkers)}
+
+
+def _dropped(statement: ast.stmt, checkers: set[str]) -> list[ast.stmt]:
+    """The statements to drop for their checker calls: a statement that calls one, but of a ``with``, ``if``,
+    ``for`` or ``try`` whose blocks hold every such call only those inside (its definitions stay); none of a def."""
+    calls = _checker_calls(statement, checkers)
+    if not calls or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []                                # defining it runs nothing of its body
+    inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(statement, field, [])]
+    inner += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
+    if not inner or set().union(*(_checker_calls(s, checkers) for s in inner)) != calls:
+        return [statement]                       # a call in its header (if check_softmax(f).passed:) drops it whole
+    return [d for s in inner for d in _dropped(s, checkers)]
+
+
+_IPYTHON = ("IPython", "IPython.display")
 
 
 def _ours(module: str | None) -> bool:
@@ -123,14 +140,19 @@ def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
         if isinstance(node, ast.ImportFrom) and node.module == "IPython.display":
             yield node, "; ".join(f"{a.asname or a.name} = {'print' if a.name == 'display' else 'str'}"
                                   for a in node.names if a.name != "*") or "pass"
+        elif isinstance(node, ast.ImportFrom) and node.module == "IPython" and {a.name for a in node.names} == {"display"}:
+            yield node, "; ".join(f"{a.asname or 'display'} = {_DISPLAY}" for a in node.names)
         elif isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
             names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
                 (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
             yield node, "; ".join(f"{bound} = {ae}.{name}" for bound, name in names) or "pass"
-        elif isinstance(node, ast.Import) and any(_ours(alias.name) for alias in node.names):
-            kept = [alias for alias in node.names if not _ours(alias.name)]      # import numpy as np, attention_edu
+        elif isinstance(node, ast.Import) and any(_ours(a.name) or a.name in _IPYTHON for a in node.names):
+            kept = [a for a in node.names if not _ours(a.name) and a.name not in _IPYTHON]   # import numpy as np, ...
             parts = [ast.unparse(ast.Import(names=kept))] if kept else []
             parts += [f"{a.asname or 'attention_edu'} = {ae}" for a in node.names if _ours(a.name)]  # a.b binds a
+            parts += [f"{a.asname} = {_DISPLAY}" if a.asname and a.name == "IPython.display" else
+                      f"{a.asname or 'IPython'} = __import__('types').SimpleNamespace(display={_DISPLAY})"
+                      for a in node.names if a.name in _IPYTHON]     # import IPython.display as ipd; import IPython
             yield node, "; ".join(parts)
 
 
@@ -142,6 +164,12 @@ def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
     lines[first:last + 1] = [head + text + tail] + [""] * (last - first)
 
 
+def _commented(line: str) -> str:
+    """A line IPython runs and Python cannot, as a comment after ``pass``: a block of nothing else still compiles."""
+    text = line.lstrip()
+    return f"{line[:len(line) - len(text)]}pass  # {text}"
+
+
 def _ipython_line(line: str, first: bool) -> str:
     """A line as the grader runs it: magics, shell and help lines commented out, but %time x = 1 assigns x;
     a cell magic below its cell's first line raises, as IPython's UsageError stops the cell there."""
@@ -150,7 +178,7 @@ def _ipython_line(line: str, first: bool) -> str:
         return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
     if text[:6] in ("%time ", "%time\t"):
         return line[:len(line) - len(text)] + text[6:].lstrip()
-    return "# " + line if _MAGIC.match(line) else line
+    return _commented(line) if _MAGIC.match(line) else line
 
 
 def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
@@ -181,19 +209,20 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
         if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
             lines[index] = "# " + line if magic else _ipython_line(line, index == head)
-        magic = lines[index] == "# " + line and line.endswith("\\")    # "!pip install \" goes on below
+        magic = lines[index] in ("# " + line, _commented(line)) and line.endswith("\\")    # "!pip install \" goes on
         depth, quote, joined = _scan(lines[index], depth, quote)
     try:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "\n".join(lines)                  # kept: running it reports the error to the student
-    checks = [statement for statement in tree.body if _calls_checker(statement, checkers)]
+    checks = [d for statement in tree.body for d in _dropped(statement, checkers)]
     rest = [statement for statement in tree.body if statement not in checks]
     if all(isinstance(statement, ast.Expr) for statement in rest) and not any(
             isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):          # (f := g) assigns f
         return None
+    gone = {id(node) for statement in checks for node in ast.walk(statement)}
     edits = [(statement, "pass") for statement in checks]
-    edits += [edit for statement in rest for edit in _package_imports(statement)]
+    edits += [edit for statement in rest for edit in _package_imports(statement) if id(edit[0]) not in gone]
     for node, text in sorted(edits, key=lambda edit: (edit[0].lineno, edit[0].col_offset), reverse=True):
         _replace(lines, node, text)              # the last first: an edit moves nothing before it
     return "\n".join(lines)

@@ -79,7 +79,8 @@ def test_a_magic_or_shell_line_is_one_only_where_a_statement_starts(tmp_path):
     """As IPython reads a cell: never inside brackets, a string, or after a backslash."""
     cell = ("x = (a\n     != b\n     % c)\ns = '''\n!ls\nwhy?\n'''\nt = 'it\\'s (' + \\\n    !u\n!ls\n"
             "if x:\n    %timeit f(x)")
-    assert _code(tmp_path, cell) == [cell.replace("\n!ls\nif", "\n# !ls\nif").replace("    %timeit", "#     %timeit")]
+    assert _code(tmp_path, cell) == [cell.replace("\n!ls\nif", "\npass  # !ls\nif").replace("    %timeit",
+                                                                                             "    pass  # %timeit")]
 
 
 def test_a_statement_after_non_ascii_text_on_its_line_is_cut_at_the_right_place(tmp_path):
@@ -377,8 +378,51 @@ def test_an_import_of_ipython_display_in_a_notebook_only_displays(tmp_path, impo
     wrong = grade_one("softmax", _notebook(tmp_path / "wrong.ipynb", cells[0], cells[1].replace(", axis=-1", "", 2),
                                            cells[2]), seed=2)
     assert not wrong.passed and wrong.hint_id == "softmax.whole-array" and wrong.error is None, wrong.message
-    row = _grade(tmp_path, "import IPython\n" + SOFTMAX)
-    assert not row.passed and "`import IPython` is not allowed here" in row.message, row.message
+
+
+@pytest.mark.parametrize("imports, bound, shown", [
+    ("import IPython.display as ipd, math", "ipd", "ipd.display(ipd.Markdown('w'))"),
+    ("from IPython import display", "display", "display.display(x)"),
+    ("import IPython", "IPython", "IPython.display.display(x)"),
+    ("import IPython.display", "IPython", "IPython.display.clear_output(wait=True)")])
+def test_every_spelling_of_an_ipython_display_import_only_displays(tmp_path, imports, bound, shown):
+    """Found by a red team: only "from IPython.display import ..." was read as a display; these spellings failed an
+    honest notebook with "`import IPython` is not allowed here". The rest of IPython stays out of reach."""
+    row = _grade(tmp_path, "import numpy as np\n" + imports, SOFTMAX + "x = softmax(np.ones((1, 2)))\n" + shown)
+    assert row.passed and row.error is None, row.message
+    row = _grade(tmp_path, "import numpy as np\n" + imports, f"shell = {bound}.get_ipython()\n" + SOFTMAX)
+    assert not row.passed and "AttributeError" in row.error and "get_ipython" in row.error, row.error
+
+
+def test_a_block_of_only_a_shell_or_magic_line_runs_as_in_ipython(tmp_path):
+    """Found by a red team: a Colab guard (if ...: !pip install ...) left an if with an empty body, and the whole
+    cell, the import of NumPy with it, failed to compile (NameError np). The line becomes "pass  # !pip ..."."""
+    guard = "import sys\nif 'google.colab' in sys.modules:\n    !pip install -q attention-edu\nimport numpy as np"
+    row = _grade(tmp_path, guard, SOFTMAX)
+    assert row.passed and row.error is None, row.message
+    exported = ("import sys\nif 'google.colab' in sys.modules:\n    get_ipython().system('pip install -q x')\n"
+                "import numpy as np\n\n" + SOFTMAX)
+    (tmp_path / "exported.py").write_text(exported)
+    row = grade_one("softmax", tmp_path / "exported.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path):
+    """%%file is IPython's other name for %%writefile; its module was refused as "`import my_softmax`"."""
+    row = _grade(tmp_path, "import numpy as np", "%%file my_softmax.py\nimport numpy as np\n" + SOFTMAX,
+                 "from my_softmax import softmax")
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_definition_inside_a_with_block_beside_its_check_stays(tmp_path):
+    """A with block holding the def and check_softmax(softmax) was dropped whole ("defines no function"); now only
+    the check goes. A check in a block's header (if check_softmax(f).passed:) still drops that statement."""
+    cell = ("import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n"
+            + "".join("    " + line + "\n" for line in SOFTMAX.splitlines()) + "    check_softmax(softmax)\n")
+    assert _code(tmp_path, cell) == [cell.rstrip("\n").replace("    check_softmax(softmax)", "    pass")]
+    assert _code(tmp_path, "if check_softmax(f).passed:\n    print('yes')\ny = 1") == ["pass\n\ny = 1"]
+    row = _grade(tmp_path, "import numpy as np\nfrom attention_edu.checkers import check_softmax", cell)
+    assert row.passed and row.error is None, row.message
 
 
 def _exported(*cells: str) -> str:
