@@ -113,7 +113,7 @@ def _submissions(paths: list[str]) -> list[str]:
     """The files given and the .py and .ipynb files below the folders given, each once (links, FIFOs: rows say so)."""
     found: list[str] = []
     for text in paths:
-        folders, files = ([text], []) if Path(text).is_dir() else ([], [text])
+        folders, files = ([text], []) if Path(text).is_dir() else ([], [os.path.normpath(text)])
         while folders:      # not os.walk, whose recursion ended in a RecursionError 1,000 folders down (a zip's)
             try:
                 entries = list(os.scandir(folders.pop()))
@@ -212,7 +212,8 @@ def run_grade(args: argparse.Namespace) -> int:
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
-    print(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}{' (per student)' if args.per_student else ''};"
+    print(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
+          f"{' (per student)' if args.per_student else ''};"
           f" sandbox layers: {layers}", file=sys.stderr)
     if args.json:
         print(json.dumps(records, indent=2))
