@@ -85,6 +85,32 @@ def test_a_constant_factor_is_named():
         return -np.sum(weights * np.log(safe), axis=-1) * 1.5
     result = CHECKERS["attention_entropy"](bits)
     assert result.hint_id == "value.factor" and "1.5 times" in result.hint, str(result)
+    assert "look for a constant factor" in result.hint      # 1.5 is no telling constant: the generic advice stays
+
+
+def _entropy(log=np.log, total=np.sum):
+    def attention_entropy(weights):
+        return -total(weights * log(np.where(weights > 0, weights, 1.0)), axis=-1)
+    return attention_entropy
+
+
+@pytest.mark.parametrize("exercise, fn, told", [
+    ("attention_entropy", _entropy(log=np.log10), "0.4343 times the expected one, 1/ln 10: a base-10 logarithm"),
+    ("attention_entropy", _entropy(total=np.mean), "0.25 times the expected one, one over the size of axis -1 of "
+                                                   "weights (4)"),
+    ("backward_ds", lambda W, dW: W * (np.sum(W * dW, axis=-1, keepdims=True) - dW), "-1 times the expected one: "
+                                                                                     "the opposite sign everywhere"),
+    ("backward_dq", lambda dS, K: dS @ K * math.sqrt(K.shape[-1]), "4 times the expected one, the size of axis -1 "
+                                                                   "of K (4)"),
+    ("backward_dk", lambda dS, Q: np.swapaxes(dS, -1, -2) @ Q / Q.shape[-1], "0.5 times the expected one, one over "
+                                                                            "the square root of the size of axis -1"),
+])
+def test_a_telling_factor_is_named_by_its_cause(exercise, fn, told):
+    """A factor of −1, 1/ln 10 or a size of an input axis (or its square root) says where to look; an epsilon inside
+    the log is not read from a factor (it fitted a base-10 log and a mean, where a factor holds exactly)."""
+    result = CHECKERS[exercise](fn)
+    assert result.hint_id == "value.factor" and told in result.hint, str(result)
+    assert "attention_entropy.log-epsilon" not in {m["hint_id"] for m in result.mistakes}, str(result)
 
 
 def test_an_extra_axis_of_size_one_is_named():

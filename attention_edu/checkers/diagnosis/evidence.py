@@ -62,12 +62,31 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     if abs(offset) > 1e-6 * scale and np.allclose(a - e, offset, atol=1e-7 * scale):
         return "offset", offset
     big = np.abs(e) > 1e-6 * scale
-    if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-7 * scale):
+    if big.sum() >= 2 and np.allclose(a[~big], 0.0, atol=1e-5 * scale):      # tiny where the expected is tiny
         ratio = a[big] / e[big]
         r = float(np.median(ratio))
         if abs(r - 1.0) > 1e-4 and abs(r) > 1e-3 and np.allclose(ratio, r, rtol=1e-6):
             return "factor", r
     return None
+
+
+def factor_cause(r: float, case) -> str:
+    """What a constant factor ``r`` between the student's values and the expected ones points at, where it is a telling
+    constant: −1, 1/ln 10 or 1/ln 2 (a logarithm's base), or a size of an input axis, its inverse or square root."""
+    if abs(r + 1.0) < 1e-6:
+        return ": the opposite sign everywhere (a minus sign lost or added, or a difference taken the wrong way round)"
+    for base in (10, 2):
+        if abs(r * np.log(base) - 1.0) < 1e-6:
+            return f", 1/ln {base}: a base-{base} logarithm (np.log{base}) where the natural log, np.log, belongs"
+    for power, form in ((0.5, "the square root of the size"), (-0.5, "one over the square root of the size"),
+                        (1, "the size"), (-1, "one over the size")):
+        axes = [f"axis {axis - arg.ndim} of {name}" for name, arg in zip(case.names, case.args)
+                if isinstance(arg, np.ndarray) for axis, size in enumerate(arg.shape)
+                if size > 1 and abs(r - size ** power) < 1e-6 * abs(r)]
+        if axes:
+            return (f", {form} of {_names(axes[:2])} ({round(r ** (1 / power))}): look where your code "
+                    f"divides or multiplies by that size or its square root (a mean over an axis divides by its size)")
+    return ""
 
 
 def _axis_name(axis: int, ndim: int) -> str:
@@ -122,7 +141,9 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
             relation = constant_relation(a, e)
             if relation is not None:
                 kind, value = relation
-                return f"value.{kind}", HINTS[f"value.{kind}"].format(name=name, value=value)
+                hint = HINTS[f"value.{kind}"].format(name=name, value=value)
+                cause = factor_cause(value, case) if kind == "factor" else ""
+                return f"value.{kind}", hint.split(": look for")[0] + cause + "." if cause else hint
     return None
 
 

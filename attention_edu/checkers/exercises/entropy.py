@@ -15,7 +15,7 @@ from ...backend import host_numpy as np
 from ...masks import causal_mask
 from ...softmax import softmax
 from . import normal_arrays, register_mistakes, variant
-from ..diagnosis.evidence import reads
+from ..diagnosis.evidence import constant_relation, reads
 from ..records import Case, Exercise, Property
 
 __all__ = ["ATTENTION_ENTROPY", "attention_entropy"]
@@ -131,8 +131,10 @@ def _log_epsilon(case, mine, expected):
     """An epsilon inside the log, −Σ p log(p + ε): find ε from the worst row, then test every row's shortfall (one
     that drops the weights below a cutoff fits the worst row and not the others, so it is not told of an ε)."""
     p, (h,) = case.args[0].astype(np.float64), mine
-    if h.shape != expected[0].shape or not np.all(np.isfinite(h)):
-        return None
+    if h.size < 2 or h.shape != expected[0].shape or not np.all(np.isfinite(h)):
+        return None                                            # one row fits any ε
+    if (constant_relation(h, expected[0]) or ("",))[0] == "factor":
+        return None                                            # a constant factor tells more (a log's base, a mean)
 
     def H(eps):                                                                # the entropy with ε inside the log
         return -np.sum(p * np.log(p + eps), axis=-1)
