@@ -142,6 +142,15 @@ TRIGGERS = {
     "attention_backward.chain": ("attention_backward",
                                  lambda *a: (lambda dQ, dK, dV: (dQ, dK + np.cos(dK), dV))(*backward(*a)), None),
     "attention_entropy.log-epsilon": ("attention_entropy", lambda w: -np.sum(w * np.log(w + 1e-3), axis=-1), None),
+    # the weights' and masks' readers: scores returned as weights, a -inf score given weight, a key too many per
+    # row, and the right number of keys in the wrong places (left padding)
+    "value.not-weights": ("scaled_dot_product_attention",
+                          lambda Q, K, V, mask=None: (sdpa(Q, K, V, mask)[0], Q @ np.swapaxes(K, -1, -2)), None),
+    "value.masked-weight": ("softmax", lambda x: ae.softmax(np.where(np.isneginf(x), 0.0, x)), None),
+    "value.mask-count": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n or m), bool), k=(n or m) - m + 1),
+                         None),
+    "value.mask-place": ("padding_mask", lambda lengths, n: (np.arange(n) >= n - np.asarray(lengths)[:, None])[:, None],
+                         None),
     # properties: correct on every fixed case, wrong on the property's own inputs
     "softmax.property-shift": ("softmax", _when(lambda x: x.shape == (3, 6), ae.softmax,
                                                 lambda x: ae.softmax(x / (1 + abs(x.mean())))), None),

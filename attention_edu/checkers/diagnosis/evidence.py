@@ -121,12 +121,38 @@ def partly(names: tuple[str, ...], right: list[bool]) -> dict[str, str]:
             "wrong": f"{_names(bad)} {'is' if len(bad) == 1 else 'are'} not"}
 
 
+def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple) -> tuple[str, dict] | None:
+    """What a wrong array of weights or a wrong boolean mask shows: weights with negative or infinite entries (scores),
+    or weight where the expected gives none; a mask with one key more or fewer in every row that has room, or the
+    right count of keys in the wrong places."""
+    if name in row_sums and a.dtype.kind == "f" and np.all(np.isfinite(e)):
+        if np.any(np.isinf(a)) or np.any(a < 0):
+            return "value.not-weights", {"name": name}
+        if np.any((e == 0) & (np.abs(a) > 1e-12) & np.any(e > 0, axis=-1, keepdims=True)):
+            return "value.masked-weight", {"name": name}
+    if a.dtype == e.dtype == np.bool_:
+        n, diff, wanted = e.shape[-1], np.sum(a, axis=-1) - np.sum(e, axis=-1), np.sum(e, axis=-1)
+        moved = diff[diff != 0]
+        if moved.size and np.all(moved == moved.flat[0]) and np.all((wanted[diff == 0] == 0) | (wanted[diff == 0] == n)):
+            count = int(abs(moved.flat[0]))
+            return "value.mask-count", {"name": name, "count": count, "s": "s" * (count > 1),
+                                        "more": "more" if moved.flat[0] > 0 else "fewer"}
+        if not diff.any():
+            return "value.mask-place", {"name": name}
+    return None
+
+
 def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callable) -> tuple[str, str] | None:
     """A named mistake from the values of a wrong output, or None when no evidence holds."""
     for reader in _READERS.get(exercise.name, ()):
         found = reader(case, mine, expected)
         if found is not None:
             return found
+    for name, a, e in zip(exercise.outputs, mine, expected):
+        if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
+            found = _weights_or_mask(name, a, e, exercise.row_sums)
+            if found is not None:
+                return found[0], HINTS[found[0]].format(**found[1])
     right = which_right(exercise.outputs, mine, expected, close)
     if right is not None and any(right) and not all(right):
         return "value.partly-right", HINTS["value.partly-right"].format(**partly(exercise.outputs, right))
