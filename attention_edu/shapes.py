@@ -47,24 +47,11 @@ class ShapeError(ValueError):
     """
 
 
-def positive_int(func: str, name: str, value: Any) -> int:
-    """``value`` as an int ≥ 1 (Python or NumPy integer), else a ValueError naming ``func`` and ``name``."""
-    if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= 1:
+def positive_int(func: str, name: str, value: Any, minimum: int = 1) -> int:
+    """``value`` as an int ≥ ``minimum``, 1 or 0 (a seed, a count that may be 0), else a ValueError naming both."""
+    if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= minimum:
         return operator.index(value)
-    raise ValueError(f"{func}: {name} must be a positive int, got {value!r}")
-
-
-def non_negative_int(func: str, name: str, value: Any) -> int:
-    """``value`` as an int ≥ 0 (a seed, a count that may be 0), else a ValueError naming ``func`` and ``name``.
-
-    >>> non_negative_int("train", "seed", -1)
-    Traceback (most recent call last):
-    ...
-    ValueError: train: seed must be an int >= 0, got -1
-    """
-    if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= 0:
-        return operator.index(value)
-    raise ValueError(f"{func}: {name} must be an int >= 0, got {value!r}")
+    raise ValueError(f"{func}: {name} must be {'an int >= 0' if minimum == 0 else 'a positive int'}, got {value!r}")
 
 
 def positive_sizes(func: str, **sizes: Any) -> None:

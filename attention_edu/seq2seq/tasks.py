@@ -19,7 +19,7 @@ import datetime
 import zlib
 
 from ..backend import host_numpy as np
-from ..shapes import non_negative_int
+from ..shapes import positive_int
 
 __all__ = ["TASKS", "ALPHABETS", "REVERSE_ALPHABET", "REVERSE_LENGTHS", "DATE_FORMATS", "make_dataset",
            "format_date", "is_held_out"]
@@ -140,7 +140,8 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
     """
     if task not in TASKS:
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    size, seed = non_negative_int("make_dataset", "size", size), non_negative_int("make_dataset", "seed", seed)
+    size = positive_int("make_dataset", "size", size, minimum=0)
+    seed = positive_int("make_dataset", "seed", seed, minimum=0)
     rng = np.random.default_rng(seed)
     if task == "reverse":
         low, high = REVERSE_LENGTHS if lengths is None else lengths

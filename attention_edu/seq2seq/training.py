@@ -20,7 +20,7 @@ from .kinds import kind_of
 from .decoding import greedy_decode
 from .model import Seq2Seq
 from ..layers.fitting import Smoothed, fit, one_blas_thread
-from ..shapes import non_negative_int
+from ..shapes import positive_int
 from .tasks import REVERSE_LENGTHS, TASKS, make_dataset
 
 __all__ = ["train", "evaluate", "held_out_pairs", "one_blas_thread", "Smoothed", "DEFAULT_STEPS"]
@@ -124,8 +124,8 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
     if task not in TASKS:
         raise ValueError(f"train: unknown task {task!r}; choose one of {', '.join(TASKS)}")
     kind_of(attention, who="train")
-    seed, eval_per_length = non_negative_int("train", "seed", seed), non_negative_int("train", "eval_per_length",
-                                                                                        eval_per_length)
+    seed = positive_int("train", "seed", seed, minimum=0)
+    eval_per_length = positive_int("train", "eval_per_length", eval_per_length, minimum=0)
     steps = DEFAULT_STEPS[task] if steps is None else steps
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..backend import to_numpy
 from ..backend import host_numpy as np
-from ..shapes import non_negative_int, positive_int
+from ..shapes import positive_int
 from .model import Transformer, answer_accuracy
 from .tasks import ALPHABETS, LENGTHS, TASKS
 from .training import held_out_pairs
@@ -143,7 +143,7 @@ def head_scores(model: Transformer, task: str | None = None, *, seed: int = 1, s
     """
     if not isinstance(model, Transformer):
         raise TypeError(f"head_scores: model must be a Transformer (from train or load), got {type(model).__name__}")
-    seed, size = non_negative_int("head_scores", "seed", seed), positive_int("head_scores", "size", size)
+    seed, size = positive_int("head_scores", "seed", seed, minimum=0), positive_int("head_scores", "size", size)
     task = model.config.task if task is None else task
     if task not in TASKS:
         raise ValueError(f"head_scores: unknown task {task!r}; choose one of {', '.join(TASKS)}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import zlib
 
 from ..backend import host_numpy as np
-from ..shapes import non_negative_int
+from ..shapes import positive_int
 
 __all__ = ["TASKS", "SEPARATOR", "LENGTHS", "ALPHABETS", "make_dataset", "is_held_out", "vocabulary"]
 
@@ -90,7 +90,8 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
     """
     if task not in TASKS:
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    size, seed = non_negative_int("make_dataset", "size", size), non_negative_int("make_dataset", "seed", seed)
+    size = positive_int("make_dataset", "size", size, minimum=0)
+    seed = positive_int("make_dataset", "seed", seed, minimum=0)
     alphabet = ALPHABETS[task] if alphabet is None else alphabet
     if not (isinstance(alphabet, str) and alphabet and SEPARATOR not in alphabet and len(set(alphabet)) == len(alphabet)):
         raise ValueError(f"make_dataset: alphabet must be a non-empty str of distinct characters without "

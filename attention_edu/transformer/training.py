@@ -23,7 +23,7 @@ from typing import Any
 from ..backend import Backend, checked_backend
 from ..backend import host_numpy as np
 from ..layers.fitting import fit, one_blas_thread
-from ..shapes import non_negative_int
+from ..shapes import positive_int
 from .config import DEFAULT_CONFIGS
 from .curriculum import DEFAULT_CURRICULA, Curriculum, train_curriculum
 from .model import Transformer, answer_accuracy
@@ -109,7 +109,8 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     """
     if task not in TASKS:
         raise ValueError(f"train: unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    seed, eval_size = non_negative_int("train", "seed", seed), non_negative_int("train", "eval_size", eval_size)
+    seed = positive_int("train", "seed", seed, minimum=0)
+    eval_size = positive_int("train", "eval_size", eval_size, minimum=0)
     steps = DEFAULT_STEPS[task] if steps is None else steps
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -38,6 +38,7 @@ _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 #: What ``IPython.display`` offers a notebook, as the grader runs it: display prints, the rich objects are text.
 _DISPLAY = ('__import__("types").SimpleNamespace(display=print, Markdown=str, HTML=str, Latex=str, Math=str, Image=str, '
             'clear_output=lambda *args, **kwargs: None)')
+_IPYTHON = ("IPython", "IPython.display")        # the modules an import binds to that stand-in (in a namespace)
 
 
 def python_text(path: str | Path) -> str:
@@ -120,9 +121,6 @@ def _dropped(statement: ast.stmt, checkers: set[str]) -> list[ast.stmt]:
     if not inner or set().union(*(_checker_calls(s, checkers) for s in inner)) != calls:
         return [statement]                       # a call in its header (if check_softmax(f).passed:) drops it whole
     return [d for s in inner for d in _dropped(s, checkers)]
-
-
-_IPYTHON = ("IPython", "IPython.display")
 
 
 def _ours(module: str | None) -> bool:
