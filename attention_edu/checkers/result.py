@@ -10,7 +10,7 @@ from typing import Any
 
 from .records import PROBES
 
-__all__ = ["CheckResult", "CheckFailed", "finish", "STRICT_ENV"]
+__all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
 STRICT_ENV = "ATTENTION_EDU_STRICT"
@@ -167,3 +167,20 @@ def finish(result: CheckResult, strict: bool | None) -> CheckResult:
     if strict and not result.passed:
         raise CheckFailed(result)
     return result
+
+
+def print_notes(log: list) -> tuple[str, ...]:
+    """Notes for a run's result from its calls' outcomes (:class:`.judge.Outcome`): the function ran in this process,
+    without its limits; it printed."""
+    notes = ()
+    if any(not o.isolated for o in log):
+        notes = ("your function ran in this process, without the time and memory limits (Windows and macOS "
+                 "do not fork one, or ATTENTION_EDU_START_METHOD=inline chose it).",)
+    printed = "".join(o.printed for o in log)
+    if not printed:
+        return notes
+    text = printed.strip()
+    first = text.splitlines()[0][:80] if text else "(blank lines)"
+    count = len(printed.splitlines())
+    return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
+                     f'first: "{first}"); remove debugging prints once it works.',)

@@ -97,6 +97,13 @@ def _when(shape_test, good, bad):
     return lambda *a: bad(*a) if shape_test(*a) else good(*a)
 
 
+def _boolean_index(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores[~mask] = -np.inf            # needs the mask in the scores' full shape: a (B, 1, n) one cannot index
+    return sdpa(Q, K, V, None if mask is None else np.broadcast_to(mask, scores.shape))
+
+
 # hint id -> (exercise, function, timeout)
 TRIGGERS = {
     "error.broadcast": ("softmax", lambda x: x + np.zeros(x.shape[-1] + 1), None),
@@ -147,6 +154,11 @@ TRIGGERS = {
     "value.not-weights": ("scaled_dot_product_attention",
                           lambda Q, K, V, mask=None: (sdpa(Q, K, V, mask)[0], Q @ np.swapaxes(K, -1, -2)), None),
     "value.masked-weight": ("softmax", lambda x: ae.softmax(np.where(np.isneginf(x), 0.0, x)), None),
+    "value.scaled-scores": ("softmax", lambda x: ae.softmax(x / 2), None),         # a temperature of 2
+    "value.order": ("attention_backward", lambda *a: (lambda dQ, dK, dV: (dK, dQ, dV))(*backward(*a)), None),
+    "error.boolean-index": ("scaled_dot_product_attention", _boolean_index, None),
+    "error.float-size": ("split_heads", lambda X, h: np.swapaxes(X.reshape(X.shape[:-1] + (h, X.shape[-1] / h)), -3, -2),
+                         None),
     "value.mask-count": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n or m), bool), k=(n or m) - m + 1),
                          None),
     "value.mask-place": ("padding_mask", lambda lengths, n: (np.arange(n) >= n - np.asarray(lengths)[:, None])[:, None],

@@ -148,8 +148,8 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
 
 #: hint id -> hint text (format fields are filled in where the hint is used)
 HINTS: dict[str, str] = {
-    "error.broadcast": "Two arrays did not line up for broadcasting; if one of them comes from a reduction (sum, max), "
-        "keep the reduced axis with keepdims=True so it broadcasts back.",
+    "error.broadcast": "Two arrays did not line up for broadcasting (axes pair from the last, each equal or 1): see "
+        "the shapes in the error; a sum without keepdims=True, or a mask's axes not the scores', is the usual cause.",
     "error.batched-transpose": "On a batched array .T reverses every axis, batch axes included: swap only the last two "
         "axes with np.swapaxes(K, -1, -2) (or np.matrix_transpose).",
     "error.matmul-shapes": "A matrix product got operands whose inner sizes differ: check every operand's shape "
@@ -204,8 +204,16 @@ HINTS: dict[str, str] = {
     "value.masked-weight": "Your {name} give weight to keys that must get none (those the mask hides, or with a −inf "
         "score): the mask must reach the scores as (..., m, n), True = may attend, and those scores become −inf "
         "before the softmax (not 0, and not after it).",
-    "value.mask-count": "Each row of your {name} allows {count} key{s} {more} than expected (rows already full or empty "
-        "aside): look at the diagonal's offset (k = n - m in np.tril) or the comparison (< against <=).",
+    "value.mask-count": "Each row of your {name} allows {count} key{s} {more} than expected (rows already full or "
+        "empty aside): look at the diagonal's offset (k = n - m in np.tril) or the comparison (< against <=).",
+    "value.scaled-scores": "Your {name} are the softmax of the right scores times {value:.4g}{cause}: something "
+        "scales the scores before the softmax (in attention, Q Kᵀ is divided by √d_k, d_k = Q.shape[-1], and by "
+        "nothing else).",
+    "value.order": "Your function returns the right arrays in another order: return them as ({order}).",
+    "error.boolean-index": "Indexing with a boolean mask (scores[~mask] = ...) needs the mask in the array's full "
+        "shape; a mask that only broadcasts, such as (B, 1, n), cannot index: use np.where(mask, scores, -np.inf).",
+    "error.float-size": "A size or an index must be an int, and / always gives a float: use integer division, "
+        "X.shape[-1] // num_heads.",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
     "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
@@ -232,6 +240,10 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         return "error.printed"
     if error.is_a("TypeError") and re.search(r"unexpected keyword argument '(dim|keepdim|perm)'", text):
         return "error.torch-keyword"
+    if error.is_a("IndexError") and "boolean index did not match" in text:
+        return "error.boolean-index"
+    if error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text:
+        return "error.float-size"
     if error.is_a("AxisError") or error.is_a("IndexError") or (
             error.is_a("ValueError") and "values to unpack" in text):
         return "error.fixed-ndim"

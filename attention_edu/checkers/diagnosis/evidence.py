@@ -3,8 +3,8 @@
 A mutant names a mistake only when the student's output is identical to its own; real code often makes a mistake in
 a spelling no mutant reproduces, or two at once. So the failure itself is read: the axis the output sums to one over,
 an axis too many or too few, a constant offset or factor, which outputs are right, which ranks the function runs on.
-A mistake is named only when its evidence holds (:func:`read_evidence`). Exercises add readers of their own with
-:func:`reads`.
+A mistake is named only when its evidence holds (:func:`.mutants.read_evidence` reads a failure). Exercises add
+readers of their own with :func:`reads`.
 """
 
 from typing import Callable
@@ -12,7 +12,7 @@ from typing import Callable
 from ...backend import host_numpy as np
 from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "read_evidence", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
+__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
            "extra_axis", "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
@@ -70,9 +70,10 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
     return None
 
 
-def factor_cause(r: float, case) -> str:
+def factor_cause(r: float, case, advice: bool = True) -> str:
     """What a constant factor ``r`` between the student's values and the expected ones points at, where it is a telling
-    constant: −1, 1/ln 10 or 1/ln 2 (a logarithm's base), or a size of an input axis, its inverse or square root."""
+    constant: −1, 1/ln 10 or 1/ln 2 (a logarithm's base), or a size above 2 of an input axis (2 is too often a
+    coincidence), its inverse or square root; ``advice`` adds where to look for a size."""
     if abs(r + 1.0) < 1e-6:
         return ": the opposite sign everywhere (a minus sign lost or added, or a difference taken the wrong way round)"
     for base in (10, 2):
@@ -82,10 +83,10 @@ def factor_cause(r: float, case) -> str:
                         (1, "the size"), (-1, "one over the size")):
         axes = [f"axis {axis - arg.ndim} of {name}" for name, arg in zip(case.names, case.args)
                 if isinstance(arg, np.ndarray) for axis, size in enumerate(arg.shape)
-                if size > 1 and abs(r - size ** power) < 1e-6 * abs(r)]
+                if size > 2 and abs(r - size ** power) < 1e-6 * abs(r)]
         if axes:
-            return (f", {form} of {_names(axes[:2])} ({round(r ** (1 / power))}): look where your code "
-                    f"divides or multiplies by that size or its square root (a mean over an axis divides by its size)")
+            return f", {form} of {_names(axes[:2])} ({round(r ** (1 / power))})" + advice * (": look where your code "
+                   "divides or multiplies by that size or its square root (a mean over an axis divides by its size)")
     return ""
 
 
@@ -98,14 +99,10 @@ def _axis_name(axis: int, ndim: int) -> str:
 
 def which_right(outputs: tuple[str, ...], mine: tuple, expected: tuple, close: Callable) -> list[bool] | None:
     """For a multi-output function, which of its outputs match (None when they cannot be compared)."""
-    if len(outputs) < 2:
+    if len(outputs) < 2 or not all(isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape
+                                   for a, e in zip(mine, expected)):
         return None
-    right = []
-    for a, e in zip(mine, expected):
-        if not (isinstance(a, np.ndarray) and isinstance(e, np.ndarray)) or a.shape != e.shape:
-            return None
-        right.append(close(a, e))
-    return right
+    return [close(a, e) for a, e in zip(mine, expected)]
 
 
 def _names(items: list[str]) -> str:
@@ -131,15 +128,28 @@ def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple) -
         if np.any((e == 0) & (np.abs(a) > 1e-12) & np.any(e > 0, axis=-1, keepdims=True)):
             return "value.masked-weight", {"name": name}
     if a.dtype == e.dtype == np.bool_:
-        n, diff, wanted = e.shape[-1], np.sum(a, axis=-1) - np.sum(e, axis=-1), np.sum(e, axis=-1)
-        moved = diff[diff != 0]
-        if moved.size and np.all(moved == moved.flat[0]) and np.all((wanted[diff == 0] == 0) | (wanted[diff == 0] == n)):
+        wanted = np.sum(e, axis=-1)
+        diff = np.sum(a, axis=-1) - wanted
+        moved, still = diff[diff != 0], wanted[diff == 0]           # rows with a key more or fewer; rows unchanged
+        if moved.size and np.all(moved == moved.flat[0]) and np.all((still == 0) | (still == e.shape[-1])):
             count = int(abs(moved.flat[0]))
             return "value.mask-count", {"name": name, "count": count, "s": "s" * (count > 1),
                                         "more": "more" if moved.flat[0] > 0 else "fewer"}
         if not diff.any():
             return "value.mask-place", {"name": name}
     return None
+
+
+def _temperature(a: np.ndarray, e: np.ndarray) -> float | None:
+    """``c`` where each row of ``a`` is the softmax of ``c`` times the scores whose softmax is that row of ``e``: rows
+    that sum alike, zero in the same places, and logs that, centred per row, are ``c`` times the expected ones."""
+    if a.dtype.kind != "f" or np.any((a > 0) != (e > 0)) or not np.allclose(a.sum(-1), e.sum(-1), atol=1e-5):
+        return None
+    kept, count = e > 0, np.maximum(np.sum(e > 0, axis=-1, keepdims=True), 1)
+    logs = [np.log(np.where(kept, x, 1.0)) for x in (a, e)]
+    mine, want = (np.where(kept, x - np.sum(x * kept, axis=-1, keepdims=True) / count, 0.0) for x in logs)
+    relation = constant_relation(mine, want)
+    return relation[1] if relation is not None and relation[0] == "factor" else None
 
 
 def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callable) -> tuple[str, str] | None:
@@ -151,6 +161,8 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
             found = _weights_or_mask(name, a, e, exercise.row_sums)
+            if found is None and name in exercise.row_sums and (c := _temperature(a, e)) is not None:
+                found = "value.scaled-scores", {"name": name, "value": c, "cause": factor_cause(c, case, False)}
             if found is not None:
                 return found[0], HINTS[found[0]].format(**found[1])
     right = which_right(exercise.outputs, mine, expected, close)
@@ -205,21 +217,6 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
     else:
         return None
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
-
-
-def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
-    """The mistake that a failure's evidence names (a wrong shape's, or wrong values'), or None. ``mine`` is what the
-    function returned, as :func:`.mutants.fingerprint` gives it."""
-    expected = failure.expected
-    if failure.hint_id == "harness.shape":
-        for name, a, e in zip(exercise.outputs, mine, expected):
-            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
-                return diagnose_shape(name, a.shape, e.shape)
-        return None
-    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
-        return None
-    dtypes = failure.case.float_dtypes
-    return diagnose_values(exercise, failure.case, mine, expected, lambda a, e: close(a, e, dtypes))
 
 
 def rank_of(case) -> int | None:

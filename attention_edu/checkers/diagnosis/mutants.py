@@ -2,21 +2,22 @@
 
 When a student's function fails a probe, its output (or exception) is fingerprinted and the exercise's mutants run on
 the same inputs: the first with the same fingerprint names the mistake (:func:`match_mistake`). Failing that, the
-evidence may name it (:mod:`.evidence`); otherwise the failure keeps its own hint, and the difference is described.
+evidence may name it (:func:`read_evidence`); otherwise the failure keeps its own hint, and the difference is described.
 """
 
 import copy
+import itertools
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
 from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
-from ..result import CheckResult
-from . import HINTS, as_host, describe_difference, explain_error, same_output, show
-from .evidence import read_evidence
+from ..result import CheckResult, print_notes
+from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
+from .evidence import diagnose_shape, diagnose_values
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
-           "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "print_notes"]
+           "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
@@ -109,6 +110,26 @@ def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
             if same_output(mine, theirs, case.float_dtypes):
                 return mistake
     return None
+
+
+def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
+    """The mistake that a failure's evidence names (outputs in another order, a wrong shape's, wrong values' through
+    :mod:`.evidence`), or None. ``mine`` is what the function returned, as :func:`fingerprint` gives it."""
+    expected, dtypes = failure.expected, failure.case.float_dtypes
+    if failure.hint_id in ("harness.shape", "value.mismatch") and len(mine) == len(expected) > 1:
+        for order in itertools.permutations(range(len(mine))):       # the right arrays, returned in another order
+            if order != tuple(range(len(mine))) and all(
+                    isinstance(mine[i], np.ndarray) and isinstance(e, np.ndarray) and mine[i].shape == e.shape
+                    and close(mine[i], e, dtypes) for i, e in zip(order, expected)):
+                return "value.order", HINTS["value.order"].format(order=", ".join(exercise.outputs))
+    if failure.hint_id == "harness.shape":
+        for name, a, e in zip(exercise.outputs, mine, expected):
+            if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
+                return diagnose_shape(name, a.shape, e.shape)
+        return None
+    if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
+        return None
+    return diagnose_values(exercise, failure.case, mine, expected, lambda a, e: close(a, e, dtypes))
 
 
 def _inputs(case: Case) -> list[str]:
@@ -216,19 +237,3 @@ def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) 
                 result = plain
         results.append(result)
     return results
-
-
-def print_notes(log: list[Outcome]) -> tuple[str, ...]:
-    """Notes for the run's result: the function ran in this process, without its limits; it printed."""
-    notes = ()
-    if any(not o.isolated for o in log):
-        notes = ("your function ran in this process, without the time and memory limits (Windows and macOS "
-                 "do not fork one, or ATTENTION_EDU_START_METHOD=inline chose it).",)
-    printed = "".join(o.printed for o in log)
-    if not printed:
-        return notes
-    text = printed.strip()
-    first = text.splitlines()[0][:80] if text else "(blank lines)"
-    count = len(printed.splitlines())
-    return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
-                     f'first: "{first}"); remove debugging prints once it works.',)

@@ -26,7 +26,7 @@ MAX_CODE = 256 << 10
 MAX_CELLS = 2000
 #: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
 _PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module imported later
+_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module for later
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
@@ -36,8 +36,8 @@ _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cel
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 #: What ``IPython.display`` offers a notebook, as the grader runs it: display prints, the rich objects are text.
-_DISPLAY = ('__import__("types").SimpleNamespace(display=print, Markdown=str, HTML=str, Latex=str, Math=str, Image=str, '
-            'clear_output=lambda *args, **kwargs: None)')
+_DISPLAY = ('__import__("types").SimpleNamespace(display=print, Markdown=str, HTML=str, Latex=str, Math=str, '
+            'Image=str, clear_output=lambda *args, **kwargs: None)')
 _IPYTHON = ("IPython", "IPython.display")        # the modules an import binds to that stand-in (in a namespace)
 
 
@@ -138,7 +138,8 @@ def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
         if isinstance(node, ast.ImportFrom) and node.module == "IPython.display":
             yield node, "; ".join(f"{a.asname or a.name} = {'print' if a.name == 'display' else 'str'}"
                                   for a in node.names if a.name != "*") or "pass"
-        elif isinstance(node, ast.ImportFrom) and node.module == "IPython" and {a.name for a in node.names} == {"display"}:
+        elif isinstance(node, ast.ImportFrom) and node.module == "IPython" and all(
+                a.name == "display" for a in node.names):                       # from IPython import display
             yield node, "; ".join(f"{a.asname or 'display'} = {_DISPLAY}" for a in node.names)
         elif isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
             names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
