@@ -118,14 +118,15 @@ def partly(names: tuple[str, ...], right: list[bool]) -> dict[str, str]:
             "wrong": f"{_names(bad)} {'is' if len(bad) == 1 else 'are'} not"}
 
 
-def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple) -> tuple[str, dict] | None:
+def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple, case) -> tuple[str, dict] | None:
     """What a wrong array of weights or a wrong boolean mask shows: weights with negative or infinite entries (scores),
-    or weight where the expected gives none; a mask with one key more or fewer in every row that has room, or the
-    right count of keys in the wrong places."""
+    or weight where the expected gives none on a case with a mask or a −inf (elsewhere a zero is an underflow); a mask
+    with one key more or fewer in every row that has room, or the right count of keys in the wrong places."""
+    masked = any(isinstance(x, np.ndarray) and (x.dtype == bool or np.any(np.isneginf(x))) for x in case.args)
     if name in row_sums and a.dtype.kind == "f" and np.all(np.isfinite(e)):
         if np.any(np.isinf(a)) or np.any(a < 0):
             return "value.not-weights", {"name": name}
-        if np.any((e == 0) & (np.abs(a) > 1e-12) & np.any(e > 0, axis=-1, keepdims=True)):
+        if masked and np.any((e == 0) & (np.abs(a) > 1e-12) & np.any(e > 0, axis=-1, keepdims=True)):
             return "value.masked-weight", {"name": name}
     if a.dtype == e.dtype == np.bool_:
         wanted = np.sum(e, axis=-1)
@@ -160,7 +161,7 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
             return found
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
-            found = _weights_or_mask(name, a, e, exercise.row_sums)
+            found = _weights_or_mask(name, a, e, exercise.row_sums, case)
             if found is None and name in exercise.row_sums and (c := _temperature(a, e)) is not None:
                 found = "value.scaled-scores", {"name": name, "value": c, "cause": factor_cause(c, case, False)}
             if found is not None:
