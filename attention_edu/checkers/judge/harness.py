@@ -85,8 +85,9 @@ class Child:
             reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
             while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
                 if "violation" in reply:      # sent the moment the rule refused an import (see worker.Refuse)
-                    told = texts({"v": [reply["violation"]]}, "v", size=500)
-                    self.violations += [v for v in told if v not in self.violations][:20 - len(self.violations)]
+                    told = escape(str(reply["violation"])[:500], False)
+                    if told not in self.violations and len(self.violations) < 20:
+                        self.violations.append(told)
                 else:                         # ae.softmax(...) in a notebook
                     protocol.send(self.send_fd, self._helper(reply), deadline)
                 reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
