@@ -104,6 +104,12 @@ def _boolean_index(Q, K, V, mask=None):
     return sdpa(Q, K, V, None if mask is None else np.broadcast_to(mask, scores.shape))
 
 
+def _truth_value(Q, K, V, mask=None):
+    if mask:                               # an array of several values has no truth value
+        return sdpa(Q, K, V, mask)
+    return sdpa(Q, K, V)
+
+
 # hint id -> (exercise, function, timeout)
 TRIGGERS = {
     "error.broadcast": ("softmax", lambda x: x + np.zeros(x.shape[-1] + 1), None),
@@ -157,6 +163,7 @@ TRIGGERS = {
     "value.scaled-scores": ("softmax", lambda x: ae.softmax(x / 2), None),         # a temperature of 2
     "value.order": ("attention_backward", lambda *a: (lambda dQ, dK, dV: (dK, dQ, dV))(*backward(*a)), None),
     "error.boolean-index": ("scaled_dot_product_attention", _boolean_index, None),
+    "error.truth-value": ("scaled_dot_product_attention", _truth_value, None),
     "error.float-size": ("split_heads", lambda X, h: np.swapaxes(X.reshape(X.shape[:-1] + (h, X.shape[-1] / h)), -3, -2),
                          None),
     "value.mask-count": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n or m), bool), k=(n or m) - m + 1),

@@ -22,8 +22,6 @@ _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
 def tolerance(*dtypes: Any) -> tuple[float, float]:
     """(rtol, atol) for the least precise floating dtype among ``dtypes``.
 
-    Examples
-    --------
     >>> tolerance(np.float64, np.float32)
     (0.0001, 1e-06)
     """
@@ -47,8 +45,6 @@ def as_host(value: Any) -> np.ndarray | None:
 def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
     """Same shape and equal within the dtype-aware tolerance (NaN matches NaN); booleans and integers exactly.
 
-    Examples
-    --------
     >>> close(np.array([1.0, np.nan]), np.array([1.0 + 1e-9, np.nan]))
     True
     >>> close(np.ones((2, 3)), np.ones((3, 2)))
@@ -216,6 +212,8 @@ HINTS: dict[str, str] = {
         "X.shape[-1] // num_heads.",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
+    "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
+        "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
     "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
 }
 
@@ -242,6 +240,8 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         return "error.torch-keyword"
     if error.is_a("IndexError") and "boolean index did not match" in text:
         return "error.boolean-index"
+    if error.is_a("ValueError") and "truth value of an array" in text:       # if mask:, mask == None, a and b
+        return "error.truth-value"
     if error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text:
         return "error.float-size"
     if error.is_a("AxisError") or error.is_a("IndexError") or (
