@@ -17,19 +17,25 @@ import sys
 
 from ..arguments import non_negative_int, output_path, positive_int, written_atomically
 from ..transformer.tasks import TASKS as TRANSFORMER_TASKS
+from ..transformer.curriculum import DEFAULT_CURRICULA
+from ..transformer.training import DEFAULT_STEPS as TRANSFORMER_STEPS
 from .config import ATTENTIONS
 from .tasks import TASKS
 from .training import DEFAULT_STEPS, train
 
 __all__ = ["register", "run"]
 
+#: Steps the induction curriculum adds after its default ones (the help states them).
+LATE_STEPS = DEFAULT_CURRICULA["induction"].late_steps(TRANSFORMER_STEPS["induction"])
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``train`` subcommand to the ``attention-edu`` parser."""
     p = subparsers.add_parser(
-        "train", help="train a seq2seq model with or without attention, from scratch in NumPy",
-        description="Train a GRU encoder-decoder on a task generated in code and report its "
-                    "exact match on held-out sources, by source length.")
+        "train", help="train a seq2seq model or a transformer from scratch in NumPy",
+        description="Train a GRU encoder-decoder (tasks reverse and dates, with or without attention) or a "
+                    "transformer (tasks sort and induction) on a task generated in code and report its "
+                    "exact match on held-out sources.")
     p.add_argument("--task", choices=TASKS + TRANSFORMER_TASKS, default="reverse",
                    help="what to learn (default reverse); sort and induction train a transformer")
     p.add_argument("--attention", choices=ATTENTIONS, default=None,
@@ -37,10 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of data and parameters (default 0)")
     p.add_argument("--steps", type=positive_int, default=None,
                    help=f"training steps (default {DEFAULT_STEPS['reverse']} for reverse, "
-                        f"{DEFAULT_STEPS['dates']} for dates)")
+                        f"{DEFAULT_STEPS['dates']} for dates, {TRANSFORMER_STEPS['sort']} for sort, "
+                        f"{TRANSFORMER_STEPS['induction']} for induction, then {LATE_STEPS} more with sources at late "
+                        "positions)")
     p.add_argument("--batch-size", type=positive_int, default=64, help="pairs per step (default 64)")
     p.add_argument("--eval-per-length", type=positive_int, default=200, metavar="N",
-                   help="held-out sources per length (reverse; 10 N dates) (default 200)")
+                   help="held-out sources per length (reverse, sort, induction; 10 N dates) (default 200)")
     p.add_argument("--out", type=output_path, metavar="FILE.npz", help="save the trained model here")
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON line last")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -30,7 +30,7 @@ from .model import Transformer, answer_accuracy
 from .tasks import LENGTHS, TASKS, make_dataset
 
 __all__ = ["train", "evaluate", "held_out_pairs", "DEFAULT_STEPS", "DEFAULT_LEARNING_RATES",
-           "DEFAULT_WEIGHT_DECAYS"]
+           "DEFAULT_WEIGHT_DECAYS", "EVAL_PER_LENGTH"]
 
 #: Training steps and peak learning rates of the command line's defaults, per task.
 DEFAULT_STEPS = {"sort": 2000, "induction": 2500}
@@ -39,6 +39,8 @@ DEFAULT_LEARNING_RATES = {"sort": 3e-3, "induction": 3e-3}
 #: one another and favours the previous-token → induction circuit over routes by position
 #: (measured in docs/benchmarks.md); ``sort`` trains without it.
 DEFAULT_WEIGHT_DECAYS = {"sort": 0.0, "induction": 1.0}
+#: Held-out sources per source length when ``train`` is given no ``eval_size`` (the command line's default).
+EVAL_PER_LENGTH = 200
 
 
 def held_out_pairs(task: str, seed: int, size: int = 1000, lengths: tuple[int, int] | None = None,
@@ -82,7 +84,7 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
           layers: int | None = None, heads: int | None = None, d_model: int | None = None,
           mlp: bool | None = None, shift: int | None = None, causal: bool = True, peak_learning_rate: float | None = None,
           weight_decay: float | None = None, curriculum: Curriculum | bool = True, clip: float = 1.0,
-          eval_size: int = 1000, lengths: tuple[int, int] | None = None,
+          eval_size: int | None = None, lengths: tuple[int, int] | None = None,
           dtype: str = "float32", backend: Backend | None = None,
           progress: bool = False) -> tuple[Transformer, dict[str, Any]]:
     """Train a transformer on ``task`` from ``seed``; the defaults are the command line's.
@@ -90,7 +92,8 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     Returns ``(model, history)``: per-step ``loss``, ``accuracy`` (answer tokens
     right, teacher-forced) and ``learning_rate``; ``train_seconds``,
     ``seconds``; held-out ``exact_match`` and ``answer_accuracy``
-    (``eval_size=0`` skips them). Unset model sizes come from
+    on ``eval_size`` sources (unset: 200 per source length, as the command
+    line's ``--eval-per-length``; ``eval_size=0`` skips them). Unset model sizes come from
     :data:`~attention_edu.transformer.config.DEFAULT_CONFIGS`, an unset
     ``weight_decay`` from :data:`DEFAULT_WEIGHT_DECAYS`.
 
@@ -110,7 +113,8 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     if task not in TASKS:
         raise ValueError(f"train: unknown task {task!r}; choose one of {', '.join(TASKS)}")
     seed = positive_int("train", "seed", seed, minimum=0)
-    eval_size = positive_int("train", "eval_size", eval_size, minimum=0)
+    if eval_size is not None:
+        eval_size = positive_int("train", "eval_size", eval_size, minimum=0)
     steps = DEFAULT_STEPS[task] if steps is None else steps
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -142,6 +146,9 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
                                      progress)
     history["config"] = model.config.to_dict()
     history["train_seconds"] = time.perf_counter() - start
+    if eval_size is None:         # the lengths are known good here: training drew batches of them
+        eval_size = EVAL_PER_LENGTH * (lengths[1] - lengths[0] + 1)
+    history["eval_size"] = eval_size
     if eval_size:
         history.update(evaluate(model, held_out_pairs(task, seed, eval_size, lengths)))
     history["seconds"] = time.perf_counter() - start

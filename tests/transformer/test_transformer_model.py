@@ -239,3 +239,17 @@ def test_bad_input_gets_a_clear_error():
         train("sort", steps=0)
     with pytest.raises(ValueError, match="does not split into heads = 3"):
         TransformerConfig("sort", heads=3, d_model=8)
+
+
+def test_without_eval_size_train_evaluates_as_many_sources_as_the_command_line():
+    """The CLI passes --eval-per-length N times the number of source lengths; the Python default is the same
+    count, so that one seed's exact match is measured on the same held-out set both ways."""
+    from attention_edu.cli import build_parser
+    from attention_edu.transformer.training import EVAL_PER_LENGTH
+
+    assert build_parser().parse_args(["train", "--task", "sort"]).eval_per_length == EVAL_PER_LENGTH
+    tiny = dict(steps=1, batch_size=4, layers=1, heads=2, d_model=8, lengths=(3, 5))
+    _, history = train("sort", seed=0, **tiny)
+    assert history["eval_size"] == EVAL_PER_LENGTH * 3 and 0 <= history["exact_match"] <= 1
+    _, skipped = train("sort", seed=0, eval_size=0, **tiny)
+    assert skipped["eval_size"] == 0 and "exact_match" not in skipped

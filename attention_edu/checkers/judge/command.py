@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
     output.add_argument("--json", action="store_true", help="print a JSON list, one object per submission")
     output.add_argument("--csv", metavar="FILE", type=output_path, help="write a CSV gradebook to FILE")
     grade.add_argument("--gradescope", metavar="FILE", type=output_path, help="write Gradescope's results.json to FILE")
-    grade.add_argument("--per-student", action="store_true", help="mix each file's name into its seed")
+    grade.add_argument("--per-student", action="store_true", help="mix each file's name and contents into its seed")
     grade.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="submissions graded at once")
     grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade without Landlock's sandbox")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
