@@ -29,7 +29,7 @@ from typing import Any
 
 from .backend import device_of, get_xp
 
-__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int", "positive_sizes"]
+__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int", "positive_sizes", "int_pair"]
 
 
 class ShapeError(ValueError):
@@ -52,6 +52,14 @@ def positive_int(func: str, name: str, value: Any, minimum: int = 1) -> int:
     if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= minimum:
         return operator.index(value)
     raise ValueError(f"{func}: {name} must be {'an int >= 0' if minimum == 0 else 'a positive int'}, got {value!r}")
+
+
+def int_pair(func: str, name: str, value: Any) -> tuple[int, int]:
+    """``value`` as a pair of ints (a range of lengths), else a ValueError naming both."""
+    if (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(hasattr(v, "__index__") and not isinstance(v, bool) for v in value)):
+        return operator.index(value[0]), operator.index(value[1])
+    raise ValueError(f"{func}: {name} must be (low, high), two ints, got {value!r}")
 
 
 def positive_sizes(func: str, **sizes: Any) -> None:

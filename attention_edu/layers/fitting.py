@@ -11,12 +11,39 @@ other cost more than they give (measured in docs/benchmarks.md).
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
-from typing import Any, Iterable
+from numbers import Real
+from typing import Any, Callable, Iterable
 
+from ..backend import host_numpy as np
 from .optim import Adam, clip_by_global_norm, learning_rate
 
-__all__ = ["fit", "one_blas_thread", "Smoothed"]
+__all__ = ["fit", "check_training", "one_blas_thread", "Smoothed"]
+
+
+def check_training(steps: Any, batch_size: Any, peak_learning_rate: Any, clip: Any, dtype: Any,
+                   draw: Callable[[], Any], **flags: Any) -> None:
+    """``train``'s door for what every model's training takes, each refused with a ValueError naming it:
+    ``steps`` and ``batch_size`` positive ints, ``peak_learning_rate`` and ``clip`` finite and > 0 (a
+    negative rate climbs the loss, a NaN one ends in a NaN check far from here), ``dtype`` float32 or float64
+    (float16 overflows in training), the ``flags`` True or False (``"no"`` would be true); ``draw()`` draws an
+    empty dataset, so that bad ``lengths`` are refused before training, not by NumPy inside it."""
+    for name, value in (("steps", steps), ("batch_size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    for name, value in (("peak_learning_rate", peak_learning_rate), ("clip", clip)):
+        if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < math.inf:
+            raise ValueError(f"train: {name} must be a finite number > 0, got {value!r}")
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"train: dtype must be 'float32' or 'float64', got {dtype!r}")
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"train: {name} must be True or False, got {value!r}")
+    try:
+        draw()
+    except ValueError as err:                  # make_dataset's words, told as train's
+        raise ValueError(str(err).replace("make_dataset:", "train:", 1)) from None
 
 
 def fit(model: Any, inputs: Iterable[dict], steps: int, history: dict[str, Any], peak: float,

@@ -19,7 +19,7 @@ import datetime
 import zlib
 
 from ..backend import host_numpy as np
-from ..shapes import positive_int
+from ..shapes import int_pair, positive_int
 
 __all__ = ["TASKS", "ALPHABETS", "REVERSE_ALPHABET", "REVERSE_LENGTHS", "DATE_FORMATS", "make_dataset",
            "format_date", "is_held_out"]
@@ -84,11 +84,16 @@ def is_held_out(key: str) -> bool:
 def _reverse_pairs(size: int, rng: np.random.Generator, held_out: bool,
                    lengths: tuple[int, int]) -> list[tuple[str, str]]:
     low, high = lengths
-    letters = np.asarray(list(REVERSE_ALPHABET))
     pairs: list[tuple[str, str]] = []
+    tries = 0
     while len(pairs) < size:
+        tries += 1
+        if tries > 100 * size + 1000:       # (1, 1) holds 10 sources, none of them held out
+            raise ValueError(f"make_dataset: cannot draw {size} {'held-out' if held_out else 'training'} reverse "
+                             f"sources of lengths {low}-{high}; too few exist")
         n = int(rng.integers(low, high + 1))
-        source = "".join(letters[rng.integers(0, len(letters), n)])
+        # a Python list, not a NumPy array of letters: str.join over one lost a Ctrl-C now and then
+        source = "".join([REVERSE_ALPHABET[i] for i in rng.integers(0, len(REVERSE_ALPHABET), n).tolist()])
         if is_held_out(source) == held_out:
             pairs.append((source, source[::-1]))
     return pairs
@@ -142,9 +147,11 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
     size = positive_int("make_dataset", "size", size, minimum=0)
     seed = positive_int("make_dataset", "seed", seed, minimum=0)
+    if not isinstance(held_out, (bool, np.bool_)):      # "no" is truthy, and no source's split equals it
+        raise ValueError(f"make_dataset: held_out must be True or False, got {held_out!r}")
     rng = np.random.default_rng(seed)
     if task == "reverse":
-        low, high = REVERSE_LENGTHS if lengths is None else lengths
+        low, high = REVERSE_LENGTHS if lengths is None else int_pair("make_dataset", "lengths", lengths)
         if not 1 <= low <= high:
             raise ValueError(f"make_dataset: lengths must satisfy 1 <= low <= high, got {lengths!r}")
         return _reverse_pairs(size, rng, held_out, (low, high))

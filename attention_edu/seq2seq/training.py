@@ -19,7 +19,7 @@ from .config import ModelConfig
 from .kinds import kind_of
 from .decoding import greedy_decode
 from .model import Seq2Seq
-from ..layers.fitting import Smoothed, fit, one_blas_thread
+from ..layers.fitting import Smoothed, check_training, fit, one_blas_thread
 from ..shapes import positive_int
 from .tasks import REVERSE_LENGTHS, TASKS, make_dataset
 
@@ -127,9 +127,8 @@ def train(task: str = "reverse", attention: str = "bahdanau", seed: int = 0, *,
     seed = positive_int("train", "seed", seed, minimum=0)
     eval_per_length = positive_int("train", "eval_per_length", eval_per_length, minimum=0)
     steps = DEFAULT_STEPS[task] if steps is None else steps
-    for name, value in (("steps", steps), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    check_training(steps, batch_size, peak_learning_rate, clip, dtype,
+                   lambda: make_dataset(task, 0, lengths=lengths))
     config = ModelConfig.for_task(task, attention, embedding=embedding, hidden=hidden,
                                   attention_size=attention_size)
     model = Seq2Seq.initialize(config, seed, checked_backend("train", backend, dtype))

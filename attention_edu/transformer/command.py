@@ -5,7 +5,8 @@
 
 ``train`` with a transformer task is dispatched here by the seq2seq ``train``
 command (the task chooses the model); it prints the held-out exact match and
-the head scores, with ``--json`` one JSON object last. Exit 0 on success, 2 on
+the head scores, with ``--json`` one JSON object last. ``heads`` warns on stderr, as ``translate``
+does, when the text is not like the sources the model was trained on. Exit 0 on success, 2 on
 a usage error (bad text for ``heads``, or a file for ``heads`` that is missing or not a
 transformer checkpoint, as ``translate`` does), 1 when a checkpoint cannot be written or
 training fails.
@@ -25,7 +26,7 @@ from .heads import head_scores
 from .tasks import LENGTHS
 from .training import train
 
-__all__ = ["register", "run", "run_train"]
+__all__ = ["register", "run", "run_train", "warnings_for"]
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -65,6 +66,25 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def warnings_for(task: str, text: str) -> list[str]:
+    """Why the output for ``text`` may be a guess: ``task``'s model was trained on other sources.
+
+    >>> warnings_for("induction", "abca")
+    ['the induction model was trained on 6 to 12 distinct letters; "abca" has 4, and repeats one, so the output is a guess']
+    >>> warnings_for("sort", "5031")
+    []
+    """
+    low, high = LENGTHS[task]
+    problems = [] if low <= len(text) <= high else [f"has {len(text)}"]
+    if task == "induction" and len(set(text)) < len(text):
+        problems.append("repeats one" if len(problems) == 0 else "and repeats one")
+    if not problems:
+        return []
+    kind = "distinct letters" if task == "induction" else "digits"
+    told = f'"{text}" ' + ", ".join(problems)
+    return [f"the {task} model was trained on {low} to {high} {kind}; {told}, so the output is a guess"]
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``heads`` subcommand to the ``attention-edu`` parser."""
     p = subparsers.add_parser(
@@ -88,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"attention-edu heads: {err}", file=sys.stderr)
         return 2
+    for warning in warnings_for(model.config.task, args.text):
+        print(f"attention-edu heads: warning: {warning}", file=sys.stderr)
     text = "".join(tokens)
     print(text[len(args.text) + 2:])
     for layer in range(weights.shape[0]):

@@ -160,18 +160,24 @@ class Transformer:
         vocab = self.config.vocabulary
         return ["".join(vocab[i] for i in row[n + 2:]) for row in ids]
 
+    def _source(self, source: Any, who: str) -> None:
+        """A ValueError naming ``who`` unless ``source`` is a non-empty string without the separator."""
+        if not isinstance(source, str) or not source:
+            raise ValueError(f"{who}: source must be a non-empty string, got {source!r}")
+        if SEPARATOR in source:     # it would end the source early: the model reads what follows as the output
+            raise ValueError(f"{who}: source {source!r} holds the separator {SEPARATOR!r}, which the model puts "
+                             f"around the source itself")
+
     def predict(self, source: str) -> str:
         """The model's output for one ``source``, written greedily after ``|source|``."""
-        if not isinstance(source, str) or not source:
-            raise ValueError(f"predict: source must be a non-empty string, got {source!r}")
+        self._source(source, "predict")
         return self.generate([source])[0]
 
     def attend(self, source: str) -> tuple[list[str], np.ndarray]:
         """``(tokens, weights)``: the T tokens ``|source|output`` and every head's attention
         weights over them, (layers, heads, T, T) on the host, each row causal."""
-        if not isinstance(source, str) or not source:
-            raise ValueError(f"attend: source must be a non-empty string, got {source!r}")
-        output = self.predict(source)
+        self._source(source, "attend")
+        output = self.generate([source], who="attend")[0]
         text = SEPARATOR + source + SEPARATOR + output
         _, cache = self.forward(self.backend.asarray(self.encode([text], who="attend"), dtype=np.int64))
         weights = np.stack([to_numpy(c["attention"].weights[0]) for c in cache["blocks"]])  # (L, H, T, T)

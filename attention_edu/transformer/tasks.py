@@ -23,7 +23,7 @@ from __future__ import annotations
 import zlib
 
 from ..backend import host_numpy as np
-from ..shapes import positive_int
+from ..shapes import int_pair, positive_int
 
 __all__ = ["TASKS", "SEPARATOR", "LENGTHS", "ALPHABETS", "make_dataset", "is_held_out", "vocabulary"]
 
@@ -92,11 +92,13 @@ def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,
         raise ValueError(f"make_dataset: unknown task {task!r}; choose one of {', '.join(TASKS)}")
     size = positive_int("make_dataset", "size", size, minimum=0)
     seed = positive_int("make_dataset", "seed", seed, minimum=0)
+    if not isinstance(held_out, (bool, np.bool_)):      # "no" is truthy, and no source's split equals it
+        raise ValueError(f"make_dataset: held_out must be True or False, got {held_out!r}")
     alphabet = ALPHABETS[task] if alphabet is None else alphabet
     if not (isinstance(alphabet, str) and alphabet and SEPARATOR not in alphabet and len(set(alphabet)) == len(alphabet)):
         raise ValueError(f"make_dataset: alphabet must be a non-empty str of distinct characters without "
                          f"{SEPARATOR!r}, got {alphabet!r}")
-    low, high = LENGTHS[task] if lengths is None else lengths
+    low, high = LENGTHS[task] if lengths is None else int_pair("make_dataset", "lengths", lengths)
     longest = len(alphabet) if task == "induction" else 64
     if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= longest):
         raise ValueError(f"make_dataset: lengths must be (low, high) with 1 <= low <= high <= {longest} "

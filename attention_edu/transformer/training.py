@@ -22,7 +22,7 @@ from typing import Any
 
 from ..backend import Backend, checked_backend
 from ..backend import host_numpy as np
-from ..layers.fitting import fit, one_blas_thread
+from ..layers.fitting import check_training, fit, one_blas_thread
 from ..shapes import positive_int
 from .config import DEFAULT_CONFIGS
 from .curriculum import DEFAULT_CURRICULA, Curriculum, train_curriculum
@@ -116,9 +116,9 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     if eval_size is not None:
         eval_size = positive_int("train", "eval_size", eval_size, minimum=0)
     steps = DEFAULT_STEPS[task] if steps is None else steps
-    for name, value in (("steps", steps), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"train: {name} must be a positive int, got {value!r}")
+    rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
+    flags = dict(causal=causal) if mlp is None else dict(causal=causal, mlp=mlp)
+    check_training(steps, batch_size, rate, clip, dtype, lambda: make_dataset(task, 0, lengths=lengths), **flags)
     if not isinstance(curriculum, (bool, Curriculum)) or (isinstance(curriculum, Curriculum) and task != "induction"):
         raise ValueError(f"train: curriculum must be True, False or (for induction) a Curriculum, got {curriculum!r}")
     plan = DEFAULT_CURRICULA[task] if curriculum is True else (curriculum or None)
@@ -130,7 +130,6 @@ def train(task: str = "sort", seed: int = 0, *, steps: int | None = None, batch_
     config = replace(DEFAULT_CONFIGS[task], causal=causal, **sizes)
     lengths = LENGTHS[task] if lengths is None else lengths
     model = Transformer.initialize(config, seed, checked_backend("train", backend, dtype))
-    rate = DEFAULT_LEARNING_RATES[task] if peak_learning_rate is None else peak_learning_rate
     history: dict[str, Any] = {"task": task, "seed": seed, "steps": steps + (plan.late_steps(steps) if plan else 0),
                                "batch_size": batch_size, "peak_learning_rate": rate, "weight_decay": decay,
                                "curriculum": None if plan is None else asdict(plan),

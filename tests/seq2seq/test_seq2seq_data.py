@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 
@@ -81,6 +82,22 @@ def test_bad_arguments_get_clear_errors():
         seq2seq.train(eval_per_length=-1)        # refused before training, not by make_dataset after it
     with pytest.raises(ValueError, match="lengths applies to the 'reverse' task only"):
         seq2seq.make_dataset("dates", 3, lengths=(2, 3))
+    # these looped for ever: no source of length 1 is held out, and no source's split equals "no"
+    with pytest.raises(ValueError, match="cannot draw 2 held-out reverse sources of lengths 1-1; too few exist"):
+        seq2seq.make_dataset("reverse", 2, held_out=True, lengths=(1, 1))
+    for task in ("reverse", "dates"):
+        with pytest.raises(ValueError, match="^make_dataset: held_out must be True or False, got 'no'"):
+            seq2seq.make_dataset(task, 2, held_out="no")
+    with pytest.raises(ValueError, match=r"^make_dataset: lengths must be \(low, high\), two ints, got 5"):
+        seq2seq.make_dataset("reverse", 2, lengths=5)
+    tiny = dict(steps=1, batch_size=2, hidden=4, embedding=2, eval_per_length=0)
+    for kwargs, message in ((dict(peak_learning_rate=-1.0), "peak_learning_rate must be a finite number > 0"),
+                            (dict(clip=float("nan")), "clip must be a finite number > 0, got nan"),
+                            (dict(dtype="bogus"), "dtype must be 'float32' or 'float64', got 'bogus'"),
+                            (dict(lengths=(5, 3)), "lengths must satisfy 1 <= low <= high, got (5, 3)"),
+                            (dict(task="dates", lengths=(5, 6)), "lengths applies to the 'reverse' task only")):
+        with pytest.raises(ValueError, match=f"^train: {re.escape(message)}"):
+            seq2seq.train(**{**tiny, **kwargs})
 
 
 def test_vocabulary_round_trip_and_unknown_characters():

@@ -54,10 +54,19 @@ def test_heads_prints_the_output_and_a_heatmap_per_head(checkpoint, capsys):
 
 
 @pytest.mark.parametrize("text, message", [("50a1", "outside the sort vocabulary"),
-                                           ("1" * 13, "exceed this model's longest")])
+                                           ("1" * 13, "exceed this model's longest"),
+                                           ("12|3", "attend: source '12|3' holds the separator '|'")])
 def test_heads_with_bad_text_exits_2(checkpoint, capsys, text, message):
     assert main(["heads", str(checkpoint), text]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_heads_warns_on_text_unlike_the_training_sources_and_still_answers(checkpoint, capsys):
+    assert main(["heads", str(checkpoint), "503"]) == 0           # sort trained on 4 to 12 digits
+    captured = capsys.readouterr()
+    assert 'warning: the sort model was trained on 4 to 12 digits; "503" has 3' in captured.err
+    assert len(captured.out.splitlines()[0]) == 3
+    assert main(["heads", str(checkpoint), "5031"]) == 0 and capsys.readouterr().err == ""
 
 
 def test_heads_with_a_missing_or_foreign_checkpoint_exits_1(tmp_path, capsys):

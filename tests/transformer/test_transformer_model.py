@@ -226,6 +226,11 @@ def test_bad_input_gets_a_clear_error():
         model.predict("")
     with pytest.raises(ValueError, match="^attend: source must be a non-empty string"):
         model.attend("")
+    for call in (model.predict, model.attend):      # the separator would end the source early
+        with pytest.raises(ValueError, match=rf"^{call.__name__}: source '12\|3' holds the separator"):
+            call("12|3")
+    with pytest.raises(ValueError, match="^attend: '|12a|' has characters outside the sort vocabulary"):
+        model.attend("12a")
     for call, message in ((lambda: train("sort", seed=-1), "train: seed must be an int >= 0, got -1"),
                           (lambda: train("sort", eval_size=-1), "train: eval_size must be an int >= 0"),
                           (lambda: make_dataset("sort", 3, seed=1.5), "make_dataset: seed must be an int >= 0, got 1.5"),
@@ -233,6 +238,22 @@ def test_bad_input_gets_a_clear_error():
                           (lambda: head_scores("model.npz"), "head_scores: model must be a Transformer")):
         with pytest.raises((ValueError, TypeError), match=f"^{re.escape(message)}"):
             call()      # before any training: a bad seed or size is refused at the door
+    tiny_run = dict(steps=1, batch_size=2, layers=1, heads=2, d_model=8, eval_size=0)
+    for kwargs, message in ((dict(peak_learning_rate=-1.0), "peak_learning_rate must be a finite number > 0, got -1.0"),
+                            (dict(peak_learning_rate=float("nan")), "peak_learning_rate must be a finite number > 0"),
+                            (dict(clip=0), "clip must be a finite number > 0, got 0"),
+                            (dict(dtype="float16"), "dtype must be 'float32' or 'float64', got 'float16'"),
+                            (dict(mlp="no"), "mlp must be True or False, got 'no'"),
+                            (dict(causal="no"), "causal must be True or False, got 'no'"),
+                            (dict(lengths=(5, 3)), "lengths must be (low, high) with 1 <= low <= high <= 64 for "
+                                                   "sort, got (5, 3)"),
+                            (dict(lengths=(0, 3)), "got (0, 3)"),
+                            (dict(lengths=5), "lengths must be (low, high), two ints, got 5")):
+        with pytest.raises(ValueError, match=f"^train: .*{re.escape(message)}"):
+            train("sort", **{**tiny_run, **kwargs})     # at the door: NumPy's errors or NaNs came later
+    for held_out in ("no", None, 1):
+        with pytest.raises(ValueError, match=f"^make_dataset: held_out must be True or False, got {held_out!r}"):
+            make_dataset("sort", 2, held_out=held_out)
     with pytest.raises(ValueError, match="unknown task 'copy'"):
         train("copy")
     with pytest.raises(ValueError, match="steps must be a positive int"):
