@@ -34,12 +34,13 @@ __all__ = ["blockwise_attention", "blockwise_attention_steps", "DEFAULT_BLOCK", 
 
 
 def _check(func: str, Q: Any, K: Any, V: Any, mask: Any | None, block_size: Any,
-           causal: Any) -> tuple[Dims, int, int]:
+           causal: Any) -> tuple[Dims, int, int, Any | None]:
+    """The checked dims, the two block sizes, and the mask with at least two axes (a key mask (n,) as (1, n))."""
     dims = Dims(func)
     dims.array("Q", Q, "... m d_k")
     dims.array("K", K, "... n d_k")
     dims.array("V", V, "... n d_v")
-    dims.mask("mask", mask, "... m n")
+    mask = dims.mask("mask", mask, "... m n")
     if not isinstance(causal, bool):
         raise TypeError(f"{func}: causal must be True or False, got {causal!r}")
     on_gpu = "cuda" in str(device_of(Q)).lower()  # CuPy's "<CUDA Device 0>", torch's "cuda:0"
@@ -49,7 +50,7 @@ def _check(func: str, Q: Any, K: Any, V: Any, mask: Any | None, block_size: Any,
             or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes)):
         raise ValueError(f"{func}: block_size must be a positive int or a pair (block_q, block_k) "
                          f"of positive ints, got {block_size!r}")
-    return dims, min(sizes[0], dims["m"]), min(sizes[1], dims["n"])
+    return dims, min(sizes[0], dims["m"]), min(sizes[1], dims["n"]), mask
 
 
 def _visible(xp: Any, mask: Any | None, causal: bool, rows: tuple[int, int], offset: int,
@@ -171,7 +172,7 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
     >>> np.round(np.exp(lse), 3)
     array([4.035])
     """
-    dims, block_q, block_k = _check("blockwise_attention", Q, K, V, mask, block_size, causal)
+    dims, block_q, block_k, mask = _check("blockwise_attention", Q, K, V, mask, block_size, causal)
     xp = get_xp(Q, K, V, mask)
     if method not in ("auto", "portable", "fast"):
         raise ValueError(f"blockwise_attention: method must be 'auto', 'portable' or 'fast', got {method!r}")
@@ -231,7 +232,7 @@ def blockwise_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None,
     """
     if isinstance(block_size, bool) or not isinstance(block_size, int):
         raise ValueError(f"blockwise_attention_steps: block_size must be a positive int, got {block_size!r}")
-    dims, _, block_k = _check("blockwise_attention_steps", Q, K, V, mask, block_size, causal)
+    dims, _, block_k, mask = _check("blockwise_attention_steps", Q, K, V, mask, block_size, causal)
     xp = get_xp(Q, K, V, mask)
     m, n = dims["m"], dims["n"]
     record: list = []

@@ -156,7 +156,7 @@ def blockwise_attention_backward(Q: Any, K: Any, V: Any, output: Any, lse: Any, 
     array([[ 0.176,  0.017, -0.135, -0.018]])
     """
     func = "blockwise_attention_backward"
-    dims, block_q, block_k = _check(func, Q, K, V, mask, block_size, causal)
+    dims, block_q, block_k, mask = _check(func, Q, K, V, mask, block_size, causal)
     xp = get_xp(Q, K, V, mask)
     _check_cache(dims, output, lse, d_output)
     if method not in ("auto", "portable", "fast"):

@@ -111,6 +111,34 @@ def test_mask_with_extra_batch_axes_widens_output(rng, method):
     np.testing.assert_allclose(out, reference(Q, K, V, mask)[0], **TOL["float64"])
 
 
+@pytest.mark.parametrize("library", ["numpy", "torch", "array_api_strict"])
+@pytest.mark.parametrize("method", METHODS)
+def test_a_key_mask_and_a_0d_mask_act_as_numpy_broadcasts_them(rng, library, method):
+    """A mask (n,) is (1, n) and a 0-d mask (1, 1), on every path: the portable one read mask.shape[-2]."""
+    if library != "numpy" and method == "fast":
+        pytest.skip("the fast path takes NumPy arrays only")
+    xp = np if library == "numpy" else pytest.importorskip(library)
+    host = qkv(rng, (2,), 3, 5, 4, 6)
+    keys = np.array([True, False, True, True, False])
+    Q, K, V = (xp.asarray(x) for x in host)
+    for short in (keys, np.array(False), np.array(True)):
+        full = np.broadcast_to(short, (3, 5))
+        out, lse = ae.blockwise_attention(Q, K, V, xp.asarray(short), block_size=2, method=method, return_lse=True)
+        want_out, want_lse = reference(*host, full)
+        np.testing.assert_allclose(to_numpy(out), want_out, **TOL["float64"])
+        np.testing.assert_allclose(to_numpy(lse), want_lse, **TOL["float64"])
+        d_out = xp.asarray(np.ones((2, 3, 6)))
+        grads = ae.blockwise_attention_backward(Q, K, V, out, lse, d_out, xp.asarray(short), block_size=2,
+                                                method=method)
+        wanted = ae.blockwise_attention_backward(*host, to_numpy(out), to_numpy(lse), np.ones((2, 3, 6)),
+                                                 np.array(full), block_size=2, method="portable")
+        for name in "QKV":
+            np.testing.assert_allclose(to_numpy(grads[name]), wanted[name], **TOL["float64"])
+        steps = blockwise_attention_steps(*host, short, block_size=2)
+        np.testing.assert_allclose(steps["output"], want_out, **TOL["float64"])
+    assert keys.shape == (5,)
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_large_scores_need_the_running_max(rng, method, dtype):
@@ -241,7 +269,7 @@ def test_default_plan_uses_threads_for_large_inputs(rng):
 
 def _default_tiles(Q):
     from attention_edu.blockwise import attention
-    return attention._check("blockwise_attention", Q, Q, Q, None, None, False)[1:]
+    return attention._check("blockwise_attention", Q, Q, Q, None, None, False)[1:3]
 
 
 def test_arrays_on_the_host_take_the_cache_sized_default_tiles():
