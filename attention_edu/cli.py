@@ -61,19 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     ...
     SystemExit: 0
     """
-    args = build_parser().parse_args(argv)
+    command = "attention-edu"
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), _terminated)
     try:
+        args = build_parser().parse_args(argv)     # registering imports every command's module
+        command = f"attention-edu {args.command}"
         return _run(args)
     except KeyboardInterrupt:
         pass
     # Out of the except block the interrupted frames are freed, so an open progress bar
     # closes (and ends its line) before the one line that says what happened.
     gc.collect()
-    print(f"attention-edu {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+    print(f"{command}: interrupted (Ctrl-C)", file=sys.stderr)
     return 130
 
 

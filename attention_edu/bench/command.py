@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from .. import costs
@@ -201,6 +202,29 @@ def run_benchmarks(quick: bool = False, progress: bool = True) -> dict:
     return {"machine": machine(), "matmul_gflops": rate / 1e9, "quick": quick, "warnings": warnings, "rows": rows}
 
 
+def plot_path(text: str) -> Path:
+    """A file to write a figure to: an :func:`output_path` with a suffix that names a format matplotlib writes.
+
+    Checked before the benchmarks run (minutes), not by matplotlib after them.
+
+    >>> plot_path("bench.txt")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: bench.txt: matplotlib cannot write '.txt' files; give a name ending in .png, .pdf, .svg, ...
+    """
+    path = output_path(text)
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError as err:
+        raise argparse.ArgumentTypeError(f"needs matplotlib ({err}); pip install matplotlib") from None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        what = f"{path.suffix!r} files" if path.suffix else "files without a suffix"
+        raise argparse.ArgumentTypeError(f"{path}: matplotlib cannot write {what}; give a name ending in .png, .pdf, "
+                                         f".svg, ...")
+    return path
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``bench`` subcommand to the ``attention-edu`` parser."""
     p = subparsers.add_parser("bench", help="time and memory of attention on this machine, predicted and measured",
@@ -210,7 +234,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                           "PyTorch's fused kernel, forward and backward.")
     p.add_argument("--quick", action="store_true", help="small sizes only (under 30 s)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--plot", metavar="PATH", type=output_path,
+    p.add_argument("--plot", metavar="PATH", type=plot_path,
                    help="write time curves to PATH (and memory curves beside it)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(run=run)

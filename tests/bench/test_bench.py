@@ -98,6 +98,18 @@ def test_plot_without_matplotlib_says_so(tiny, monkeypatch, capsys, tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("name, told", [("p", "cannot write files without a suffix"),
+                                         ("p.xyz", "cannot write '.xyz' files")])
+def test_a_plot_name_matplotlib_cannot_write_is_a_usage_error_before_any_work(tmp_path, capsys, name, told):
+    from attention_edu.cli import main
+
+    pytest.importorskip("matplotlib")
+    with pytest.raises(SystemExit) as exit_info:      # argparse's exit 2, before the benchmarks (their seconds)
+        main(["bench", "--quick", "--plot", str(tmp_path / name)])
+    assert exit_info.value.code == 2 and told in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def _overlapping_tick_labels(fig):
     """Pairs of drawn tick labels (inside the axes' span) whose boxes overlap."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -40,3 +40,43 @@ def test_ctrl_c_ends_in_one_line_with_exit_130_and_writes_nothing(console_script
     last = stderr.replace("\r", "\n").strip().splitlines()[-1]
     assert last == f"attention-edu {command[0]}: interrupted (Ctrl-C)", stderr
     assert list(tmp_path.iterdir()) == []  # no model, no plot, no partial file
+
+
+@pytest.mark.parametrize("delay", [0.03, 0.06, 0.1, 0.15, 0.2, 0.3])
+def test_ctrl_c_while_the_command_starts_is_one_line_too(console_script, tmp_path, delay):
+    """The first fifth of a second imports the package and registers the commands: a SIGINT there printed the
+    interpreter's traceback. Before Python's own handler exists the process just ends by the signal, silently."""
+    process = subprocess.Popen([console_script, "examples"], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert process.returncode in (130, 0, -signal.SIGINT), (process.returncode, err)
+    if process.returncode == 130:
+        assert err.strip().splitlines()[-1] in ("attention-edu: interrupted (Ctrl-C)",
+                                                "attention-edu examples: interrupted (Ctrl-C)"), err
+
+
+def test_an_interrupted_import_and_an_interrupted_parser_each_say_one_line(tmp_path):
+    """Deterministic versions of the test above: the import of attention_edu.cli, then build_parser, raise
+    KeyboardInterrupt as a Ctrl-C at that moment would."""
+    import sys
+
+    script = ("import sys, importlib.abc\n"
+              "class Interrupt(importlib.abc.MetaPathFinder):\n"
+              "    def find_spec(self, name, path, target=None):\n"
+              "        if name == 'attention_edu.cli':\n"
+              "            raise KeyboardInterrupt\n"
+              "sys.meta_path.insert(0, Interrupt())\n"
+              "import attention_edu_cli\n"
+              "sys.exit(attention_edu_cli.main())\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
+    script = ("import sys, attention_edu.cli as cli\n"
+              "def interrupted():\n"
+              "    raise KeyboardInterrupt\n"
+              "cli.build_parser = interrupted\n"
+              "sys.exit(cli.main(['examples']))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
