@@ -223,4 +223,5 @@ def qk_arithmetic_intensity(m: int, n: int, d_k: int, bytes_per_element: int = 2
     >>> qk_arithmetic_intensity(512, 512, 64)
     256.0
     """
+    positive_sizes("qk_arithmetic_intensity", m=m, n=n, d_k=d_k, bytes_per_element=bytes_per_element)
     return matmul_flops(m, d_k, n) / qk_bytes_loaded(m, n, d_k, bytes_per_element)

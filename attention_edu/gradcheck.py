@@ -12,7 +12,9 @@ the backward pass.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from numbers import Real
 from typing import Any
 
 from .backend import Backend, to_numpy
@@ -91,6 +93,8 @@ def gradcheck(forward: Callable, backward: Callable, inputs: Mapping[str, Any], 
     >>> sorted(errors), max(errors.values()) < 1e-7
     (['K', 'Q', 'V'], True)
     """
+    if isinstance(eps, bool) or not isinstance(eps, Real) or not 0 < eps < math.inf:
+        raise ValueError(f"gradcheck: eps must be a finite number > 0 (the finite-difference step), got {eps!r}")
     cache = forward(**inputs)
     outputs = tuple(outputs) if outputs is not None else _default_outputs(cache)
     rng = np.random.default_rng(seed)

@@ -15,6 +15,7 @@ from typing import Any
 from .backend import get_xp, quiet_overflow
 from .shapes import Dims
 from .softmax import stable_softmax
+from .weighting import overflow_error
 
 __all__ = ["attention_loop", "bahdanau_attention_loop"]
 
@@ -33,8 +34,7 @@ def _attend_rows(xp: Any, func: str, score_rows: list[list[Any]], values: Any,
     for i, row in enumerate(score_rows):
         scores = xp.stack(row)  # (n,)
         if not bool(xp.all(xp.isfinite(scores))):
-            raise ValueError(f"{func}: the scores overflow (they contain inf or NaN): the inputs are too "
-                             f"large for {scores.dtype}; scale them down or use float64")
+            raise overflow_error(func, scores.dtype)
         if mask is not None:
             allowed = mask[i % mask.shape[0], :]  # mask rows broadcast as (1, n) or (m, n)
             scores = xp.where(allowed, scores, xp.full_like(scores, -math.inf))
@@ -81,6 +81,8 @@ def attention_loop(Q: Any, K: Any, V: Any, mask: Any | None = None,
     dims.array("K", K, "n d_k")
     dims.array("V", V, "n d_v")
     mask = _check_loop_mask(dims, mask)
+    if not isinstance(scaled, bool):
+        raise TypeError(f"attention_loop: scaled must be True or False, got {scaled!r}")
     xp = get_xp(Q, K, V, mask)
     scale = math.sqrt(dims["d_k"]) if scaled else 1.0
     with quiet_overflow():  # too-large inputs: one clear error below, no RuntimeWarning first

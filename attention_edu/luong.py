@@ -60,7 +60,7 @@ def luong_attention_steps(S: Any, H: Any, score: str = "dot", W: Any | None = No
                           v: Any | None = None, mask: Any | None = None) -> Steps:
     """Luong attention with every intermediate kept (see :func:`luong_attention`)."""
     name = "luong_attention"
-    if score not in LUONG_SCORES:
+    if not isinstance(score, str) or score not in LUONG_SCORES:
         raise ValueError(f"{name}: score must be one of {LUONG_SCORES}, got {score!r}")
     needs = {"dot": (), "general": ("W",), "concat": ("W", "v")}[score]
     for arg, value in (("W", W), ("v", v)):

@@ -16,7 +16,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from .backend import host_numpy as np
 from .backend import to_numpy
 
-__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark", "subscripted"]
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark", "figure_formats",
+           "subscripted"]
 
 _SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 
@@ -33,10 +34,9 @@ def subscripted(label: str) -> str:
     ('s₁', 'h₁₂', 'sₜ', 'key_name')
     """
     found = re.fullmatch(r"(.*[^_])_\{?([0-9a-z]+)\}?", str(label))
-    if not found or not all(ch in _SUBSCRIPTS for ch in found[2]):
+    word = found and not found[2].isdigit() and len(found[2]) > 1     # "key_name": a word, not a subscript
+    if not found or word or not all(ch in _SUBSCRIPTS for ch in found[2]):
         return str(label)
-    if not found[2].isdigit() and len(found[2]) > 1:
-        return str(label)  # "key_name": a word, not a subscript
     return found[1] + "".join(_SUBSCRIPTS[ch] for ch in found[2])
 
 
@@ -211,18 +211,18 @@ def plot_benchmark(rows: Sequence[dict], path: str | None = None, x: str = "n",
         if points:
             xs, ys = zip(*points)
             ax.plot(xs, ys, marker="o", label=str(name))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log", xlabel=x, ylabel=y, title=title or "")
     _readable_log_ticks(ax, sorted({row[x] for row in rows if row.get(y) is not None}))
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    if title:
-        ax.set_title(title)
     if path is not None:
         fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
+
+
+def figure_formats() -> set[str]:
+    """The suffixes matplotlib writes figures to here (``png``, ``pdf``, ...): a name is checked before the work."""
+    return set(Figure().canvas.get_supported_filetypes())
 
 
 def _short_number(value: float, _position: Any = None) -> str:

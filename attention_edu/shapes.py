@@ -29,7 +29,7 @@ from typing import Any
 
 from .backend import device_of, get_xp
 
-__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int", "positive_sizes", "int_pair"]
+__all__ = ["ShapeError", "Dims", "broadcast_shapes", "positive_int", "positive_sizes"]
 
 
 class ShapeError(ValueError):
@@ -49,17 +49,14 @@ class ShapeError(ValueError):
 
 def positive_int(func: str, name: str, value: Any, minimum: int = 1) -> int:
     """``value`` as an int ≥ ``minimum``, 1 or 0 (a seed, a count that may be 0), else a ValueError naming both."""
-    if hasattr(value, "__index__") and not isinstance(value, bool) and operator.index(value) >= minimum:
-        return operator.index(value)
-    raise ValueError(f"{func}: {name} must be {'an int >= 0' if minimum == 0 else 'a positive int'}, got {value!r}")
-
-
-def int_pair(func: str, name: str, value: Any) -> tuple[int, int]:
-    """``value`` as a pair of ints (a range of lengths), else a ValueError naming both."""
-    if (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(hasattr(v, "__index__") and not isinstance(v, bool) for v in value)):
-        return operator.index(value[0]), operator.index(value[1])
-    raise ValueError(f"{func}: {name} must be (low, high), two ints, got {value!r}")
+    try:            # an array has __index__ too, which raises unless it holds one integer
+        index = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        index = None
+    if index is not None and index >= minimum:
+        return index
+    shown = f"an array of shape {tuple(value.shape)}" if getattr(value, "ndim", 0) else repr(value)   # not its values
+    raise ValueError(f"{func}: {name} must be {'an int >= 0' if minimum == 0 else 'a positive int'}, got {shown}")
 
 
 def positive_sizes(func: str, **sizes: Any) -> None:
@@ -138,10 +135,8 @@ class Dims:
         shown = _fmt_pattern(tokens)
         if len(shape) < len(named) or (not batched and len(shape) != len(named)):
             need = f"at least {len(named)}" if batched else f"exactly {len(named)}"
-            raise self.error(
-                f"{arg} has shape {_fmt(shape)} ({_dimensions(len(shape))}) but pattern "
-                f"{shown} needs {need} {'dimension' if len(named) == 1 else 'dimensions'}"
-            )
+            raise self.error(f"{arg} has shape {_fmt(shape)} ({_dimensions(len(shape))}) but pattern "
+                             f"{shown} needs {need} {'dimension' if len(named) == 1 else 'dimensions'}")
         core = shape[len(shape) - len(named):]
         trial = dict(self._bound)
         for token, size in zip(named, core):
@@ -151,10 +146,8 @@ class Dims:
                 raise self.error(f"{arg} has shape {_fmt(shape)} but pattern {shown} needs {problem}{hint}")
         for token, size in zip(named, core):
             if size == 0:
-                raise self.error(
-                    f"{arg} has shape {_fmt(shape)}: dimension {token} is 0, "
-                    f"but attention needs at least one {'key' if token == 'n' else 'entry'} along it"
-                )
+                raise self.error(f"{arg} has shape {_fmt(shape)}: dimension {token} is 0, but attention needs "
+                                 f"at least one {'key' if token == 'n' else 'entry'} along it")
         if batched:
             self._merge_batch(arg, shape[: len(shape) - len(named)], where)
         self._bound = trial
@@ -163,10 +156,8 @@ class Dims:
         """Broadcast ``lead`` into the batch shape bound so far (``where`` names the source)."""
         merged = broadcast_shapes(self.batch, lead)
         if merged is None:
-            raise self.error(
-                f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
-                f"{_fmt(self.batch)} from {', '.join(self._batch_from)}"
-            )
+            raise self.error(f"{arg} has batch dimensions {_fmt(lead)} that do not broadcast with "
+                             f"{_fmt(self.batch)} from {', '.join(self._batch_from)}")
         self.batch = merged
         if where is not None:
             self._batch_from.append(where)
@@ -241,18 +232,15 @@ class Dims:
             return None
         xp = self.namespace(arg, mask)
         if mask.dtype != xp.bool:
-            raise TypeError(
-                f"{self.func}: {arg} has dtype {mask.dtype} but masks are boolean, "
-                f"True = may attend; build one with causal_mask/padding_mask or (x != 0)"
-            )
+            raise TypeError(f"{self.func}: {arg} has dtype {mask.dtype} but masks are boolean, "
+                            f"True = may attend; build one with causal_mask/padding_mask or (x != 0)")
         named = pattern.split()[1:]
         shape = (1,) * (len(named) - len(mask.shape)) + tuple(mask.shape)  # (n,) broadcasts as (1, n)
         target = [self[t] for t in named]
         if any(s not in (1, t) for s, t in zip(shape[len(shape) - len(named):], target)):
             sources = ", ".join(f"{t} = {self[t]} from {self._bound[t][1]}" for t in named)
-            raise self.error(
-                f"{arg} has shape {_fmt(tuple(mask.shape))} but must broadcast to {_fmt_pattern(pattern.split())} "
-                f"with {sources}: each of its last {len(named)} axes must be that size or 1"
-            )
+            raise self.error(f"{arg} has shape {_fmt(tuple(mask.shape))} but must broadcast to "
+                             f"{_fmt_pattern(pattern.split())} with {sources}: each of its last {len(named)} axes "
+                             f"must be that size or 1")
         self._merge_batch(arg, shape[: len(shape) - len(named)], None)
         return mask if len(shape) == len(mask.shape) else xp.reshape(mask, shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backend import get_xp
+from .backend import get_xp, quiet_overflow
 from .shapes import Dims
 
 __all__ = ["softmax", "softmax_naive", "softmax_jacobian", "softmax_vjp", "stable_softmax"]
@@ -55,11 +55,15 @@ def softmax(x: Any, axis: int = -1) -> Any:
         raise ValueError("softmax: x contains NaN or +inf; only -inf (a masked entry) is allowed")
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"softmax: axis must be an int (attention normalises over one axis), got {axis!r}")
-    if not -x.ndim <= axis < max(x.ndim, 1):
+    if x.ndim == 0:
+        raise dims.error(f"x is a single number (shape ()); the softmax normalises along an axis: give an array "
+                         f"of at least one dimension")
+    if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for x of shape {tuple(x.shape)}")
     if x.shape[axis] == 0:
         raise dims.error(f"x has shape {tuple(x.shape)}: axis {axis} is empty, so there is nothing to normalise")
-    return stable_softmax(xp, x, axis)
+    with quiet_overflow():      # x − max of ±1e308 overflows to −inf, whose exp is the right 0
+        return stable_softmax(xp, x, axis)
 
 
 def stable_softmax(xp: Any, x: Any, axis: int = -1) -> Any:

@@ -14,7 +14,14 @@ from typing import Any
 
 from .softmax import stable_softmax
 
-__all__ = ["weigh", "weigh_backward", "sum_to_shape"]
+__all__ = ["weigh", "weigh_backward", "sum_to_shape", "overflow_error"]
+
+
+def overflow_error(func: str, dtype: Any) -> ValueError:
+    """The error for scores that overflow ``dtype``: what to do about it (float64 only where it is not)."""
+    wider = "" if "float64" in str(dtype) else " or use float64"
+    return ValueError(f"{func}: the scores overflow (they contain inf or NaN): the inputs are too large for "
+                      f"{dtype}; scale them down{wider}")
 
 
 def weigh(xp: Any, func: str, scores: Any, values: Any, mask: Any | None) -> tuple[Any, Any, Any]:
@@ -31,8 +38,7 @@ def weigh(xp: Any, func: str, scores: Any, values: Any, mask: Any | None) -> tup
     (True, array([[0.5, 0.5]]), array([[0.5, 0.5]]))
     """
     if not bool(xp.all(xp.isfinite(scores))):  # one host check per call, before any -inf is added
-        raise ValueError(f"{func}: the scores overflow (they contain inf or NaN): the inputs are too large "
-                         f"for {scores.dtype}; scale them down or use float64")
+        raise overflow_error(func, scores.dtype)
     masked_scores = None if mask is None else xp.where(mask, scores, xp.full_like(scores, -math.inf))
     weights = stable_softmax(xp, scores if mask is None else masked_scores)  # (..., m, n)
     output = weights @ values  # (..., m, d_v)

@@ -214,11 +214,10 @@ def plot_path(text: str) -> Path:
     """
     path = output_path(text)
     try:
-        from matplotlib.backend_bases import FigureCanvasBase
-    except ImportError as err:
+        from ..plotting import figure_formats
+    except ImportError as err:       # matplotlib missing
         raise argparse.ArgumentTypeError(f"needs matplotlib ({err}); pip install matplotlib") from None
-    formats = FigureCanvasBase.get_supported_filetypes()
-    if path.suffix[1:].lower() not in formats:
+    if path.suffix[1:].lower() not in figure_formats():
         what = f"{path.suffix!r} files" if path.suffix else "files without a suffix"
         raise argparse.ArgumentTypeError(f"{path}: matplotlib cannot write {what}; give a name ending in .png, .pdf, "
                                          f".svg, ...")

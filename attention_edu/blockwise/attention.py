@@ -24,10 +24,11 @@ import math
 from functools import partial
 from typing import Any
 
-from ..backend import device_of, get_xp, is_numpy_namespace, quiet_overflow
+from ..backend import device_of, get_xp, is_numpy_namespace, quiet_overflow, to_numpy
 from .fast import blockwise_attention_fast
 from .memory_model import ACCELERATOR_BLOCK, DEFAULT_BLOCK
-from ..shapes import Dims
+from ..shapes import Dims, positive_int
+from ..weighting import overflow_error
 from ..steps import Steps
 
 __all__ = ["blockwise_attention", "blockwise_attention_steps", "DEFAULT_BLOCK", "ACCELERATOR_BLOCK"]
@@ -45,12 +46,13 @@ def _check(func: str, Q: Any, K: Any, V: Any, mask: Any | None, block_size: Any,
         raise TypeError(f"{func}: causal must be True or False, got {causal!r}")
     on_gpu = "cuda" in str(device_of(Q)).lower()  # CuPy's "<CUDA Device 0>", torch's "cuda:0"
     sizes = (ACCELERATOR_BLOCK if on_gpu else DEFAULT_BLOCK) if block_size is None else block_size
-    sizes = (sizes, sizes) if isinstance(sizes, int) and not isinstance(sizes, bool) else sizes
-    if (not isinstance(sizes, tuple) or len(sizes) != 2
-            or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes)):
+    try:        # an int (NumPy's too, not a bool) or a pair of them
+        block_q, block_k = (positive_int(func, "block_size", s) for s in
+                            (sizes if isinstance(sizes, (tuple, list)) else (sizes, sizes)))
+    except ValueError:        # not positive ints, or not two of them
         raise ValueError(f"{func}: block_size must be a positive int or a pair (block_q, block_k) "
-                         f"of positive ints, got {block_size!r}")
-    return dims, min(sizes[0], dims["m"]), min(sizes[1], dims["n"]), mask
+                         f"of positive ints, got {block_size!r}") from None
+    return dims, min(block_q, dims["m"]), min(block_k, dims["n"]), mask
 
 
 def _visible(xp: Any, mask: Any | None, causal: bool, rows: tuple[int, int], offset: int,
@@ -181,7 +183,7 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
                         f"use method='portable' (or 'auto') on other backends")
     # |q·k| ≤ d_k max|Q| max|K|: below the dtype's range no score overflows; above, the portable path
     # runs here with NumPy's warnings off and the check below names the cause.
-    bound = dims["d_k"] * float(xp.max(xp.abs(Q))) * float(xp.max(xp.abs(K)))
+    bound = dims["d_k"] * math.prod(float(to_numpy(xp.max(xp.abs(x)))) for x in (Q, K))   # to_numpy: no grad warning
     safe = bound < float(xp.finfo(Q.dtype).max)
     with quiet_overflow():
         if safe and (method == "fast" or (method == "auto" and is_numpy_namespace(xp))):
@@ -190,8 +192,7 @@ def blockwise_attention(Q: Any, K: Any, V: Any, mask: Any | None = None,
         else:
             output, lse = _portable(xp, dims, Q, K, V, mask, causal, block_q, block_k)
     if not safe and not bool(xp.all(xp.isfinite(output))):
-        raise ValueError(f"blockwise_attention: the scores overflow (they contain inf or NaN): the inputs are "
-                         f"too large for {Q.dtype}; scale them down or use float64")
+        raise overflow_error("blockwise_attention", Q.dtype)
     return (output, lse) if return_lse else output
 
 
@@ -230,8 +231,7 @@ def blockwise_attention_steps(Q: Any, K: Any, V: Any, mask: Any | None = None,
     >>> steps.denominator_1, steps.denominator_2
     (array([[2.]]), array([[3.]]))
     """
-    if isinstance(block_size, bool) or not isinstance(block_size, int):
-        raise ValueError(f"blockwise_attention_steps: block_size must be a positive int, got {block_size!r}")
+    block_size = positive_int("blockwise_attention_steps", "block_size", block_size)
     dims, _, block_k, mask = _check("blockwise_attention_steps", Q, K, V, mask, block_size, causal)
     xp = get_xp(Q, K, V, mask)
     m, n = dims["m"], dims["n"]

@@ -147,7 +147,8 @@ def blockwise_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 1, itemsi
     """
     positive_sizes("blockwise_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize,
               workers=workers)
-    if len(block) != 2 or any(not isinstance(b, int) or b < 1 for b in block):
+    if (not isinstance(block, (tuple, list)) or len(block) != 2
+            or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in block)):
         raise ValueError(f"blockwise_cost: block must be a pair of positive ints, got {block!r}")
     pairs, visits = _visited(m, n, block, causal)
     pairs, visits = batch * pairs, batch * visits
@@ -211,7 +212,8 @@ def blockwise_backward_cost(m: int, n: int, d_k: int, d_v: int, *, batch: int = 
     """
     positive_sizes("blockwise_backward_cost", m=m, n=n, d_k=d_k, d_v=d_v, batch=batch, itemsize=itemsize,
                    workers=workers)
-    if len(block) != 2 or any(not isinstance(b, int) or b < 1 for b in block):
+    if (not isinstance(block, (tuple, list)) or len(block) != 2
+            or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in block)):
         raise ValueError(f"blockwise_backward_cost: block must be a pair of positive ints, got {block!r}")
     pairs, rows, keys = (batch * count for count in _tiles(m, n, block, causal))
     flops = {"scores": 2 * d_k * pairs, "subtract_lse": pairs, "exp": pairs,

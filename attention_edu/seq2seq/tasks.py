@@ -16,10 +16,12 @@ training.
 from __future__ import annotations
 
 import datetime
+import operator
 import zlib
+from typing import Any
 
 from ..backend import host_numpy as np
-from ..shapes import int_pair, positive_int
+from ..shapes import positive_int
 
 __all__ = ["TASKS", "ALPHABETS", "REVERSE_ALPHABET", "REVERSE_LENGTHS", "DATE_FORMATS", "make_dataset",
            "format_date", "is_held_out"]
@@ -109,6 +111,14 @@ def _dates_pairs(size: int, rng: np.random.Generator, held_out: bool) -> list[tu
             fmt = DATE_FORMATS[int(rng.integers(0, len(DATE_FORMATS)))]
             pairs.append((format_date(date, fmt), iso))
     return pairs
+
+
+def int_pair(func: str, name: str, value: Any) -> tuple[int, int]:
+    """``value`` as a pair of ints (a range of lengths), else a ValueError naming both."""
+    if (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(hasattr(v, "__index__") and not isinstance(v, bool) for v in value)):
+        return operator.index(value[0]), operator.index(value[1])
+    raise ValueError(f"{func}: {name} must be (low, high), two ints, got {value!r}")
 
 
 def make_dataset(task: str, size: int, seed: int = 0, *, held_out: bool = False,

@@ -23,7 +23,8 @@ from __future__ import annotations
 import zlib
 
 from ..backend import host_numpy as np
-from ..shapes import int_pair, positive_int
+from ..seq2seq.tasks import int_pair
+from ..shapes import positive_int
 
 __all__ = ["TASKS", "SEPARATOR", "LENGTHS", "ALPHABETS", "make_dataset", "is_held_out", "vocabulary"]
 

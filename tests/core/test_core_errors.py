@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import traceback
+import warnings
 
 import numpy as np
 import pytest
@@ -162,6 +163,22 @@ BAD_CALLS = [
      ["multi_head_attention:", "num_heads must be a positive int", "got 0"]),
     ("mha-num_heads-float", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, 2.0), ValueError,
      ["multi_head_attention:", "num_heads", "got 2.0"]),
+    # a mask passed where num_heads goes: NumPy said "only integer scalar arrays can be converted"
+    ("mha-num_heads-array", lambda: ae.multi_head_attention(Q, K, W3x6, W3x6, W3x6, W3x6.T, np.ones((5, 6), bool)),
+     ValueError, ["multi_head_attention:", "num_heads must be a positive int", "got an array of shape (5, 6)"]),
+    ("luong-score-array", lambda: ae.luong_attention(S, H, np.array("dot")), ValueError,
+     ["luong_attention:", "score must be one of ('dot', 'general', 'concat')"]),
+    ("softmax-0d", lambda: ae.softmax(np.array(3.0), axis=0), ae.ShapeError,
+     ["softmax:", "x is a single number (shape ())", "at least one dimension"]),
+    ("gradcheck-eps", lambda: ae.gradcheck(ae.scaled_dot_product_attention_steps,
+                                           ae.scaled_dot_product_attention_backward, dict(Q=Q, K=K, V=V), eps=0),
+     ValueError, ["gradcheck:", "eps must be a finite number > 0", "got 0"]),
+    ("blockwise-cost-block", lambda: ae.blockwise.memory_model.blockwise_cost(4, 4, 2, 2, block=5), ValueError,
+     ["blockwise_cost:", "block must be a pair of positive ints, got 5"]),
+    ("qk-intensity-zero", lambda: ae.costs.qk_arithmetic_intensity(0, 3, 2), ValueError,
+     ["qk_arithmetic_intensity:", "m must be a positive int, got 0"]),
+    ("loop-scaled-text", lambda: ae.attention_loop(Q, K, V, scaled="no"), TypeError,
+     ["attention_loop:", "scaled must be True or False, got 'no'"]),
     ("split-not-dividing", lambda: ae.split_heads(np.ones((3, 5)), 2), ae.ShapeError,
      ["split_heads:", "X has shape (3, 5)", "5", "num_heads = 2"]),
     ("merge-rank", lambda: ae.merge_heads(np.ones((3, 5))), ae.ShapeError,
@@ -227,6 +244,25 @@ def test_numpy_integers_are_accepted_where_sizes_are_expected():
     np.testing.assert_array_equal(ae.split_heads(W3x6, np.int32(2)), ae.split_heads(W3x6, 2))
     with pytest.raises(ValueError, match="causal_mask: m must be a positive int, got True"):
         ae.causal_mask(True)
+    np.testing.assert_array_equal(ae.blockwise_attention(Q, K, V, block_size=np.int64(2)),
+                                  ae.blockwise_attention(Q, K, V, block_size=2))
+
+
+def test_a_softmax_of_extreme_but_finite_logits_is_right_and_quiet():
+    """x − max(x) of ±1e308 overflows to −inf, whose exp is the right 0: no RuntimeWarning (the suite makes it an
+    error), and the overflow message tells float64 users only to scale down."""
+    np.testing.assert_array_equal(ae.softmax(np.array([1e308, -1e308])), [1.0, 0.0])
+    with pytest.raises(ValueError) as info:
+        ae.scaled_dot_product_attention(np.full((2, 3), 1e200), np.full((2, 3), 1e200), np.ones((2, 3)))
+    assert str(info.value).endswith("too large for float64; scale them down")
+
+
+def test_blockwise_attention_on_a_tensor_that_requires_grad_does_not_warn():
+    torch = pytest.importorskip("torch")
+    t = torch.ones(3, 4, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # torch warned when its max was turned into a float
+        assert ae.blockwise_attention(t, t, t).shape == (3, 4)
 
 
 def _overflowing_calls():
