@@ -16,8 +16,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from .backend import host_numpy as np
 from .backend import to_numpy
 
-__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark", "figure_formats",
-           "subscripted"]
+__all__ = ["attention_heatmap", "distribution_bars", "heads_heatmaps", "heatmap_grid", "plot_benchmark",
+           "figure_formats", "subscripted"]
 
 _SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
 
