@@ -17,6 +17,11 @@ numpydoc_validation_checks = set()
 autodoc_typehints = "none"
 myst_enable_extensions = ["dollarmath"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/sanitize.cfg"]
+#: ``-t without_solutions``: a site to host for a class, without the solved notebooks or their part
+#: of the navigation (``tags`` is the build's tag set, which Sphinx puts in this file's namespace).
+WITHOUT_SOLUTIONS = tags.has("without_solutions")  # noqa: F821
+if WITHOUT_SOLUTIONS:
+    exclude_patterns.append("notebooks/solutions")
 html_theme = "sphinx_book_theme"
 html_title = "attention_edu"
 html_theme_options = {
@@ -53,6 +58,9 @@ def public_api_markdown() -> str:
 def _insert_api(app, docname, source):
     if docname == "api" and API_MARKER in source[0]:
         source[0] = source[0].replace(API_MARKER, public_api_markdown())
+    if docname == "index" and WITHOUT_SOLUTIONS:     # the toctree block captioned "Solutions"
+        blocks = source[0].split("```{toctree}")
+        source[0] = "```{toctree}".join(b for b in blocks if ":caption: Solutions" not in b.split("```")[0])
 
 
 def _mark_solutions(app, doctree):

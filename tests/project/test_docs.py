@@ -7,6 +7,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -81,3 +82,17 @@ def test_notebook_tables_are_padded_and_long_api_names_fit_the_contents_sidebar(
     css = (site / "_static" / "wide.css").read_text()
     assert re.search(r"\.cell_output table th, \.cell_output table td \{ padding: [^;]*em", css)
     assert ".bd-sidebar-secondary" in css and "overflow-wrap: anywhere" in css
+
+
+def test_a_site_for_a_class_leaves_the_solutions_out(tmp_path):
+    """``-t without_solutions`` (docs/teachers.md, "Hand out"): no solved notebook is built or linked,
+    and the build still passes with -W (no toctree points at an excluded page)."""
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs"
+    out = tmp_path / "html"
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                           "-t", "without_solutions", str(docs), str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert not (out / "notebooks" / "solutions").exists()
+    assert len(list((out / "notebooks" / "exercises").glob("*.html"))) == 6
+    pages = "".join(page.read_text(errors="ignore") for page in out.rglob("*.html"))
+    assert "solutions/01_softmax_and_masks" not in pages and "Solution 01" not in pages

@@ -197,8 +197,11 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
-    if args.require_sandbox and (layer := filesystem_layer()) is not None:
-        return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
+    if (layer := filesystem_layer()) is not None:
+        if args.require_sandbox:
+            return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
+        print(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
+              f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", file=sys.stderr)
     seed = fresh_seed() if args.seed is None else args.seed
     several = bool(args.gradescope) and len(files) != 1     # the grader does not choose one: none runs its budget
     names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
@@ -211,7 +214,7 @@ def run_grade(args: argparse.Namespace) -> int:
             row.passed, row.status, row.probes_passed = False, "failed", 0     # Landlock failed for this one: no credit
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
-    layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none"   # a symlink's row has none
+    layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
     print(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
           f"{' (per student)' if args.per_student else ''};"
           f" sandbox layers: {layers}", file=sys.stderr)
@@ -239,6 +242,8 @@ def run_grade(args: argparse.Namespace) -> int:
             print(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
         print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
     if interrupted:
-        print(f"attention-edu grade: interrupted; wrote the {len(done)} rows done of {len(files)}", file=sys.stderr)
+        left = [escape(Path(f).name, False) for f in files if f not in rows]
+        print(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
+              f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", file=sys.stderr)
         return 130
     return 1 if unwritten else 0

@@ -154,6 +154,7 @@ def test_gradescope_scores_no_pick_of_several_files(tmp_path, console_script, so
     assert results["score"] == 0 and results["max_score"] == 25, results
     assert results["tests"][0]["output"] == (
         "2 files came in (a_try.py, b_\\x1b[31m.py): submit one .py or .ipynb that defines softmax")
+    assert "sandbox layers: none (no submission ran)" in done.stderr     # not a sandbox that failed
     # with --json too, each file has its row and why it was not graded (it printed [] and "graded 0 of 2")
     done = _grade(console_script, tmp_path, "--exercise", "softmax", "--gradescope", out, "--seed", "2", "--json")
     rows = json.loads(done.stdout)
@@ -225,11 +226,15 @@ def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, sof
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert "interrupted" in err and len(err.strip().splitlines()) == 2, err     # the seed line, then one line
+    lines = [line for line in err.strip().splitlines() if ": warning: " not in line]   # no filesystem layer: a warning
+    assert "interrupted" in err and len(lines) == 2, err     # the seed line, then one line
     with open(book, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert 1 <= len(rows) < 8 and all(r["passed"] == "True" for r in rows), rows
     assert f"wrote {len(rows)} row" in out
+    left = sorted({f"s{index}.py" for index in range(8)} - {Path(r["file"]).name for r in rows})
+    assert f"graded {len(rows)} of 8, and the gradebook holds those rows only (not graded: " in lines[-1], err
+    assert all(name in lines[-1] for name in left[:5]), (left, err)
 
 
 def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp_path):
@@ -268,6 +273,10 @@ def test_require_sandbox_refuses_without_the_filesystem_layer(tmp_path, monkeypa
     monkeypatch.setattr(command, "filesystem_layer", lambda: "the kernel offers no Landlock")
     assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--require-sandbox"]) == 2
     assert "--require-sandbox: the filesystem sandbox is not available here" in capsys.readouterr().err
+    # without --require-sandbox it grades, and says first that the filesystem layer is missing
+    assert cli.main(["grade", str(tmp_path), "--exercise", "softmax", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("attention-edu grade: warning: no filesystem sandbox here (the kernel offers no Landlock)")
 
 
 def test_a_worker_started_again_without_the_filesystem_layer_is_a_row_graded_without_it(
