@@ -161,13 +161,13 @@ def check_answer(answer_id: str, answer: Any = ..., strict: bool | None = None, 
         raise ValueError(f"check_answer({answer_id!r}): unknown part(s) {', '.join(unknown)}; "
                          f"the parts are {', '.join(names)}")
     given = {k: v for k, v in parts.items() if v is not ... and v is not None}
+    wanted = [p.name for p in spec.parts if p.required or p.name in parts]     # a part left as ... is asked for
     if not given:
-        return finish(CheckResult(answer_id, False, False, f"no answer yet: fill in "
-                                  f"{', '.join(p.name for p in spec.parts if p.required)}."), strict)
-    return finish(_check(answer_id, spec, given), strict)
+        return finish(CheckResult(answer_id, False, False, f"no answer yet: fill in {', '.join(wanted)}."), strict)
+    return finish(_check(answer_id, spec, given, wanted), strict)
 
 
-def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResult:
+def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any], wanted: list[str]) -> CheckResult:
     """The verdict on the parts given: an unreadable or wrong one fails it (the first told, each listed as a
     mistake with its part as the probe); a missing one, incomplete."""
     from .. import worked_examples  # the catalogue is built on the same layer; import when needed
@@ -196,11 +196,11 @@ def _check(answer_id: str, spec: AnswerSpec, given: dict[str, Any]) -> CheckResu
             {"hint_id": h_id, "probe": part, "hint": f"{told}. {h}"} for part, told, h, h_id in others]
         return CheckResult(answer_id, False, True, summary, hint=hint, hint_id=hint_id, probe=probe,
                            mistakes=tuple(mistakes))
-    missing = [p.name for p in spec.parts if p.required and p.name not in given]
+    missing = [name for name in wanted if name not in given]
     if missing:
         verb = "is" if len(done) == 1 else "are"
         return CheckResult(answer_id, False, True, f"{', '.join(done)} {verb} right so far; still missing: "
                            f"{', '.join(missing)}", hint_id="answer.incomplete",
-                           hint=f"Give every required part: {', '.join(missing)}.")
+                           hint=f"Fill in every part asked for: {', '.join(missing)}.")
     return CheckResult(answer_id, True, True, f"right within sensible rounding: {', '.join(done)}.",
                        hint_id=accepted[0] if accepted else None, notes=tuple(notes))

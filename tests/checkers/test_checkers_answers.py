@@ -163,6 +163,19 @@ def test_an_incomplete_answer_says_what_is_right_in_a_sentence():
     assert two.summary.startswith("output_shape, attention_shape are right so far; still missing: qk_flops"), two
 
 
+def test_an_optional_part_left_as_ellipsis_is_asked_for_not_skipped():
+    """A notebook's stub passes every part as ``...``: one still blank is missing, optional or not (it passed
+    before, with only the required parts filled in); a part not passed at all stays optional."""
+    given = _computed("fund.exercise-4")
+    filled = dict(output_shape_5=given["output_shape_5"], weights_shape_5=given["weights_shape_5"])
+    blank = check_answer("fund.exercise-4", **filled, output_shape_10=..., weights_shape_10=None)
+    assert not blank.passed and blank.hint_id == "answer.incomplete", blank
+    assert blank.summary.endswith("still missing: output_shape_10, weights_shape_10"), blank
+    assert check_answer("fund.exercise-4", **filled).passed
+    stub = check_answer("dot.exercise-5", max_entropy=..., entropy_cat_sat_mat=...)
+    assert stub.status == "not attempted" and stub.summary == "no answer yet: fill in max_entropy, entropy_cat_sat_mat."
+
+
 def test_a_yes_no_answer_typed_in_quotes_is_told_to_drop_them():
     """Red team 13B: is_symmetric_tied="True" read "Give is_symmetric_tied as True or False": what was typed."""
     quoted = check_answer("dot.exercise-4", is_symmetric_tied="True")

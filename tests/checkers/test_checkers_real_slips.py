@@ -229,8 +229,21 @@ def bw_times_scale(Q, K, V, d_output, mask=None):
     return dS @ K * scale, np.swapaxes(dS, -1, -2) @ Q * scale, np.swapaxes(W, -1, -2) @ d_output
 
 
+def sm_global_max_guarded(x):
+    """One maximum for the whole array, with the 0 / 0 rows guarded: its output matched "sums over the whole
+    array" on the large-logits case (the other rows underflow to 0), though it sums per row and passed the small
+    case that mistake fails."""
+    m = np.max(x)
+    if not np.isfinite(m):
+        m = 0.0
+    e = np.exp(x - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return np.where(s > 0, e / np.where(s > 0, s, 1), 0)
+
+
 # (exercise, function, the hint id it must get first, other hint ids it must list)
 REAL = [
+    ("softmax", sm_global_max_guarded, "softmax.global-max-shift", ()),
     ("scaled_dot_product_attention", sd_where_1e9, "attention.inverted-mask-finite-fill", ()),
     ("scaled_dot_product_attention", sd_where_1e10, "attention.inverted-mask-finite-fill", ()),
     ("scaled_dot_product_attention", sd_added, "attention.inverted-mask-finite-fill", ()),

@@ -187,6 +187,8 @@ register_mistakes("softmax", (
      "A row of all -inf has maximum -inf, and -inf - (-inf) is NaN: where the row maximum is not finite "
      "subtract 0 instead (and divide by 1 where the sum is 0), so the row comes out as zeros."),
 ))
+variant("softmax.global-max-shift")(            # guarded: rows far below the one maximum come out as 0, not 0 / 0
+    lambda x: (lambda e: e / np.where(_row_sum(e) > 0, _row_sum(e), 1.0))(np.exp(x - np.max(x))))
 
 
 def _triangle(m, n, keep=np.tril, offset=0, sign=1):

@@ -503,7 +503,8 @@ if not ARGS["control"]:
     own = resource.getrlimit(resource.RLIMIT_NOFILE)
     attempt("its own limit", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, own))
     attempt("its own limit by pid", lambda: resource.prlimit(os.getpid(), resource.RLIMIT_CORE, (0, 0)))
-    attempt("renice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+    # nice 1, or its own niceness where that is higher already (a suite run under `nice`): lowering it needs a capability
+    attempt("renice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, max(1, os.getpriority(os.PRIO_PROCESS, 0))))
     attempt("pin itself", lambda: os.sched_setaffinity(0, os.sched_getaffinity(0)))
 """
 
