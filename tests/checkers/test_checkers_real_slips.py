@@ -229,6 +229,24 @@ def bw_times_scale(Q, K, V, d_output, mask=None):
     return dS @ K * scale, np.swapaxes(dS, -1, -2) @ Q * scale, np.swapaxes(W, -1, -2) @ d_output
 
 
+def bw_ds_sign(Q, K, V, d_output, mask=None):
+    W = _forward(Q, K, mask)
+    dW = d_output @ np.swapaxes(V, -1, -2)
+    dS = W * ((dW * W).sum(axis=-1, keepdims=True) - dW)       # the difference taken the wrong way round
+    scale = np.sqrt(Q.shape[-1])
+    return dS @ K / scale, np.swapaxes(dS, -1, -2) @ Q / scale, np.swapaxes(W, -1, -2) @ d_output
+
+
+@pytest.mark.parametrize("fn, factor", [(bw_ds_sign, "Each is -1 times the expected one: the opposite sign"),
+                                        (bw_times_scale, "times the expected one, the size of axis -1 of Q")])
+def test_where_the_chain_breaks_and_by_which_factor(fn, factor):
+    """dV right, dQ and dK wrong by one constant factor: the chain's hint says where, and the factor with its cause
+    (it said only where: a flipped dS was not told to be a sign)."""
+    result = CHECKERS["attention_backward"](fn)
+    assert result.hint_id == "attention_backward.chain" and result.hint.startswith("dV is right"), str(result)
+    assert factor in result.hint, result.hint
+
+
 def sm_global_max_guarded(x):
     """One maximum for the whole array, with the 0 / 0 rows guarded: its output matched "sums over the whole
     array" on the large-logits case (the other rows underflow to 0), though it sums per row and passed the small

@@ -18,7 +18,7 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from . import attend, register_mistakes
 from ..diagnosis import close
-from ..diagnosis.evidence import partly, reads, which_right
+from ..diagnosis.evidence import constant_relation, factor_cause, partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
@@ -201,4 +201,8 @@ def _chain(case, mine, expected):
     if right is None or good not in _WHERE:
         return None
     phrases = partly(names, right)
-    return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}."
+    factors = {constant_relation(a, e) for a, e, r in zip(mine, expected, right) if not r}    # one factor for all?
+    factor = next(iter(factors)) if len(factors) == 1 and None not in factors else None
+    told = f" Each is {factor[1]:.4g} times the expected one{factor_cause(factor[1], case, False)}." if (
+        factor and factor[0] == "factor") else ""
+    return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}.{told}"
