@@ -58,25 +58,29 @@ def test_ctrl_c_while_the_command_starts_is_one_line_too(console_script, tmp_pat
                                                 "attention-edu examples: interrupted (Ctrl-C)"), err
 
 
-def test_an_interrupted_import_and_an_interrupted_parser_each_say_one_line(tmp_path):
-    """Deterministic versions of the test above: the import of attention_edu.cli, then build_parser, raise
-    KeyboardInterrupt as a Ctrl-C at that moment would."""
+#: Two moments a Ctrl-C can land before a command runs: the import of attention_edu.cli, then build_parser
+INTERRUPTED = {
+    "import": ("import sys, importlib.abc\n"
+               "class Interrupt(importlib.abc.MetaPathFinder):\n"
+               "    def find_spec(self, name, path, target=None):\n"
+               "        if name == 'attention_edu.cli':\n"
+               "            raise KeyboardInterrupt\n"
+               "sys.meta_path.insert(0, Interrupt())\n"
+               "import attention_edu_cli\n"
+               "sys.exit(attention_edu_cli.main())\n"),
+    "parser": ("import sys, attention_edu.cli as cli\n"
+               "def interrupted():\n"
+               "    raise KeyboardInterrupt\n"
+               "cli.build_parser = interrupted\n"
+               "sys.exit(cli.main(['examples']))\n"),
+}
+
+
+@pytest.mark.parametrize("moment", sorted(INTERRUPTED))
+def test_an_interrupted_import_or_parser_says_one_line(tmp_path, moment):
+    """Deterministic versions of the test above: the code raises KeyboardInterrupt where a Ctrl-C would."""
     import sys
 
-    script = ("import sys, importlib.abc\n"
-              "class Interrupt(importlib.abc.MetaPathFinder):\n"
-              "    def find_spec(self, name, path, target=None):\n"
-              "        if name == 'attention_edu.cli':\n"
-              "            raise KeyboardInterrupt\n"
-              "sys.meta_path.insert(0, Interrupt())\n"
-              "import attention_edu_cli\n"
-              "sys.exit(attention_edu_cli.main())\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
-    script = ("import sys, attention_edu.cli as cli\n"
-              "def interrupted():\n"
-              "    raise KeyboardInterrupt\n"
-              "cli.build_parser = interrupted\n"
-              "sys.exit(cli.main(['examples']))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED[moment]], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
     assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
