@@ -26,7 +26,8 @@ def test_variants_exist_for_the_mask_fills():
             "attention_backward.finite-fill", "attention_backward.inverted-mask-finite-fill"} <= ids
 
 
-@pytest.mark.parametrize("mistake,mutant", VARIANTS, ids=[f"{m.id}-{v.__name__}" for m, v in VARIANTS])
+@pytest.mark.parametrize("mistake,mutant", VARIANTS,
+                         ids=[f"{m.id}-{getattr(v, '__name__', 'partial')}" for m, v in VARIANTS])   # a partial: no name
 def test_every_variant_spelling_gets_its_mistake(mistake, mutant):
     result = CHECKERS[mistake.exercise](mutant)
     assert (result.hint_id, result.probe) == (mistake.id, mistake.probe), str(result)

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 
+import attention_edu as ae
 from attention_edu.checkers import CHECKERS
 
 
@@ -247,6 +248,18 @@ def test_where_the_chain_breaks_and_by_which_factor(fn, factor):
     assert factor in result.hint, result.hint
 
 
+def mh_strided_both_ways(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    """Every H-th column per head, and merged back the same way (the registry's mutant merges back plainly)."""
+    def split(X):
+        return np.moveaxis(X.reshape(X.shape[:-1] + (X.shape[-1] // num_heads, num_heads)), -1, -3)
+
+    def merge(X):
+        return np.moveaxis(X, -3, -1).reshape(X.shape[:-3] + (X.shape[-2], -1))
+    mask = None if mask is None else np.expand_dims(mask, -3)
+    out, w = ae.scaled_dot_product_attention(split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V), mask)
+    return merge(out) @ W_O, w
+
+
 def sm_global_max_guarded(x):
     """One maximum for the whole array, with the 0 / 0 rows guarded: its output matched "sums over the whole
     array" on the large-logits case (the other rows underflow to 0), though it sums per row and passed the small
@@ -262,6 +275,7 @@ def sm_global_max_guarded(x):
 # (exercise, function, the hint id it must get first, other hint ids it must list)
 REAL = [
     ("softmax", sm_global_max_guarded, "softmax.global-max-shift", ()),
+    ("multi_head_attention", mh_strided_both_ways, "multi_head_attention.strided-heads", ()),
     ("scaled_dot_product_attention", sd_where_1e9, "attention.inverted-mask-finite-fill", ()),
     ("scaled_dot_product_attention", sd_where_1e10, "attention.inverted-mask-finite-fill", ()),
     ("scaled_dot_product_attention", sd_added, "attention.inverted-mask-finite-fill", ()),

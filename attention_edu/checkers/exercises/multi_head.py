@@ -10,7 +10,7 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
-from . import attend, normal_arrays, register_mistakes
+from . import attend, normal_arrays, register_mistakes, variant
 from ..records import Case, Exercise, Property
 from .attention import unnormalised_rows
 
@@ -153,7 +153,6 @@ MULTI_HEAD_ATTENTION = Exercise(
 
 
 # -- misconceptions -------------------------------------------------------------------------------
-
 def _cut(X, num_heads, order):
     """X (..., L, H*d) reshaped to the axes named by ``order``: "LHd" gives (..., L, H, d)."""
     size = {"L": X.shape[-2], "H": num_heads, "d": X.shape[-1] // num_heads}
@@ -164,8 +163,8 @@ def _split_strided(X, num_heads):
     return np.moveaxis(_cut(X, num_heads, "LdH"), -1, -3)
 
 
-def _merge_unswapped(X):
-    return np.reshape(X, X.shape[:-3] + (X.shape[-2], -1))
+def _merge_unswapped(X, strided=False):      # strided: each head's columns spread H apart, undoing _split_strided
+    return np.reshape(np.moveaxis(X, -3, -1) if strided else X, X.shape[:-3] + (X.shape[-2], -1))
 
 
 def _split_fixed_rank(X, num_heads):
@@ -199,9 +198,8 @@ register_mistakes("merge_heads", (
     ("no-swap", "small", _merge_unswapped,
      "Swap the H and L axes back first, (..., L, H, d), then reshape; reshaping (..., H, L, d) directly "
      "mixes up the tokens."),
-    ("strided", "small", lambda X: np.reshape(np.moveaxis(X, -3, -1), X.shape[:-3] + (X.shape[-2], -1)),
-     "Each head's d columns must stay together: move the axes to (..., L, H, d), not (..., L, d, H), "
-     "before reshaping."),
+    ("strided", "small", partial(_merge_unswapped, strided=True),
+     "Each head's d columns must stay together: move the axes to (..., L, H, d), not (..., L, d, H), then reshape."),
     ("reverse-all-axes", "small", lambda X: np.reshape(np.transpose(X), X.shape[:-3] + (X.shape[-2], -1)),
      "A transpose without axes reverses all of them: exchange only the H and L axes, "
      "np.swapaxes(X, -3, -2), then reshape."),
@@ -248,3 +246,5 @@ register_mistakes("multi_head_attention", (
      "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "
      "heads and not against the batch."),
 ))
+variant("multi_head_attention.strided-heads")(     # split strided, and merged back the same way
+    partial(_mha, split=_split_strided, merge=partial(_merge_unswapped, strided=True)))
