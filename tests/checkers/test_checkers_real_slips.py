@@ -239,7 +239,7 @@ def bw_ds_sign(Q, K, V, d_output, mask=None):
 
 
 @pytest.mark.parametrize("fn, factor", [(bw_ds_sign, "Each is -1 times the expected one: the opposite sign"),
-                                        (bw_times_scale, "times the expected one, the size of axis -1 of Q")])
+                                        (bw_times_scale, "times the expected one.")])
 def test_where_the_chain_breaks_and_by_which_factor(fn, factor):
     """dV right, dQ and dK wrong by one constant factor: the chain's hint says where, and the factor with its cause
     (it said only where: a flipped dS was not told to be a sign)."""

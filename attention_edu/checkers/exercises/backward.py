@@ -18,7 +18,7 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
 from . import attend, register_mistakes
 from ..diagnosis import close
-from ..diagnosis.evidence import constant_relation, factor_cause, partly, reads, which_right
+from ..diagnosis.evidence import factor_cause, partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
@@ -200,9 +200,17 @@ def _chain(case, mine, expected):
     good = tuple(n for n, r in zip(names, right or ()) if r)
     if right is None or good not in _WHERE:
         return None
-    phrases = partly(names, right)
-    factors = {constant_relation(a, e) for a, e, r in zip(mine, expected, right) if not r}    # one factor for all?
-    factor = next(iter(factors)) if len(factors) == 1 and None not in factors else None
-    told = f" Each is {factor[1]:.4g} times the expected one{factor_cause(factor[1], case, False)}." if (
-        factor and factor[0] == "factor") else ""
+    phrases, r = partly(names, right), _one_factor([(a, e) for a, e, ok in zip(mine, expected, right) if not ok], case)
+    # its cause without sizes: a size that matched on one case only would make the story differ from case to case
+    told = f" Each is {r:.4g} times the expected one{factor_cause(r, Case('', '', (), ()), False)}." if r else ""
     return "attention_backward.chain", f"{phrases['right']}; {phrases['wrong']}: {_WHERE[good]}.{told}"
+
+
+def _one_factor(pairs: list, case) -> float | None:
+    """The r with yours = r · expected for every pair, within the checkers' tolerance (an exact ratio would miss
+    where the order of the float operations differs), rounded to 6 digits; None for no such r, or r = 1."""
+    ratios = [float(np.median(a[big] / e[big])) for a, e in pairs if (big := np.abs(e) > 1e-3 * np.abs(e).max()).any()]
+    r = round(ratios[0], 6) if ratios and len(ratios) == len(pairs) else None
+    fits = r is not None and min(abs(r - 1), abs(r)) > 1e-3 and all(close(a, r * e, case.float_dtypes)
+                                                                     for a, e in pairs)
+    return r if fits else None
