@@ -115,9 +115,11 @@ def _dates_pairs(size: int, rng: np.random.Generator, held_out: bool) -> list[tu
 
 def int_pair(func: str, name: str, value: Any) -> tuple[int, int]:
     """``value`` as a pair of ints (a range of lengths), else a ValueError naming both."""
-    if (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(hasattr(v, "__index__") and not isinstance(v, bool) for v in value)):
-        return operator.index(value[0]), operator.index(value[1])
+    try:            # operator.index refuses floats, and arrays of more than one integer
+        if isinstance(value, (tuple, list)) and len(value) == 2 and not any(isinstance(v, bool) for v in value):
+            return operator.index(value[0]), operator.index(value[1])
+    except TypeError:
+        pass
     raise ValueError(f"{func}: {name} must be (low, high), two ints, got {value!r}")
 
 
