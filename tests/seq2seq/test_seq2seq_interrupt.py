@@ -18,7 +18,7 @@ def interrupt(signum, frame):
 signal.signal(signal.SIGALRM, interrupt)
 lost = []
 for attempt in range(40):
-    signal.setitimer(signal.ITIMER_REAL, 0.01 + 0.003 * attempt)
+    signal.setitimer(signal.ITIMER_REAL, 0.005 + 0.002 * attempt)
     try:
         make_dataset("reverse", 400_000, seed=attempt)
         lost.append(attempt)
