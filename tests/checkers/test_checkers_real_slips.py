@@ -260,6 +260,24 @@ def mh_strided_both_ways(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
     return merge(out) @ W_O, w
 
 
+def sd_scale_by_n(Q, K, V, mask=None):
+    d_k = K.shape[-2]                      # the number of keys, not the keys' size
+    return _sdpa_scaled(Q, K, V, mask, np.sqrt(d_k))
+
+
+def sd_d_k_from_axis_one(Q, K, V, mask=None):
+    d_k = Q.shape[1]                       # the columns of a 2-D Q; the queries of a batch
+    return _sdpa_scaled(Q, K, V, mask, np.sqrt(d_k))
+
+
+def _sdpa_scaled(Q, K, V, mask, scale):
+    scores = Q @ np.swapaxes(K, -1, -2) / scale
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = _softmax(scores)
+    return weights @ V, weights
+
+
 def sm_global_max_guarded(x):
     """One maximum for the whole array, with the 0 / 0 rows guarded: its output matched "sums over the whole
     array" on the large-logits case (the other rows underflow to 0), though it sums per row and passed the small
@@ -275,6 +293,8 @@ def sm_global_max_guarded(x):
 # (exercise, function, the hint id it must get first, other hint ids it must list)
 REAL = [
     ("softmax", sm_global_max_guarded, "softmax.global-max-shift", ()),
+    ("scaled_dot_product_attention", sd_scale_by_n, "attention.scale-by-n", ()),
+    ("scaled_dot_product_attention", sd_d_k_from_axis_one, "attention.scale-fixed-axis", ()),
     ("multi_head_attention", mh_strided_both_ways, "multi_head_attention.strided-heads", ()),
     ("scaled_dot_product_attention", sd_where_1e9, "attention.inverted-mask-finite-fill", ()),
     ("scaled_dot_product_attention", sd_where_1e10, "attention.inverted-mask-finite-fill", ()),
@@ -312,6 +332,8 @@ def test_real_mistake_gets_its_hint(exercise, fn, hint_id, also):
     assert result.hint_id == hint_id, str(result)
     found = [m["hint_id"] for m in result.mistakes]
     assert found[0] == hint_id and set(also) <= set(found), found
+    if fn in (sd_scale_by_n, sd_d_k_from_axis_one):    # no other mistake named where sizes happen to agree
+        assert found == [hint_id], found
     assert len(found) == len(set(found))
 
 

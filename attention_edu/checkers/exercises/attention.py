@@ -163,6 +163,11 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "the last two axes batch by batch."),
     ("scale-wrong-axis", "small", lambda Q, K, V, mask=None: attend(Q, K, V, mask, scale=math.sqrt(Q.shape[0])),
      "You scale by the square root of Q.shape[0], the number of queries; d_k is the last axis, Q.shape[-1]."),
+    ("scale-fixed-axis", "batched", lambda Q, K, V, mask=None: attend(Q, K, V, mask, scale=math.sqrt(Q.shape[1])),
+     "You take d_k from Q.shape[1], which is d_k only for 2-D input (a batch puts the queries there): count from "
+     "the end, d_k = Q.shape[-1]."),
+    ("scale-by-n", "small", lambda Q, K, V, mask=None: attend(Q, K, V, mask, scale=math.sqrt(K.shape[-2])),
+     "You scale by the square root of K.shape[-2], the number of keys n; d_k is the last axis, K.shape[-1]."),
     ("softmax-over-queries", "small", partial(attend, axis=-2),
      "Your weights sum to 1 over the queries (axis -2); softmax over the keys, the last axis of the scores."),
     ("transposed-scores", "returns", _transposed_weights,
