@@ -106,6 +106,25 @@ class Explorer:
         return text
 
 
+def _check_weights(w4: np.ndarray, m4: np.ndarray | None, shape: tuple, tol: float) -> None:
+    """A ValueError unless ``w4`` holds attention weights: each in [0, 1], each row summing to 1 (or 0: a query whose
+    keys are all masked), 0 where the mask hides a key. Other numbers would be drawn wrongly (a negative bar, a bar
+    past its track, a negative entropy) without a word."""
+    def first(bad: np.ndarray, of: tuple) -> tuple:     # the index of the first offender, in the caller's axes
+        return tuple(int(i) for i in np.argwhere(bad.reshape(of))[0])
+
+    if np.any(out := (w4 < -tol) | (w4 > 1 + tol)):
+        raise ValueError(f"explore: weights {shape} holds {w4[out].flat[0]:.4g} at {first(out, shape)}; attention "
+                         f"weights are the softmax's, each between 0 and 1")
+    sums = np.sum(w4, axis=-1)                                                      # (L, H, m)
+    if np.any(off := (np.abs(sums - 1) > tol * shape[-1]) & (np.abs(sums) > tol * shape[-1])):
+        raise ValueError(f"explore: row {first(off, shape[:-1])} of weights {shape} sums to {sums[off].flat[0]:.4g}; "
+                         f"each row of attention weights sums to 1 (0 for a query whose keys are all masked)")
+    if m4 is not None and np.any(hidden := ~m4 & (np.abs(w4) > tol)):
+        raise ValueError(f"explore: weights {shape} gives {w4[hidden].flat[0]:.4g} to {first(hidden, shape)}, a key "
+                         f"the mask hides; a masked key gets weight 0")
+
+
 def explore(weights: Any, queries: Sequence[str] | None = None, keys: Sequence[str] | None = None, *,
             scores: Any = None, mask: Any = None, title: str | None = None, d_k: int | None = None) -> Explorer:
     """An interactive, offline view of attention weights, for a notebook or a web page.
@@ -180,6 +199,7 @@ def explore(weights: Any, queries: Sequence[str] | None = None, keys: Sequence[s
         if mk.ndim > w.ndim or any(a not in (1, b) for a, b in zip(mk.shape[::-1], shape[::-1])):
             raise ShapeError(f"explore: mask has shape {tuple(mk.shape)} but must broadcast to weights {shape}")
         m4 = np.broadcast_to(mk, shape).reshape(w4.shape).copy()  # (L, H, m, n)
+    _check_weights(w4, m4, shape, 1e-2 if w.dtype.itemsize <= 2 else 1e-5)
     L, H, m, n = w4.shape
     return Explorer(w4, _labels(queries, m, "queries", "m", shape), _labels(keys, n, "keys", "n", shape),
                     s4, m4, None if title is None else str(title),

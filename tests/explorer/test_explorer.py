@@ -63,11 +63,24 @@ def test_bad_arguments_get_errors_that_name_the_argument_and_the_shapes(rng, cal
 
 
 def test_inputs_are_not_modified(rng):
-    w, s, mask = ae.softmax(rng.normal(size=(2, 3, 4))), rng.normal(size=(2, 3, 4)), ae.causal_mask(3, 4)
+    s, mask = rng.normal(size=(2, 3, 4)), ae.causal_mask(3, 4)
+    w = ae.softmax(np.where(mask, s, -np.inf))          # weights the mask made: masked keys get 0
     copies = w.copy(), s.copy(), mask.copy()
     ae.explore(w, scores=s, mask=mask).to_html()
     for before, after in zip(copies, (w, s, mask)):
         np.testing.assert_array_equal(before, after)
+
+
+@pytest.mark.parametrize("weights, mask, message", [
+    ([[-0.5, 1.5, 0.0], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]], None, "holds -0.5 at (0, 0); attention weights are"),
+    ([[0.5, 0.5, 0.0], [0.2, 0.2, 0.2], [0.3, 0.3, 0.4]], None, "row (1,) of weights (3, 3) sums to 0.6; each row"),
+    ([[0.5, 0.5], [0.3, 0.7]], [[True, False], [True, True]], "gives 0.5 to (0, 1), a key the mask hides"),
+])
+def test_numbers_that_are_not_attention_weights_are_refused(weights, mask, message):
+    """A negative weight was drawn as a positive bar, 1.5 as a bar past its track, with negative entropies; a row
+    summing to 0.6 or a weight on a masked key, without a word."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ae.explore(np.array(weights), mask=None if mask is None else np.array(mask))
 
 
 def test_the_static_form_prints_the_first_head_rounded_and_marks_exactly_the_masked_pairs(rng):
