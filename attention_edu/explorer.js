@@ -28,6 +28,10 @@
     return out;
   }
 
+  function iso(label) {  // a label isolated from the sentence around it: a right-to-left one cannot reverse the rest
+    return "\u2068" + label + "\u2069";
+  }
+
   function esc(text) {
     return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   }
@@ -145,10 +149,10 @@
     grid.setAttribute("aria-label", "attention weights; arrow keys choose the query");
     // the grid as one string, parsed once (4096 createElement calls cost more than the rest)
     var parts = ['<span class="ae-corner"></span>'];
-    for (var j = 0; j < n; j++) parts.push('<span class="ae-key">' + (showKeys ? esc(d.keys[j]) : "") + "</span>");
+    for (var j = 0; j < n; j++) parts.push('<span class="ae-key" title="' + esc(d.keys[j]) + '">' + (showKeys ? esc(d.keys[j]) : "") + "</span>");
     parts.push('<span class="ae-corner">' + (showRows ? "H (nats)" : "") + "</span>");
     for (var i = 0; i < m; i++) {
-      parts.push('<span class="ae-query">' + (showRows ? esc(d.queries[i]) : "") + "</span>");
+      parts.push('<span class="ae-query" title="' + esc(d.queries[i]) + '">' + (showRows ? esc(d.queries[i]) : "") + "</span>");
       for (j = 0; j < n; j++) parts.push('<span class="ae-cell" data-i="' + i + '" data-j="' + j + '"></span>');
       parts.push('<span class="ae-entropy"></span>');
     }
@@ -202,10 +206,10 @@
         var v = w[i * n + j], r = barRows[j];
         r.children[1].firstChild.style.width = (100 * v) + "%";
         r.children[2].textContent = hidden(i, j) ? "masked" : v.toFixed(3);
-        words.push(d.keys[j] + " " + (hidden(i, j) ? "masked" : v.toFixed(3)));
+        words.push(iso(d.keys[j]) + " " + (hidden(i, j) ? "masked" : v.toFixed(3)));
       }
       var view = state.head >= 0 ? (H > 1 ? ", head " + (state.head + 1) : "") : ", average of " + H + " heads";
-      text.textContent = "Query \u201c" + d.queries[i] + "\u201d (row " + (i + 1) + " of " + m + (L > 1 ? ", layer " + (state.layer + 1) : "") +
+      text.textContent = "Query \u201c" + iso(d.queries[i]) + "\u201d (row " + (i + 1) + " of " + m + (L > 1 ? ", layer " + (state.layer + 1) : "") +
         view + ") attends: " + words.join(", ") + "; entropy " + entropy(w.subarray(i * n, i * n + n)).toFixed(3) + " nats.";
     }
 
@@ -216,7 +220,7 @@
       ws.forEach(function (w, h) {
         hs.push(meanH(w));
         for (var k = 0; k < size; k++) if (Math.abs(w[k] - avg[k]) > gap) {
-          gap = Math.abs(w[k] - avg[k]); where = "head " + (h + 1) + ", " + d.queries[Math.floor(k / n)] + " \u2192 " + d.keys[k % n];
+          gap = Math.abs(w[k] - avg[k]); where = "head " + (h + 1) + ", " + iso(d.queries[Math.floor(k / n)]) + " \u2192 " + iso(d.keys[k % n]);
         }
       });
       return "The average of " + H + " heads hides what each head does: the heads' mean row entropies run from " +

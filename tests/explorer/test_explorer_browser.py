@@ -193,7 +193,7 @@ def test_rows_slider_heads_mask_on_a_local_page(browser, page_of_explorers, tmp_
     assert_row_shown(empty, 0, [0.5, 0, 0.5], [True, False, True])
     assert_row_shown(empty, 1, [0, 0, 0], [False] * 3)
     assert empty.locator(".ae-entropy").all_inner_texts() == ["0.69", "0.00"]
-    assert "Query \u201c</script>\u201d" in empty.locator(".ae-text").inner_text()    # the last row shown
+    assert "Query \u201c\u2068</script>\u2069\u201d" in empty.locator(".ae-text").inner_text()    # the last row shown
     assert page.offsite == [] and page.errors == []
     context.close()
 
@@ -233,6 +233,32 @@ def test_64_by_64_with_8_heads_renders_in_under_200_ms(browser, tmp_path):
     print(f"\n64x64x8 explorer: {len(html.encode()) / 1000:.1f} kB; render ms median "
           f"{statistics.median(times):.1f}, worst {max(times):.1f} (9 loads); load average {os.getloadavg()}")
     assert len(html.encode()) < 300_000 and statistics.median(times) < 200
+    assert page.offsite == [] and page.errors == []
+
+
+def test_large_views_long_labels_and_right_to_left_labels_stay_readable(browser, tmp_path):
+    """At 64 x 64 the map has no room for row labels, but the chosen row is still marked beside it (the marker was an
+    empty span of no height); a 300-character key label is cut to a short header (it was 1,900 px tall, pushing the
+    map off the screen); a right-to-left override in a label stays inside it in the sentence."""
+    rng = np.random.default_rng(7)
+    big = ae.explore(ae.softmax(rng.normal(size=(64, 64))), title="64 x 64")
+    long_key = ae.explore(ae.softmax(rng.normal(size=(3, 4))), keys=["k" * 300, "b", "c", "d"], title="long")
+    rtl = ae.explore(ae.softmax(rng.normal(size=(2, 2))), queries=["abc\u202edef", "x"], title="rtl")
+    html = "<!doctype html><html><head><meta charset='utf-8'></head><body>" + "".join(
+        v.to_html() for v in (big, long_key, rtl)) + "</body></html>"
+    (tmp_path / "views.html").write_text(html, encoding="utf-8")
+    page = watched_page(browser.new_context())
+    with served(tmp_path) as url:
+        page.goto(url + "/views.html")
+        roots = page.locator(".ae-explorer[data-ae-ready]")
+        roots.nth(0).locator(".ae-grid").focus()
+        page.keyboard.press("ArrowDown")
+        marker = roots.nth(0).locator(".ae-query.ae-selected").bounding_box()
+        assert marker["height"] >= 5 and marker["width"] >= 5, marker
+        header = roots.nth(1).locator(".ae-key").first.bounding_box()
+        assert header["height"] < 200, header
+        roots.nth(2).locator(".ae-cell[data-i='0'][data-j='0']").hover()
+        assert "Query \u201c\u2068abc\u202edef\u2069\u201d (row 1 of 2" in roots.nth(2).locator(".ae-text").inner_text()
     assert page.offsite == [] and page.errors == []
 
 
