@@ -271,7 +271,7 @@ def public_calls(dtype=np.float64):
     Q, K, V, S, H = a(2, 3, 4), a(2, 5, 4), a(2, 5, 6), a(3, 4), a(5, 2)
     W1, W2, v, mask = a(7, 4), a(7, 2), a(7), ae.causal_mask(3, 5)
     X, W_Q, W_K, W_V, W_O = a(2, 5, 4), a(4, 6), a(4, 6), a(4, 8), a(8, 4)
-    p = ae.softmax(a(2, 5))
+    p, Sc = ae.softmax(a(2, 5)), a(2, 3, 5)         # Sc: scores for explore, whose weights the mask made
     calls = {
         "softmax": (ae.softmax, (a(2, 5),), {}),
         "softmax_naive": (ae.softmax_naive, (a(2, 5),), {}),
@@ -291,7 +291,7 @@ def public_calls(dtype=np.float64):
         "attention_loop": (ae.attention_loop, (S, a(5, 4), H, mask), {}),
         "bahdanau_attention_loop": (ae.bahdanau_attention_loop, (S, H, W1, W2, v, mask), {}),
         "get_xp": (ae.get_xp, (Q, K), {}),
-        "explore": (ae.explore, (ae.softmax(a(2, 3, 5)),), {"scores": a(2, 3, 5), "mask": mask}),
+        "explore": (ae.explore, (ae.softmax(np.where(mask, Sc, -np.inf)),), {"scores": Sc, "mask": mask}),
         "to_numpy": (ae.to_numpy, (Q,), {}),
         # both paths: the NumPy fast path works in place on scratch buffers
         "blockwise_attention": (ae.blockwise_attention, (Q, K, V), {"mask": mask, "block_size": 2}),
