@@ -381,9 +381,9 @@ def test_loading_may_take_the_budget_and_no_more(tmp_path, softmax_source):
     row = grade_one("softmax", tmp_path / "slow.ipynb", seed=1, budget=30.0)
     assert row.passed, row.message
     start = time.perf_counter()
-    row = grade_one("softmax", tmp_path / "slow.ipynb", seed=1, budget=5.0)
-    assert "did not finish within the 5 s the submission may take" in row.error, row
-    assert 5.0 <= time.perf_counter() - start < 15.0
+    row = grade_one("softmax", tmp_path / "slow.ipynb", seed=1, budget=2.0)
+    assert "did not finish within the 2 s the submission may take" in row.error, row
+    assert 2.0 <= time.perf_counter() - start < 12.0
 
 
 def test_a_row_with_an_error_scores_zero_out_of_every_probe(tmp_path, console_script, softmax_source):
