@@ -56,8 +56,8 @@ def softmax(x: Any, axis: int = -1) -> Any:
     if isinstance(axis, bool) or not hasattr(axis, "__index__"):
         raise TypeError(f"softmax: axis must be an int (attention normalises over one axis), got {axis!r}")
     if x.ndim == 0:
-        raise dims.error(f"x is a single number (shape ()); the softmax normalises along an axis: give an array "
-                         f"of at least one dimension")
+        raise dims.error("x is a single number (shape ()); the softmax normalises along an axis: give an array "
+                         "of at least one dimension")
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for x of shape {tuple(x.shape)}")
     if x.shape[axis] == 0:
