@@ -234,17 +234,37 @@ def _digest(paths) -> dict[str, str]:
     return {str(p): hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths if Path(p).is_file()}
 
 
-def _running() -> list[str]:
-    """Command lines of processes still running this worktree's worker (none may be left)."""
-    found = []
+def _orphans() -> dict[int, str]:
+    """Processes running this worktree's worker (the launcher's command line holds it too) that no live
+    grader holds: walking up from each through the worker's own processes ends at init (pid 1). Another
+    test's grading may run beside this one (pytest-xdist); its workers lead up to its live grader."""
+    table = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        if WORKER in cmdline:
-            found.append(cmdline)
+        table[int(entry)] = (parent, cmdline)
+    found = {}
+    for pid, (parent, cmdline) in table.items():
+        if WORKER not in cmdline:
+            continue
+        while parent in table and WORKER in table[parent][1]:
+            parent = table[parent][0]
+        if parent <= 1 or parent not in table:
+            found[pid] = cmdline
     return found
+
+
+def _running() -> list[str]:
+    """Command lines of this worktree's worker processes left behind (none may be). Asked twice, 2 s apart,
+    when the first answer is not empty, so that the workers of a grader just ending are not counted."""
+    first = _orphans()
+    if not first:
+        return []
+    time.sleep(2)
+    return [cmdline for pid, cmdline in _orphans().items() if pid in first]
 
 
 @pytest.fixture(scope="module")
