@@ -144,12 +144,13 @@ class Child:
 def _helper_size(args: list) -> int:
     """A bound on the float64s a helper may build: the leading axes' broadcast times the cube of the longest
     trailing axis or int (m x n x d, B x n x n, H x m x n), a longdouble counting twice, 0 where they do not
-    broadcast (the function refuses). Its intermediates hold about 4 times that (multi_head_attention's weights)."""
+    broadcast (the function refuses). Its intermediates hold about 4 times that (multi_head_attention's weights).
+    An empty axis counts as 1: Q K^T is built before a mask of batch 0 empties it."""
     arrays = [a for a in args if isinstance(a, np.ndarray) and a.ndim > 0]
     sizes = [int(a) for a in args if isinstance(a, (int, np.integer))
              or isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
     try:
-        batch = math.prod(np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
+        batch = math.prod(max(d, 1) for d in np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
     except ValueError:
         return 0
     width = max([8, *(a.itemsize for a in arrays)]) // 8

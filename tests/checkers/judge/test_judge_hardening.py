@@ -131,7 +131,9 @@ def _helper_reply(name: str, args: list) -> tuple[dict, float, int]:
     ("causal_mask", [np.array(45_000)]),                     # a 0-d array
     ("bahdanau_scores", [np.ones((600, 1))] * 4 + [np.ones(600)]),   # an m x n x d_a intermediate
     ("softmax_jacobian", [np.full((600, 600), 1 / 600)]),            # B x n x n from B x n
-], ids=["broadcast", "int", "numpy-int", "0-d", "intermediate", "jacobian"])
+    # a mask with an empty batch axis (red team 12): Q K^T, 6000 x 6000, is built before the mask empties it
+    ("scaled_dot_product_attention", [np.ones((6000, 1))] * 3 + [np.ones((0, 1, 1), bool)]),
+], ids=["broadcast", "int", "numpy-int", "0-d", "intermediate", "jacobian", "empty-batch"])
 def test_a_notebook_helper_cannot_make_the_judge_allocate_gigabytes(name, args):
     """Kilobytes in, gigabytes asked for: the judge refuses before computing."""
     reply, seconds, grown = _helper_reply(name, args)
