@@ -1,9 +1,8 @@
 """A submission's code as the judge reads it: a ``.py`` file's text, a notebook's cells.
 
-A notebook runs as it ran in class (docs/teachers.md, "Collect"), less its checker calls and display-only cells.
-Its imports of ``attention_edu``, however nested, bind the worker's ``ae``: the sandbox cannot import the package,
-and ``ae`` offers the helpers the judge computes. Every edit keeps the line numbers, so an error points at the
-line the student wrote.
+A notebook runs as it ran in class (docs/teachers.md, "Collect"), less its checker calls and display-only cells. Its
+imports of ``attention_edu``, however nested, bind the worker's ``ae`` (the sandbox cannot import the package; ``ae``
+offers the helpers the judge computes), and of IPython stand-ins. Edits keep line numbers.
 """
 
 import ast
@@ -35,10 +34,12 @@ _IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*)get_ipython\(\)\.(run_line_magic|system|run_cell_magic)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
-#: What ``IPython.display`` offers a notebook, as the grader runs it: display prints, the rich objects are text.
-_DISPLAY = ('__import__("types").SimpleNamespace(display=print, Markdown=str, HTML=str, Latex=str, Math=str, '
-            'Image=str, clear_output=lambda *args, **kwargs: None)')
-_IPYTHON = ("IPython", "IPython.display")        # the modules an import binds to that stand-in (in a namespace)
+#: What the grader binds where a notebook imports IPython, which it does not run: display prints; Markdown, HTML,
+#: Latex and Math are str; any other name does nothing, called, read or set (get_ipython().run_line_magic(...)).
+_INERT = ('type("StandIn", (__import__("types").SimpleNamespace,), {"__call__": lambda self, *a, **k: self, '
+          '"__getattr__": lambda self, name: self})')
+_DISPLAY = f"{_INERT}(display=print, Markdown=str, HTML=str, Latex=str, Math=str)"
+_IPYTHON = {"IPython": f"{_INERT}(display={_DISPLAY})", "IPython.display": _DISPLAY, "IPython.core.display": _DISPLAY}
 
 
 def python_text(path: str | Path) -> str:
@@ -57,7 +58,7 @@ def _ipython_call(line: str, checkers: set[str]) -> str:
     """A line of an exported notebook with IPython's calls as the notebook had them: %magic, !shell, %%time."""
     found = _GET_IPYTHON.fullmatch(line)
     if not found:
-        return "# " + line if line == "from IPython import get_ipython" else line
+        return line                              # from IPython import get_ipython: a stand-in, as in a notebook
     try:
         args = ast.literal_eval(f"({found[3]},)")
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):     # TypeError: {[]: 1}
@@ -110,48 +111,47 @@ def _checker_calls(node: ast.AST, checkers: set[str]) -> set[int]:
         or isinstance(call.func, ast.Attribute) and call.func.attr in checkers)}
 
 
-def _dropped(statement: ast.stmt, checkers: set[str]) -> list[ast.stmt]:
-    """The statements to drop for their checker calls: a statement that calls one, but of a ``with``, ``if``,
-    ``for`` or ``try`` whose blocks hold every such call only those inside (its definitions stay); none of a def."""
+def _dropped(statement: ast.stmt, checkers: set[str]) -> list[tuple[ast.stmt, str]]:
+    """(statement, what replaces it) for its checker calls: ``pass``, or for ``res = check_softmax(f)`` a stand-in
+    that reads as passed, so ``assert res.passed`` runs on as in class (the grader's own probes give the mark); of a
+    ``with``, ``if``, ``for`` or ``try`` whose blocks hold every such call only those inside (its defs stay)."""
     calls = _checker_calls(statement, checkers)
     if not calls or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return []                                # defining it runs nothing of its body
     inner = [s for field in ("body", "orelse", "finalbody") for s in getattr(statement, field, [])]
     inner += [s for handler in getattr(statement, "handlers", []) for s in handler.body]
-    if not inner or set().union(*(_checker_calls(s, checkers) for s in inner)) != calls:
-        return [statement]                       # a call in its header (if check_softmax(f).passed:) drops it whole
-    return [d for s in inner for d in _dropped(s, checkers)]
+    if inner and set().union(*(_checker_calls(s, checkers) for s in inner)) == calls:
+        return [d for s in inner for d in _dropped(s, checkers)]
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]     # x: T = ..., x += ...
+    assigns = targets[0] and getattr(statement, "value", None)      # not a for's target; if check_softmax(f).passed:
+    return [(statement, f"{' = '.join(map(ast.unparse, targets))} = {_INERT}(passed=True)" if assigns else "pass")]
 
 
-def _ours(module: str | None) -> bool:
-    """Whether a module name is attention_edu or one of its submodules: the package the sandbox cannot import."""
-    return (module or "").partition(".")[0] == "attention_edu"
+def _ours(module: str | None, package: str = "attention_edu") -> bool:
+    """Whether a module name is in ``package``: attention_edu (which the sandbox cannot import), or IPython."""
+    return (module or "").partition(".")[0] == package
 
 
 def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
     """(import, what replaces it) for every import in a statement, however nested, of attention_edu (the worker's
-    ``ae`` and its names, a submodule's too) and of IPython.display (display is print, Markdown and HTML are str)."""
+    ``ae`` and its names, a submodule's too) and of IPython (its stand-ins: display prints, the rest is inert)."""
     local = {id(node) for scope in ast.walk(statement) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
              for node in ast.walk(scope)}        # in a function, "ae = ae" would read a local ae before assigning it
     for node in ast.walk(statement):
         ae = 'globals()["ae"]' if id(node) in local else "ae"
-        if isinstance(node, ast.ImportFrom) and node.module == "IPython.display":
-            yield node, "; ".join(f"{a.asname or a.name} = {'print' if a.name == 'display' else 'str'}"
+        if isinstance(node, ast.ImportFrom) and _ours(node.module, "IPython"):
+            yield node, "; ".join(f"{a.asname or a.name} = {_IPYTHON.get(node.module, _INERT + '()')}.{a.name}"
                                   for a in node.names if a.name != "*") or "pass"
-        elif isinstance(node, ast.ImportFrom) and node.module == "IPython" and all(
-                a.name == "display" for a in node.names):                       # from IPython import display
-            yield node, "; ".join(f"{a.asname or 'display'} = {_DISPLAY}" for a in node.names)
         elif isinstance(node, ast.ImportFrom) and _ours(node.module):    # attention_edu.softmax.softmax is ae.softmax
             names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"] or [
                 (name, name) for name in getattr(sys.modules.get(node.module), "__all__", ())]    # import *
             yield node, "; ".join(f"{bound} = {ae}.{name}" for bound, name in names) or "pass"
-        elif isinstance(node, ast.Import) and any(_ours(a.name) or a.name in _IPYTHON for a in node.names):
-            kept = [a for a in node.names if not _ours(a.name) and a.name not in _IPYTHON]   # import numpy as np, ...
+        elif isinstance(node, ast.Import) and any(_ours(a.name) or _ours(a.name, "IPython") for a in node.names):
+            kept = [a for a in node.names if not _ours(a.name) and not _ours(a.name, "IPython")]   # import numpy as np
             parts = [ast.unparse(ast.Import(names=kept))] if kept else []
             parts += [f"{a.asname or 'attention_edu'} = {ae}" for a in node.names if _ours(a.name)]  # a.b binds a
-            parts += [f"{a.asname} = {_DISPLAY}" if a.asname and a.name == "IPython.display" else
-                      f"{a.asname or 'IPython'} = __import__('types').SimpleNamespace(display={_DISPLAY})"
-                      for a in node.names if a.name in _IPYTHON]     # import IPython.display as ipd; import IPython
+            parts += [f"{a.asname or 'IPython'} = {_IPYTHON.get(a.name if a.asname else 'IPython', _INERT + '()')}"
+                      for a in node.names if _ours(a.name, "IPython")]     # import IPython.display as ipd
             yield node, "; ".join(parts)
 
 
@@ -214,13 +214,13 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
         tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "\n".join(lines)                  # kept: running it reports the error to the student
-    checks = [d for statement in tree.body for d in _dropped(statement, checkers)]
+    edits = [edit for statement in tree.body for edit in _dropped(statement, checkers)]
+    checks = [statement for statement, _ in edits]
     rest = [statement for statement in tree.body if statement not in checks]
-    if all(isinstance(statement, ast.Expr) for statement in rest) and not any(
-            isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):          # (f := g) assigns f
+    if all(isinstance(statement, ast.Expr) for statement in rest) and {text for _, text in edits} <= {"pass"} and not (
+            any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree))):     # (f := g) assigns f
         return None
     gone = {id(node) for statement in checks for node in ast.walk(statement)}
-    edits = [(statement, "pass") for statement in checks]
     edits += [edit for statement in rest for edit in _package_imports(statement) if id(edit[0]) not in gone]
     for node, text in sorted(edits, key=lambda edit: (edit[0].lineno, edit[0].col_offset), reverse=True):
         _replace(lines, node, text)              # the last first: an edit moves nothing before it

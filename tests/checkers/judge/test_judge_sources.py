@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from attention_edu.checkers.judge.source import _INERT
 from attention_edu.checkers.judge.submission import grade_one, notebook_cells
 
 SOFTMAX = ("def softmax(x):\n"
@@ -39,13 +40,27 @@ def _grade(tmp_path, *sources):
 def test_only_the_packages_checkers_count_as_checker_calls(tmp_path):
     helper = "def check_finite(x):\n    return x\n\ny = check_finite(1.0)"
     assert _code(tmp_path, helper) == [helper]
-    assert _code(tmp_path, "check_softmax(f)", "ae.checkers.check_causal_mask(f)", "check_answer('x', a=1)",
-                 "r = check_softmax(f)", "r = ae.checkers.check_answer('x', a=1)") == []
+    assert _code(tmp_path, "check_softmax(f)", "ae.checkers.check_causal_mask(f)", "check_answer('x', a=1)") == []
+    assert _code(tmp_path, "r = check_softmax(f)", "r: object = ae.checkers.check_answer('x', a=1)") == [
+        f"r = {_INERT}(passed=True)"] * 2
+
+
+def test_a_checkers_result_kept_in_a_name_reads_as_passed_and_the_rest_of_the_cell_runs(tmp_path):
+    """Found by red team 12: ``res = check_causal_mask(causal_mask)`` was dropped, so ``assert res.passed`` below it
+    raised NameError and the softmax defined after it was never defined: 0 of 25 for a notebook that ran in class.
+    The name is bound to a stand-in that reads as passed; the grader's probes still give the mark."""
+    checks = ("from attention_edu.checkers import check_causal_mask\nimport numpy as np\n"
+              "res = check_causal_mask(lambda m, n=None: None)\nassert res.passed and res, res\n")
+    row = _grade(tmp_path, checks + SOFTMAX)
+    assert row.passed and row.error is None, row.message
+    row = _grade(tmp_path, "import attention_edu as ae\nok = ae.checkers.check_softmax(max)", "assert ok.passed",
+                 "import numpy as np\n" + SOFTMAX.replace(", axis=-1", "", 2))
+    assert not row.passed and row.hint_id == "softmax.whole-array" and row.error is None, row.message
 
 
 def test_a_checker_call_beside_a_definition_drops_that_statement_only(tmp_path):
     cell = "def f(x):\n    return x\n\nresult = check_softmax(\n    f)\nprint(result)\nTINY = 1e-300"
-    assert _code(tmp_path, cell) == ["def f(x):\n    return x\n\npass\n\nprint(result)\nTINY = 1e-300"]
+    assert _code(tmp_path, cell) == [f"def f(x):\n    return x\n\nresult = {_INERT}(passed=True)\n\nprint(result)\nTINY = 1e-300"]
     assert _code(tmp_path, "x = 1; check_softmax(f)") == ["x = 1; pass"]
     assert _code(tmp_path, "f(1)\nprint(f(2))") == []              # display only: dropped whole
     definition = "def run_checks():\n    check_softmax(f)\n\nclass C:\n    def m(self):\n        check_answer('x')"
@@ -387,11 +402,27 @@ def test_an_import_of_ipython_display_in_a_notebook_only_displays(tmp_path, impo
     ("import IPython.display", "IPython", "IPython.display.clear_output(wait=True)")])
 def test_every_spelling_of_an_ipython_display_import_only_displays(tmp_path, imports, bound, shown):
     """Found by a red team: only "from IPython.display import ..." was read as a display; these spellings failed an
-    honest notebook with "`import IPython` is not allowed here". The rest of IPython stays out of reach."""
+    honest notebook with "`import IPython` is not allowed here". The rest of IPython is an inert stand-in."""
     row = _grade(tmp_path, "import numpy as np\n" + imports, SOFTMAX + "x = softmax(np.ones((1, 2)))\n" + shown)
     assert row.passed and row.error is None, row.message
-    row = _grade(tmp_path, "import numpy as np\n" + imports, f"shell = {bound}.get_ipython()\n" + SOFTMAX)
-    assert not row.passed and "AttributeError" in row.error and "get_ipython" in row.error, row.error
+    inert = f"shell = {bound}.get_ipython()\nassert type(shell).__name__ == 'StandIn' and shell.kernel is shell\n"
+    row = _grade(tmp_path, "import numpy as np\n" + imports, inert + SOFTMAX)
+    assert row.passed and row.error is None, row.message
+
+
+@pytest.mark.parametrize("imports", [
+    "from IPython.core.display import display, HTML\ndisplay(HTML('<b>rows</b>'))",
+    "from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.ast_node_interactivity = 'all'",
+    "from IPython import get_ipython\nget_ipython().run_line_magic('matplotlib', 'inline')",
+    "from IPython.display import clear_output, Image\nclear_output(wait=True)\nImage(filename='x.png', width=9)"])
+def test_what_else_a_notebook_imports_from_ipython_does_nothing(tmp_path, imports):
+    """Found by red team 12: these lines, which only set up the display, failed an honest notebook with "`import
+    IPython` is not allowed here" (0 of 25); clear_output(wait=True) raised TypeError (it was str). Each name is
+    a stand-in that does nothing, called, read or set; the real IPython is never imported."""
+    row = _grade(tmp_path, "import numpy as np\n" + imports + "\n" + SOFTMAX)     # in one cell: the def comes after
+    assert row.passed and row.error is None, row.message
+    row = _grade(tmp_path, "import numpy as np\n" + imports + "\n" + SOFTMAX.replace(", axis=-1", "", 2))
+    assert not row.passed and row.hint_id == "softmax.whole-array" and row.error is None, row.message
 
 
 def test_a_block_of_only_a_shell_or_magic_line_runs_as_in_ipython(tmp_path):
