@@ -62,7 +62,24 @@ def test_rank_hint_only_when_ranks_split_cleanly():
     assert rank_hint({2: [False], 3: [False]}) is None                        # nothing works
     assert rank_hint({2: [True, False], 3: [True]}) is None                   # a rank both works and fails
     text = rank_hint({2: [False, False], 3: [True], 4: [False]})
-    assert "works on 3-D input only" in text and "2-D and 4-D" in text
+    assert "runs on 3-D input only" in text and "2-D and 4-D" in text
+
+
+def test_a_value_wrong_on_every_case_of_a_rank_it_runs_on_comes_before_the_rank_hint():
+    """From real code (an outside study of 66 public implementations): ``axis=1`` hard-coded raises on 1-D and is
+    wrong on every 3-D and 4-D case, but the first hint said "works on 2-D, 3-D and 4-D". The wrong axis leads now;
+    where the ranks it runs on are right but for an edge case (no max shift), the rank hint still leads."""
+    def axis_one(x):
+        return np.exp(x) / np.expand_dims(np.sum(np.exp(x), axis=1), 1)
+
+    def two_d(x):
+        n, _ = x.shape
+        return np.exp(x) / np.exp(x).sum(axis=1).reshape(n, 1)
+    first = CHECKERS["softmax"](axis_one)
+    assert [m["hint_id"] for m in first.mistakes][::2] == ["value.wrong-axis", "error.fixed-ndim"], str(first)
+    assert "axis 1 of the 3-D input" in first.hint and "runs on 2-D, 3-D and 4-D" in first.mistakes[-1]["hint"]
+    second = CHECKERS["softmax"](two_d)
+    assert [m["hint_id"] for m in second.mistakes] == ["error.fixed-ndim", "softmax.no-max-shift"], str(second)
 
 
 def test_a_function_that_always_raises_gets_no_rank_hint():
