@@ -229,7 +229,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
-    # a rank it runs on but gets every public case wrong (axis=1 on 3-D): that value mistake is told before the rank's
+    # a rank it runs on but gets every public case wrong (axis=1 on 3-D): a mistake named there comes before the rank's
     wrong = any(all(runs_by_rank.get(r, [False])) and n == sum(rank_of(f.case) == r for f in listed if f.case.probe
                 != "hidden") for r, n in Counter(rank_of(c) for c in exercise.cases()).items() if r is not None)
     mistakes: dict[str, dict] = {}                      # hint id -> the first mistake told under it
@@ -241,8 +241,9 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
         if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
-        results.append((failure.case.probe == "hidden", result.hint_id == "error.fixed-ndim" and wrong, result))
-    results = [result for *_, result in sorted(results, key=lambda r: r[:2])]
+        results.append((failure.case.probe == "hidden", result))
+    wrong = wrong and any(not hidden and r.hint_id not in _BY_RANK | {"value.mismatch"} for hidden, r in results)
+    results = [r for h, r in sorted(results, key=lambda pair: (pair[0], wrong and pair[1].hint_id == "error.fixed-ndim"))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,

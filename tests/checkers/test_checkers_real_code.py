@@ -68,19 +68,22 @@ CORPUS = [
             ez = np.exp(z)
             row_totals = ez.sum(axis=1)
             return ez / row_totals[:, None]
-        """, "axis 1 (right for 2-D only) and no max subtracted", ("error.fixed-ndim", "softmax.no-max-shift")),
+        """, "axis 1 (right for 2-D only) and no max subtracted",
+        ("value.wrong-axis", "error.fixed-ndim", "softmax.no-max-shift")),
     ("softmax-axis1-keepdims", "softmax", """
         def softmax(x):                                   # axis 1, written for a 2-D score matrix
             powers = np.exp(x)
             norm = powers.sum(axis=1, keepdims=True)
             return powers / norm
-        """, "axis 1 (right for 2-D only) and no max subtracted", ("error.fixed-ndim", "softmax.no-max-shift")),
+        """, "axis 1 (right for 2-D only) and no max subtracted",
+        ("value.wrong-axis", "error.fixed-ndim", "softmax.no-max-shift")),
     ("softmax-global-max-axis1", "softmax", """
         def softmax(scores):                              # one max for the whole matrix, sums per row
             stable = np.exp(scores - np.max(scores))
             totals = np.expand_dims(stable.sum(axis=1), 1)
             return stable / totals
-        """, "subtracts the global max (rows far below it underflow to 0/0)", ("error.fixed-ndim", "softmax.global-max-shift")),
+        """, "subtracts the global max (rows far below it underflow to 0/0); axis 1 (right for 2-D only)",
+        ("value.wrong-axis", "error.fixed-ndim", "softmax.global-max-shift")),
     ("causal-additive-float", "causal_mask", """
         def causal_mask(m, n=None):                       # the additive form: -1e9 above the diagonal
             above = np.triu(np.ones((m, m)), 1)

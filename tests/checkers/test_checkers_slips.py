@@ -312,7 +312,7 @@ def bw_no_mask(Q, K, V, d_output, mask=None):
 
 # (exercise, function, expected hint id)
 SLIPS = [
-    ("softmax", sm_axis_one, "error.fixed-ndim"),
+    ("softmax", sm_axis_one, "value.wrong-axis"),     # wrong on every 3-D case: told before "runs on 2-D only"
     ("softmax", sm_whole, "softmax.whole-array"),
     ("softmax", sm_global_max, "softmax.global-max-shift"),
     ("softmax", sm_no_keepdims, "softmax.missing-keepdims"),
