@@ -45,12 +45,18 @@ def test_ctrl_c_ends_in_one_line_with_exit_130_and_writes_nothing(console_script
 @pytest.mark.parametrize("delay", [0.04, 0.12, 0.25])
 def test_ctrl_c_while_the_command_starts_is_one_line_too(console_script, tmp_path, delay):
     """The first fifth of a second imports the package and registers the commands: a SIGINT there printed the
-    interpreter's traceback. Before Python's own handler exists the process just ends by the signal, silently."""
+    interpreter's traceback. Before Python's own handler exists the process just ends by the signal, silently.
+    Earlier still, while the interpreter imports ``site`` (a busy machine stretches it past 40 ms), CPython itself
+    stops with "Fatal Python error: init_import_site" before any line of the package or its entry point runs:
+    that outcome is allowed, and only where no frame of the package is in it."""
     process = subprocess.Popen([console_script, "examples"], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
+    if err.startswith("Fatal Python error: init_import_site") and "KeyboardInterrupt" in err:
+        assert "attention_edu/" not in err and "attention_edu_cli" not in err, err
+        return
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert process.returncode in (130, 0, -signal.SIGINT), (process.returncode, err)
     if process.returncode == 130:
