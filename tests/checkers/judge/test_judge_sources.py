@@ -674,3 +674,29 @@ def test_an_exported_writefile_cell_writes_the_module_the_script_imports(tmp_pat
     (tmp_path / "ada.py").write_text(_exported(written, "from my_softmax import softmax", "check_softmax(softmax)"))
     row = grade_one("softmax", tmp_path / "ada.py", seed=2)
     assert row.passed and row.error is None, row.message
+
+
+def test_a_get_ipython_line_inside_a_string_of_an_exported_script_stays_text(tmp_path):
+    """Found by red team 13: a get_ipython() line was read back as a magic wherever it stood, inside a string too,
+    and the magic's text could close the string: `softmax = _stable` ran in the grader while Python, and a teacher
+    reading the file, saw a wrong softmax in a string's neighbour. Only a line where a statement starts is a call."""
+    hidden = "get_ipython().run_line_magic('time', '\\x22\\x22\\x22; softmax = _stable; \\x22\\x22\\x22')"
+    source = ("# %%\nimport numpy as np\n\n" + SOFTMAX.replace("def softmax", "def _stable")
+              + "\ndef softmax(x):\n    return x / x.sum(-1, keepdims=True)\n\nNOTES = \"\"\"\n" + hidden + "\n\"\"\"\n")
+    for name, cell in (("string.py", source), ("cell.py", source.replace("def softmax", "def _wrong"))):
+        (tmp_path / name).write_text(cell)
+        row = grade_one("softmax", tmp_path / name, seed=2)
+        assert not row.passed, (name, row.message)
+
+
+@pytest.mark.parametrize("line", ["files = get_ipython().getoutput('ls')",
+                                  "r = get_ipython().run_line_magic('timeit', '-o 1+1')",
+                                  "a, b = get_ipython().system('ls')"])
+def test_nbconverts_export_of_an_assigned_magic_runs_as_the_notebook(tmp_path, line):
+    """Found by red team 13: nbconvert writes `files = !ls` as `files = get_ipython().getoutput('ls')` and
+    `r = %timeit -o 1+1` with its target in front; neither was read back, so the cell raised NameError
+    (get_ipython) and an honest notebook's softmax, defined below it, was never defined: 0 of 25."""
+    (tmp_path / "honest.py").write_text(f"#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n"
+                                        f"{line}\n" + SOFTMAX)
+    row = grade_one("softmax", tmp_path / "honest.py", seed=2)
+    assert row.passed and row.error is None, row.message
