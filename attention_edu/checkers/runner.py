@@ -230,8 +230,8 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     # a rank it runs on but gets every public case wrong (axis=1 on 3-D): a mistake named there comes before the rank's
-    wrong = any(all(runs_by_rank.get(r, [False])) and n == sum(rank_of(f.case) == r for f in listed if f.case.probe
-                != "hidden") for r, n in Counter(rank_of(c) for c in exercise.cases()).items() if r is not None)
+    wrong = any(all(runs_by_rank.get(r, [False])) and n == sum(f.case.probe != "hidden" and rank_of(f.case) == r
+                for f in listed) for r, n in Counter(rank_of(c) for c in exercise.cases()).items() if r is not None)
     mistakes: dict[str, dict] = {}                      # hint id -> the first mistake told under it
     results = []
     for failure, result in zip(listed, failed_all(exercise, listed, log)):
@@ -243,7 +243,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
     wrong = wrong and any(not hidden and r.hint_id not in _BY_RANK | {"value.mismatch"} for hidden, r in results)
-    results = [r for h, r in sorted(results, key=lambda pair: (pair[0], wrong and pair[1].hint_id == "error.fixed-ndim"))]
+    results = [r for _, r in sorted(results, key=lambda p: (p[0], wrong and p[1].hint_id == "error.fixed-ndim"))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,
