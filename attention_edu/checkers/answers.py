@@ -23,25 +23,37 @@ ANSWERS: dict[str, AnswerSpec] = {spec.id: spec for spec in SPECS}
 GENERIC_HINT_IDS = ("answer.misprint", "answer.mismatch", "answer.unreadable", "answer.incomplete")
 
 
+#: A number as a student writes it: -3, 0.25, .25, 2.5e-3, 2.5E-3 (the minus sign − is read as -).
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _size(value: Any) -> int:
+    """One size of a shape: a whole number, not negative (10.0 is 10; 10.9 and -10 are no size)."""
+    number = float(value)
+    if not number.is_integer() or number < 0:
+        raise ValueError(f"{value!r} is not a size")
+    return int(number)
+
+
 def _read(part: Part, value: Any) -> Any:
     """The student's value in comparable form, or None if it cannot be read."""
     try:
-        if part.kind == "shape":
-            if isinstance(value, str):      # "(10, 20)" as printed; "ten" is no shape, not ()
-                return tuple(int(s) for s in re.findall(r"\d+", value)) or None
-            return tuple(int(s) for s in value)
+        if part.kind == "shape":            # "(10, 20)" as printed; "ten" is no shape, not ()
+            return tuple(map(_size, _NUMBER.findall(value) if isinstance(value, str) else value)) or None
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
         if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed
-            numbers = re.findall(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", value.replace("−", "-"))
-            if not numbers:                                       # "abc" holds none: unreadable, not empty
-                return None
-            value = [float(s) for s in numbers]
+            value = [float(s) for s in _NUMBER.findall(value.replace("−", "-"))] or None   # "abc": unreadable
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
-        array = np.asarray(value, dtype=np.float64)
-        return float(array.reshape(())) if part.kind == "number" and array.size == 1 else array
-    except (TypeError, ValueError):
+        array = np.asarray(value)
+        if value is None or array.dtype.kind not in "biuf":    # complex, a date, an object: not a real number
+            return None
+        array = array.astype(np.float64)
+        if part.kind == "number":                               # [a, b] for one number: unreadable
+            return float(array.reshape(())) if array.size == 1 else None
+        return array
+    except Exception:       # the student's value, whatever it raises (OverflowError for 10**400, its own __float__)
         return None
 
 
@@ -96,7 +108,9 @@ def _off_by(part: Part, mine: Any, target: Any) -> str:
         target = float(target)
         if not np.isfinite(mine):
             return f"{part.name} = {mine} is not a finite number"
-        ratio = mine / target if target else float("inf")
+        if not target:
+            return f"{part.name} = {_fmt(mine)} is off by more than rounding (±{part.abs_tol:.3g})"
+        ratio = mine / target
         side = "above" if mine > target else "below"
         return f"{part.name} = {_fmt(mine)} is {abs(ratio - 1):.0%} {side} the expected value"
     target = np.asarray(target, dtype=np.float64)

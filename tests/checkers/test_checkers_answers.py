@@ -195,3 +195,36 @@ def test_every_wrong_part_is_listed_as_a_mistake_not_only_the_first():
                                         qk_flops=12_800)
     assert [(m["hint_id"], m["probe"]) for m in right_and_unreadable.mistakes] == [
         ("answer.unreadable", "attention_shape"), ("answer.half-flops", "qk_flops")]
+
+
+def test_answers_that_are_no_sizes_or_no_real_numbers_fail_and_none_raises():
+    """Red team 14: (10.9, 128.9) and "(-10, -128)" passed as the shape (10, 128) (int() cut the fraction, the
+    pattern dropped the sign); a NumPy complex or a date passed as a number (its imaginary part cast away, with a
+    raw ComplexWarning); a list for one number, 10**400 and [] raised raw tracebacks."""
+    ok = dict(attention_shape=(10, 20), qk_flops=25_600)
+    for shape in [(10.9, 128.9), np.array([10.99, 128.5]), "(-10, -128)"]:
+        assert not check_answer("fund.exercise-2", output_shape=shape, **ok).passed, shape
+    for flops in [np.complex128(25_600 + 90_000j), np.datetime64(25_600, "s"), 25_600 + 90_000j]:
+        result = check_answer("fund.exercise-2", output_shape=(10, 128), attention_shape=(10, 20), qk_flops=flops)
+        assert result.hint_id == "answer.unreadable", (flops, result)
+    right = np.array([0.2358, 0.3107, 0.2509, 0.2026])
+    assert check_answer("fund.exercise-1", weights=right).passed
+    assert check_answer("fund.exercise-1", weights=right + 5j).hint_id == "answer.unreadable"
+    for answer_id, parts in [("dot.exercise-3", dict(total_flops=[1_024_000_000, 1_024_000_000])),
+                             ("dot.exercise-3", dict(total_flops=10**400)),
+                             ("fund.exercise-2", dict(output_shape=(10, 128), attention_shape=(10, 20),
+                                                      qk_flops=(200, 128))),
+                             ("fund.exercise-3", dict(variance=64, std=[]))]:
+        result = check_answer(answer_id, **parts)
+        assert not result.passed and result.hint_id == "answer.unreadable", (parts, result)
+
+
+def test_right_answers_written_as_people_write_numbers_pass():
+    """Red team 14: "(10.0, 128.0)" was read as (10, 0, 128, 0), ".236" as 236 and "2.36E-1" as 2.36 and 1."""
+    ok = dict(attention_shape=(10, 20), qk_flops=25_600)
+    assert check_answer("fund.exercise-2", output_shape="(10.0, 128.0)", **ok).passed
+    for weights in ["[.236, .311, .251, .203]", "2.36E-1, 3.11E-1, 2.51E-1, 2.03E-1", "0.236 0.311 0.251 0.203"]:
+        assert check_answer("fund.exercise-1", weights=weights).passed, weights
+    zero = check_answer("dot.exercise-5", max_entropy=1.0986, entropy_cat_sat_mat=[1.017, 1.017, 0.975],
+                        entropy_one_hot=0.01)
+    assert not zero.passed and "inf" not in zero.summary and "off by more than rounding" in zero.summary, zero
