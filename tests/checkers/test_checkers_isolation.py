@@ -174,3 +174,43 @@ def test_input_ends_at_once_instead_of_waiting():
     result = ae.checkers.check_softmax(asks)
     assert time.perf_counter() - start < 5.0
     assert "EOFError" in str(result) and "input() is not available" in str(result)
+
+
+def _processes_with(marker: str) -> list[int]:
+    import os
+    from pathlib import Path
+
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("ends", ["loops", "returns"])
+def test_what_a_function_starts_ends_with_its_call(ends):
+    """Red team 14: a softmax that mapped rows over a multiprocessing pool whose worker never returned was
+    stopped after its time limit, but the pool's workers ran on, reparented to init, at 100 % CPU. The call's
+    child now has a process group of its own, and the group is killed with it, whether it loops or returns."""
+    import uuid
+
+    import attention_edu as ae
+
+    marker = uuid.uuid4().hex
+
+    def softmax(x):
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+        while ends == "loops":
+            pass
+        return ae.softmax(x)
+    try:
+        ae.checkers.check_softmax(softmax, timeout=1)
+        time.sleep(0.5)
+        assert _processes_with(marker) == []
+    finally:
+        for pid in _processes_with(marker):       # what a failing run left: only this test's own sleepers
+            subprocess.run(["kill", "-9", str(pid)], check=False)

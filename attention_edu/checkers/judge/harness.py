@@ -172,9 +172,11 @@ def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float |
 
 
 def _kill(pid: int) -> int:
-    """Kill a forked child (a zombie keeps the status it exited with) and reap it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+    """Kill a forked child and what it started in its process group (a pool's workers would run on, orphaned) and
+    reap it; a zombie keeps the status it exited with."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
@@ -218,12 +220,15 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             pid = os.fork()
         if pid == 0:                                   # the child: never returns
             try:
+                os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
                 os.close(read_end)
                 _limit(memory_mb)
                 worker.answer_once(fn, args, names, write_end, printed.fileno())
                 _exit(0)
             finally:
                 _exit(70)
+        with contextlib.suppress(OSError):             # here too, so that no kill comes before the child's own
+            os.setpgid(pid, pid)
         os.close(write_end)
         child = Child(None, read_end, printed.fileno(), functools.partial(_kill, pid))
         try:
