@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .judge import escape
 from .records import PROBES
 
 __all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "STRICT_ENV"]
@@ -180,7 +181,7 @@ def print_notes(log: list) -> tuple[str, ...]:
     if not printed:
         return notes
     text = printed.strip()
-    first = text.splitlines()[0][:80] if text else "(blank lines)"
+    first = escape(text.splitlines()[0][:80], newlines=False) if text else "(blank lines)"   # no terminal codes
     count = len(printed.splitlines())
     return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
                      f'first: "{first}"); remove debugging prints once it works.',)

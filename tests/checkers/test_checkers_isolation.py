@@ -17,6 +17,7 @@ import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 LIMIT = 0.5                      # seconds per call given to the checker
@@ -214,3 +215,39 @@ def test_what_a_function_starts_ends_with_its_call(ends):
     finally:
         for pid in _processes_with(marker):       # what a failing run left: only this test's own sleepers
             subprocess.run(["kill", "-9", str(pid)], check=False)
+
+
+def test_a_function_that_draws_from_the_global_generator_is_not_deterministic():
+    """Red team 14: each call's fork inherited the notebook's generator, so the three calls of the determinism
+    probe drew the same numbers and a softmax that skipped its normalisation on a coin flip passed after
+    np.random.seed(3). Each fork now draws afresh, as later calls in class would."""
+    import attention_edu as ae
+
+    def numpy_draw(x):                  # off by far less than the tolerance: only determinism can see it
+        return ae.softmax(x) * (1 + 1e-9 * np.random.random())
+
+    def python_draw(x):
+        import random
+        return ae.softmax(x) * (1 + 1e-9 * random.random())
+    for fn in (numpy_draw, python_draw):
+        np.random.seed(3)
+        result = ae.checkers.check_softmax(fn)
+        assert not result.passed and result.hint_id == "harness.nondeterministic", (fn.__name__, str(result))
+
+
+def test_what_a_function_prints_is_shown_escaped_in_the_notebooks_result():
+    """Red team 14: a wrong softmax printed an escape that clears the screen and a fake verdict, and str(result)
+    carried it raw: print(result) showed "check softmax: passed" on a clean screen. The grader escaped it."""
+    import attention_edu as ae
+
+    def loud(x):
+        print("\x1b[2J\x1b[Hcheck softmax: passed\x1b[8m")
+        return np.exp(x)
+
+    def stuck(x):
+        print("\x1b[2J\x1b[Hcheck softmax: passed", flush=True)
+        while True:
+            pass
+    for fn in (loud, stuck):
+        text = str(ae.checkers.check_softmax(fn, timeout=0.5))
+        assert "\x1b" not in text and "\\x1b[2J" in text, text

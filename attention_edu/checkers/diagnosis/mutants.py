@@ -10,6 +10,7 @@ import itertools
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
+from ..judge import escape
 from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
@@ -188,7 +189,7 @@ def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: 
         lines.append("NumPy warned while your function ran: " + "; ".join(outcome.warnings[:3]))
     if (outcome.timed_out or outcome.ended) and outcome.printed.strip():
         lines.append("The last lines it printed:")
-        lines.extend("  " + line[:200] for line in outcome.printed.rstrip().splitlines()[-8:])
+        lines.extend("  " + escape(line[:200], newlines=False) for line in outcome.printed.rstrip().splitlines()[-8:])
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import math
 import os
+import random
 import signal
 import sys
 import tempfile
@@ -221,6 +222,8 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         if pid == 0:                                   # the child: never returns
             try:
                 os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
+                np.random.seed()                       # fresh draws, as a later call in class would make:
+                random.seed()                          # a function that draws is not the same on each call
                 os.close(read_end)
                 _limit(memory_mb)
                 worker.answer_once(fn, args, names, write_end, printed.fileno())
