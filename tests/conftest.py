@@ -1,6 +1,6 @@
 """Shared test configuration: a quick hypothesis profile, a seeded generator, the backend matrix,
-the notebook readers and the sandbox tests' :func:`ipc_left` (``from tests.conftest import
-load_notebook, ipc_left``: pytest registers this module as ``tests.conftest``).
+the notebook readers and the sandbox tests' :func:`ipc_left` and :func:`processes_with` (``from
+tests.conftest import load_notebook, ipc_left``: pytest registers this module as ``tests.conftest``).
 
 Tests may import NumPy freely; only the library is restricted to attention_edu/backend.py.
 """
@@ -147,6 +147,18 @@ def softmax(x):
 def softmax_source() -> str:
     """The source of a correct softmax submission (:data:`SOFTMAX_SOURCE`)."""
     return SOFTMAX_SOURCE
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line holds ``marker`` (forked children inherit the command line)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in pathlib.Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def ipc_left(key: int, queue: str, remove: bool) -> list[str]:

@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from tests.conftest import processes_with
+
 LIMIT = 0.5                      # seconds per call given to the checker
 MEMORY = 256                     # megabytes per call given to the checker
 
@@ -177,20 +179,6 @@ def test_input_ends_at_once_instead_of_waiting():
     assert "EOFError" in str(result) and "input() is not available" in str(result)
 
 
-def _processes_with(marker: str) -> list[int]:
-    import os
-    from pathlib import Path
-
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("ends", ["loops", "returns"])
 def test_what_a_function_starts_ends_with_its_call(ends):
@@ -211,9 +199,9 @@ def test_what_a_function_starts_ends_with_its_call(ends):
     try:
         ae.checkers.check_softmax(softmax, timeout=1)
         time.sleep(0.5)
-        assert _processes_with(marker) == []
+        assert processes_with(marker) == []
     finally:
-        for pid in _processes_with(marker):       # what a failing run left: only this test's own sleepers
+        for pid in processes_with(marker):       # what a failing run left: only this test's own sleepers
             subprocess.run(["kill", "-9", str(pid)], check=False)
 
 

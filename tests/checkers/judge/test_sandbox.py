@@ -31,7 +31,7 @@ import pytest
 
 from attention_edu.checkers.judge import sandbox, worker
 from attention_edu.checkers.judge.sandbox import Limits, landlock_abi, package_dirs, readable, spawn
-from tests.conftest import ipc_left
+from tests.conftest import ipc_left, processes_with
 
 ROOT = Path(__file__).resolve().parents[3]
 JUDGE = ROOT / "attention_edu" / "checkers" / "judge"
@@ -87,18 +87,6 @@ def run_attack(body: str, private: Path, *, namespaces: bool, use_landlock: bool
     outcomes = dict(json.loads(line) for line in out.decode().splitlines() if line.startswith("["))
     assert outcomes or sandboxed.process.returncode != 0, err.decode()
     return outcomes, sandboxed.process
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids whose command line holds ``marker`` (forked children inherit the command line)."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 @pytest.fixture
