@@ -242,8 +242,8 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    wrong = wrong and any(not hidden and r.hint_id not in _BY_RANK | {"value.mismatch"} for hidden, r in results)
-    results = [r for _, r in sorted(results, key=lambda p: (p[0], wrong and p[1].hint_id == "error.fixed-ndim"))]
+    later = wrong and any(not hidden and r.hint_id not in _BY_RANK | {"value.mismatch"} for hidden, r in results)
+    results = [r for _, r in sorted(results, key=lambda p: (p[0], later and p[1].hint_id == "error.fixed-ndim"))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,

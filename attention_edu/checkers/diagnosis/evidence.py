@@ -226,7 +226,7 @@ def rank_of(case) -> int | None:
     return None if first is None else first.ndim
 
 
-#: the text of ``error.fixed-ndim`` when the ranks that work and those that fail are known
+#: the text of ``error.fixed-ndim`` when the ranks that run and those that fail are known
 _RANKS = ("Your function runs on {works}; it fails on {fails} input, and the exercise passes any number "
           "of leading batch axes: count axes from the end (x.shape[-1], axis=-1, np.swapaxes(K, -1, -2), "
           "reshape(*x.shape[:-1], ...)).")
