@@ -239,3 +239,25 @@ def test_what_a_function_prints_is_shown_escaped_in_the_notebooks_result():
     for fn in (loud, stuck):
         text = str(ae.checkers.check_softmax(fn, timeout=0.5))
         assert "\x1b" not in text and "\\x1b[2J" in text, text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Landlock is Linux's")
+def test_a_checked_function_cannot_signal_the_notebook_kernel():
+    """Red team 14 left this open: a function checked in a notebook could end the kernel that checked it,
+    os.kill(os.getppid(), SIGTERM). Where Landlock has ABI 6+, the call's fork cannot signal outside itself."""
+    from attention_edu.checkers.judge.sandbox import landlock_abi
+    if landlock_abi() < 6:
+        pytest.skip(f"Landlock ABI {landlock_abi()} < 6 cannot scope signals")
+    kernel = textwrap.dedent("""
+        import os, signal
+        import attention_edu as ae
+        def softmax(x):
+            os.kill(os.getppid(), signal.SIGTERM)
+            return ae.softmax(x)
+        result = ae.checkers.check_softmax(softmax, timeout=2)
+        print("kernel alive;", result.passed, "PermissionError" in str(result))
+        print("still checks:", ae.checkers.check_softmax(ae.softmax).passed)
+    """)
+    done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "kernel alive; False True" in done.stdout and "still checks: True" in done.stdout

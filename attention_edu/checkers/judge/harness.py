@@ -182,8 +182,13 @@ def _kill(pid: int) -> int:
 
 
 def _limit(memory_mb: float | None) -> None:
-    """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file."""
+    """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file; where Landlock has
+    ABI 6+, no signal to a process outside it (the notebook's kernel: a check is for learning, see docs/teachers.md)."""
     import resource      # POSIX only, as fork is
+    with contextlib.suppress(ImportError, OSError):      # no landlockpy, another OS, an older kernel
+        from landlockpy import AccessFS, AccessNet, Ruleset, Scope
+        with Ruleset(handled_fs=AccessFS.NONE, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL) as ruleset:
+            ruleset.restrict()
     caps = {resource.RLIMIT_FSIZE: 2**20}
     if memory_mb and os.path.exists("/proc/self/statm"):      # only where the current size can be read
         with open("/proc/self/statm") as statm:
