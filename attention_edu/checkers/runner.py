@@ -70,18 +70,19 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
             return Failure("returns", case, f"{name} has shape {host.shape}, expected {want.shape}",
                            "harness.shape", fields={"expected": str(want.shape)})
     if outcome.mutated:
-        names = ", ".join(outcome.mutated)
-        inputs = "inputs" if len(outcome.mutated) > 1 else "input"
+        names, inputs = ", ".join(outcome.mutated), "inputs" if len(outcome.mutated) > 1 else "input"
         return Failure("inputs", case, f"your function modified its {inputs} {names} in place {where}",
                        "harness.mutated", fields={"name": names})
+    if any("'where' used without 'out'" in warning for warning in outcome.warnings):    # NumPy 2.4+ warns of it
+        return Failure("runs", case, f"NumPy warned that part of your result is uninitialised memory {where}",
+                       "error.where-without-out")
     return None
 
 
 def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple) -> Failure | None:
     parts = _parts(exercise, outcome.value)
     for name, part, want in zip(exercise.outputs, parts, expected):
-        mine = as_host(part)
-        if not close(mine, want, case.float_dtypes):
+        if not close(mine := as_host(part), want, case.float_dtypes):
             overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
             hint = "value.nan" if overflow.any() else "value.mismatch"
             return Failure(case.probe, case, f'your {name} {"do" if name.endswith("s") else "does"} not match the '
@@ -160,8 +161,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
-    log: list[Outcome] = []
-    failures: list[Failure] = []
+    log, failures = [], []     # every call's Outcome; every Failure
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
     lost = 0                   # calls in a row that ran out of time or ended the process

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 import textwrap
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attention_edu import cli
@@ -538,6 +540,59 @@ CORPUS = [
             p = p / p.sum(axis=-1, keepdims=True)
             return p @ V, p
         """, "3-D input only; the mask inverted (1 = hide) with a finite fill", ("error.fixed-ndim",)),
+    # hint study 2: patterns whose first hint was generic or off-target before the mistake named here existed
+    ("entropy-mean-of-rows", "attention_entropy", """
+        def attention_entropy(attn):                      # one summary number for the whole map
+            safe = np.clip(attn, 1e-12, 1.0)
+            per_query = -(safe * np.log(safe)).sum(axis=-1)
+            return per_query.mean()
+        """, "returns the mean of the row entropies, one number", ("attention_entropy.single-number",)),
+    ("entropy-eps-renormalised", "attention_entropy", """
+        def attention_entropy(weights):                   # no zero may reach the log, so lift and renormalise
+            lifted = weights + 1e-9
+            lifted = lifted / lifted.sum(axis=-1, keepdims=True)
+            return -np.sum(lifted * np.log(lifted), axis=-1)
+        """, "an all-zero row becomes uniform: entropy log n, not 0", ("attention_entropy.empty-row",)),
+    ("entropy-resoftmax", "attention_entropy", """
+        def attention_entropy(weights):                   # turns the input into probabilities first
+            e = np.exp(weights - weights.max(axis=-1, keepdims=True))
+            probs = e / e.sum(axis=-1, keepdims=True)
+            return -(probs * np.log(probs)).sum(axis=-1)
+        """, "applies a softmax to weights that already are one", ("attention_entropy.softmax-again",)),
+    ("ds-cross-entropy-mean", "backward_ds", """
+        def backward_ds(W, dW):                           # the classifier's gradient, averaged over the rows
+            return (W - dW) / W.shape[0]
+        """, "the cross-entropy gradient (P - Y) / m, dW read as targets", ("backward_ds.cross-entropy",)),
+    ("backward-no-scale", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            S = Q @ np.swapaxes(K, -1, -2)                # attention without the 1/sqrt(d_k), forward and back
+            if mask is not None:
+                S = np.where(mask, S, -np.inf)
+            m = np.max(S, axis=-1, keepdims=True)
+            m = np.where(np.isfinite(m), m, 0.0)
+            P = np.exp(S - m)
+            total = P.sum(axis=-1, keepdims=True)
+            P = np.divide(P, total, out=np.zeros_like(P), where=total > 0)
+            dP = d_output @ np.swapaxes(V, -1, -2)
+            dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True))
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(P, -1, -2) @ d_output
+        """, "no 1/sqrt(d_k) in the forward pass, dQ or dK", ("attention_backward.unscaled",)),
+    ("mha-reshape-heads-first", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def heads(x):                                 # straight to (..., H, L, d)
+                return x.reshape(*x.shape[:-2], num_heads, x.shape[-2], -1)
+            Q, K, V = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            out = w @ V                                   # (..., H, m, d_v), back by the inverse reshape
+            return out.reshape(*out.shape[:-3], out.shape[-2], -1) @ W_O, w
+        """, "heads cut by a reshape straight to (..., H, L, d) and merged back the same way",
+        ("multi_head_attention.reshape-only",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -612,6 +667,24 @@ NOT_NAMED = {
 def test_no_hint_names_a_mistake_the_code_does_not_make(tmp_path, capsys, key):
     status, hints = _check(tmp_path, key, capsys)
     assert status == 1 and NOT_NAMED[key] not in hints, hints
+
+
+def test_uninitialised_memory_from_where_without_out_fails(tmp_path, capsys):
+    """Hint study 2: np.log(p, where=p > 0) without out= passed every probe, since the skipped entries happened to
+    be zeros in a fresh interpreter; after other allocations they hold garbage. NumPy 2.4+ warns of it, and the
+    warning now fails the probe with a hint that says so."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.log(np.array([0.5, 0.0]), where=np.array([True, False]))
+    if not any("'where' used without 'out'" in str(w.message) for w in caught):
+        pytest.skip(f"NumPy {np.__version__} does not warn of where= without out=")
+    path = tmp_path / "entropy.py"
+    path.write_text(HEADER + "def attention_entropy(w):\n    return -np.sum(w * np.log(w, where=w > 0), axis=-1)\n")
+    assert cli.main(["check", "attention_entropy", str(path), "--seed", "0"]) == 1
+    assert "Hint [error.where-without-out]" in capsys.readouterr().out
+    path.write_text(HEADER + "def attention_entropy(w):\n    logs = np.log(w, where=w > 0, out=np.zeros_like(w))\n"
+                    "    return -np.sum(w * logs, axis=-1)\n")
+    assert cli.main(["check", "attention_entropy", str(path), "--seed", "0"]) == 0
 
 
 def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):

@@ -93,8 +93,7 @@ def show(x: Any, max_elements: int = 60) -> str:
 def _row_sums(x: np.ndarray) -> str:
     """The first eight sums over the last axis, as text."""
     flat = np.ravel(np.sum(x, axis=-1))
-    text = np.array2string(flat[:8], precision=4, suppress_small=True)
-    return text + (" ..." if flat.size > 8 else "")
+    return np.array2string(flat[:8], precision=4, suppress_small=True) + (" ..." if flat.size > 8 else "")
 
 
 def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
@@ -137,8 +136,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
     if row_sums and a.ndim >= 1:
         lines.append(f"{name}: row sums, yours {_row_sums(a)}; expected {_row_sums(e)}")
         if a.ndim >= 2 and not np.allclose(np.sum(a, axis=-1), np.sum(e, axis=-1), equal_nan=True):
-            columns, expected_columns = np.swapaxes(a, -1, -2), np.swapaxes(e, -1, -2)
-            lines.append(f"{name}: column sums, yours {_row_sums(columns)}; expected {_row_sums(expected_columns)}")
+            lines.append(f"{name}: column sums, yours {_row_sums(a.mT)}; expected {_row_sums(e.mT)}")
     return lines
 
 
@@ -159,6 +157,8 @@ HINTS: dict[str, str] = {
     "error.name": "Your function uses a name it never defines: work only with the arguments it receives (the checker "
         "never shares the notebook's variables) and import numpy as np.",
     "error.exit": "Your function called exit(): return the result instead.",
+    "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
+        "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
     "error.torch-keyword": "NumPy says axis= and keepdims= (PyTorch: dim=, keepdim=), "
         "np.transpose(x, axes) (TF: perm=).",
     "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the debugging "

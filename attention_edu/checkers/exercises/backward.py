@@ -22,7 +22,7 @@ from ..diagnosis.evidence import factor_cause, partly, reads, which_right
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
-from .backward_steps import SOFTMAX_BACKWARDS, grad_v, grad_w
+from .backward_steps import CROSS_ENTROPY, SOFTMAX_BACKWARDS, grad_v, grad_w
 
 __all__ = ["ATTENTION_BACKWARD", "backward"]
 
@@ -153,6 +153,10 @@ register_mistakes("attention_backward", (
      "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
     ("forward-unscaled", "small", partial(backward, forward_scale=1.0),
      "Recompute the weights exactly as the forward pass does, softmax(Q Kᵀ / √d_k): yours leave out the scale."),
+    ("unscaled", "small", partial(backward, forward_scale=1.0, scale_dq=False, scale_dk=False),
+     "Your gradients have no 1/√d_k anywhere: the scores are Q Kᵀ / √d_k, so recompute the weights with it, and "
+     "dQ = dS K / √d_k, dK = dSᵀ Q / √d_k carry it too."),
+    ("cross-entropy", "small", partial(backward, jacobian="cross-entropy"), CROSS_ENTROPY),
     ("dk-transposed", "returns", _dk_transposed,
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
     ("dv-transposed", "returns", _dv_transposed,

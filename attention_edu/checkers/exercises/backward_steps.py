@@ -22,7 +22,7 @@ from ..records import Case, Exercise
 from .attention import qkv
 
 __all__ = ["SOFTMAX_JACOBIAN", "BACKWARD_DV", "BACKWARD_DW", "BACKWARD_DS", "BACKWARD_DQ", "BACKWARD_DK",
-           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS"]
+           "jacobian", "grad_v", "grad_w", "grad_s", "grad_q", "grad_k", "SOFTMAX_BACKWARDS", "CROSS_ENTROPY"]
 
 
 def jacobian(w):
@@ -64,7 +64,11 @@ SOFTMAX_BACKWARDS = {
     "unweighted": lambda W, dW: W * (dW - np.sum(dW, axis=-1, keepdims=True)),
     "queries": lambda W, dW: W * (dW - np.sum(dW * W, axis=-2, keepdims=True)),  # rowsum over the queries
     "none": lambda W, dW: dW,
+    "cross-entropy": lambda W, dW: W - dW,                                       # P − Y, dW read as the targets
 }
+#: The hint for dS = W − dW: the softmax's gradient under a cross-entropy loss, not under any dW.
+CROSS_ENTROPY = ("W − dW is the gradient of a softmax followed by cross-entropy (P − Y, with dW as the targets Y); "
+                 "here dW is the gradient arriving at W from above, so dS = W ⊙ (dW − rowsum(dW ⊙ W)).")
 
 
 def _step_cases(names: tuple[str, ...]) -> list[Case]:
@@ -175,7 +179,9 @@ register_mistakes("backward_ds", (
      "a diagonal and np.outer flattens; use np.sum(dW * W, axis=-1, keepdims=True) for every row at once."),
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
+    ("cross-entropy", "small", SOFTMAX_BACKWARDS["cross-entropy"], CROSS_ENTROPY),
 ))
+variant("backward_ds.cross-entropy")(lambda W, dW: (W - dW) / W.shape[-2])       # averaged over the rows
 # one vector's Jacobian, diag(w) - w wᵀ, on a matrix (np.diag of a matrix is its diagonal; np.diagonal does
 # not raise as np.diag does on 3-D input, where code that loops over columns is not named by this mistake)
 variant("backward_ds.single-vector")(lambda W, dW: dW @ (np.diagonal(W) - np.outer(W, W)))

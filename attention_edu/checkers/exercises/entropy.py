@@ -115,15 +115,34 @@ register_mistakes("attention_entropy", (
     ("wrong-axis", "returns", lambda weights: -np.sum(_plogp(weights), axis=-2),
      "Sum over the last axis (the keys): one entropy per query row, shape (..., m)."),
     ("single-number", "returns", lambda weights: -np.sum(_plogp(weights)),
-     "Return one entropy per query row, shape (..., m), not one number for the whole array."),
+     "Return one entropy per query row, shape (..., m), not one number for the whole array (nor their mean)."),
     ("keepdims", "returns", lambda weights: -np.sum(_plogp(weights), axis=-1, keepdims=True),
      "Drop the summed axis: the result has shape (..., m), not (..., m, 1)."),
+    ("softmax-again", "small", lambda weights: attention_entropy(softmax(weights)),
+     "weights already holds the softmax's output: take the entropy of its rows as they are, without another softmax."),
 ))
+variant("attention_entropy.single-number")(lambda weights: np.mean(attention_entropy(weights)))    # the rows' mean
 
 
 # divided by log(i + 1), the largest entropy row i of a causal mask can have (log 1 = 0 left as 1)
 variant("attention_entropy.normalised")(lambda weights: -np.sum(_plogp(weights), axis=-1) / np.where(
     np.arange(weights.shape[-2]) > 0, np.log(np.arange(1, weights.shape[-2] + 1)), 1.0))
+
+
+@reads("attention_entropy", "attention_entropy.empty-row")
+def _empty_row(case, mine, expected):
+    """A fully masked (all-zero) row given an entropy above 0, every other row right: an ε added to the weights and
+    the row renormalised makes it uniform, log n."""
+    p, (h,), (e,) = case.args[0], mine, expected
+    empty = ~np.any(p, axis=-1)
+    if h.shape != e.shape or not empty.any() or not np.all(np.isfinite(h)) or np.allclose(h[empty], 0.0) or not (
+            np.allclose(h[~empty], e[~empty], rtol=1e-4, atol=1e-6)):
+        return None
+    uniform = f" = log {p.shape[-1]}, a uniform row's" if np.allclose(h[empty], math.log(p.shape[-1])) else ""
+    return ("attention_entropy.empty-row",
+            f"A fully masked row (all zeros) has entropy 0, as 0 · log 0 = 0; yours gives {h[empty].flat[0]:.4g}"
+            f"{uniform}. Leave such a row as it is (no ε added, no renormalising) and take the log only where p > 0, "
+            f"np.log(np.where(p > 0, p, 1)).")
 
 
 @reads("attention_entropy", "attention_entropy.log-epsilon")

@@ -77,8 +77,7 @@ def _inputs(seed, lead, m, n, d_model, H, d_k, d_v, self_attention=False) -> tup
     rng = np.random.default_rng(seed)
     X_q = rng.standard_normal(lead + (m, d_model))
     X_kv = X_q if self_attention else rng.standard_normal(lead + (n, d_model))
-    W_Q, W_K = (rng.standard_normal((d_model, H * d_k)) / math.sqrt(d_model) for _ in range(2))
-    W_V = rng.standard_normal((d_model, H * d_v)) / math.sqrt(d_model)
+    W_Q, W_K, W_V = (rng.standard_normal((d_model, H * d)) / math.sqrt(d_model) for d in (d_k, d_k, d_v))
     W_O = rng.standard_normal((H * d_v, d_model)) / math.sqrt(H * d_v)
     return X_q, X_kv, W_Q, W_K, W_V, W_O, H
 
@@ -201,13 +200,11 @@ register_mistakes("merge_heads", (
     ("strided", "small", partial(_merge_unswapped, strided=True),
      "Each head's d columns must stay together: move the axes to (..., L, H, d), not (..., L, d, H), then reshape."),
     ("reverse-all-axes", "small", lambda X: np.reshape(np.transpose(X), X.shape[:-3] + (X.shape[-2], -1)),
-     "A transpose without axes reverses all of them: exchange only the H and L axes, "
-     "np.swapaxes(X, -3, -2), then reshape."),
+     "A transpose without axes reverses all of them: swap only H and L, np.swapaxes(X, -3, -2), then reshape."),
     ("sums-heads", "returns", lambda X: np.sum(X, axis=-3),
      "Merging concatenates the heads side by side, (..., L, H*d); it does not add them."),
     ("fixed-rank", "runs", _merge_fixed_rank,
-     "Allow any number of leading batch axes: take lead = X.shape[:-3] instead of unpacking a fixed "
-     "number of sizes."),
+     "Allow any number of leading batch axes: take lead = X.shape[:-3] instead of unpacking a fixed number of sizes."),
 ))
 
 
@@ -238,6 +235,9 @@ register_mistakes("multi_head_attention", (
     ("merge-without-swap", "small", partial(_mha, merge=_merge_unswapped),
      "Before reshaping the heads to (..., m, H*d_v), move the head axis next to the feature axis, "
      "(..., m, H, d_v); reshaping directly mixes tokens."),
+    ("reshape-only", "small", partial(_mha, split=lambda X, H: _cut(X, H, "HLd"), merge=_merge_unswapped),
+     "Reshaping X @ W_Q straight to (..., H, m, d_k) cuts the data in the wrong order (and so does merging back): "
+     "reshape to (..., m, H, d_k), then swap axes -3 and -2."),
     ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
      "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
     ("averaged-weights", "returns", partial(_mha, average=True),
