@@ -208,7 +208,8 @@ def run_grade(args: argparse.Namespace) -> int:
     came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
     why = f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"
     rows, interrupted = _grade_all([] if several else files, args, seed)
-    done = [Row(f, seed=seed, error=why) for f in files] if several else [rows[f] for f in files if f in rows]
+    done = [rows[f] for f in files if f in rows] if not several else [  # the names escaped, as grade_one's rows'
+        Row(escape(f, False), seed=seed, error=why) for f in files]
     for row in done:
         if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
             row.passed, row.status, row.probes_passed = False, "failed", 0     # Landlock failed for this one: no credit

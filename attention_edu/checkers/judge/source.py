@@ -15,7 +15,7 @@ import tokenize
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["python_text", "notebook_cells", "read_cells"]
+__all__ = ["python_text", "notebook_cells", "read_cells", "BUILTINS"]
 
 #: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -38,7 +38,9 @@ _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
 #: Latex and Math are str; any other name does nothing, called, read or set (get_ipython().run_line_magic(...)).
 _INERT = ('type("StandIn", (__import__("types").SimpleNamespace,), {"__call__": lambda self, *a, **k: self, '
           '"__getattr__": lambda self, name: self})')
-_DISPLAY = f"{_INERT}(display=print, Markdown=str, HTML=str, Latex=str, Math=str)"
+_SHOW = "lambda *objects, **options: print(*objects)"     # display(x, display_id=True) prints x
+_DISPLAY = f"{_INERT}(display={_SHOW}, Markdown=str, HTML=str, Latex=str, Math=str)"
+BUILTINS = {"display": _SHOW, "get_ipython": f"{_INERT}()"}      # IPython's, as the worker binds them in a notebook
 _IPYTHON = {"IPython": f"{_INERT}(display={_DISPLAY})", "IPython.display": _DISPLAY, "IPython.core.display": _DISPLAY}
 
 
@@ -164,8 +166,7 @@ def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
 
 def _commented(line: str) -> str:
     """A line IPython runs and Python cannot, as a comment after ``pass``: a block of nothing else still compiles."""
-    text = line.lstrip()
-    return f"{line[:len(line) - len(text)]}pass  # {text}"
+    return f"{line[:len(line) - len(line.lstrip())]}pass  # {line.lstrip()}"
 
 
 def _ipython_line(line: str, first: bool) -> str:
@@ -202,11 +203,11 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run
         written = _WRITEFILE.match(source.lstrip())     # in class, but a module %%writefile writes runs where imported
         return f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})" if written else None
-    head = next((index for index, line in enumerate(lines) if line.strip()), 0)
-    depth, quote, joined, magic = 0, "", False, False
+    depth, quote, joined, magic, opening = 0, "", False, False, True     # opening: %%time over %%capture opens too
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
         if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
-            lines[index] = "# " + line if magic else _ipython_line(line, index == head)
+            lines[index] = "# " + line if magic else _ipython_line(line, opening)
+        opening = opening and (not line.strip() or line.split()[0] in _PYTHON_CELLS)
         magic = lines[index] in ("# " + line, _commented(line)) and line.endswith("\\")    # "!pip install \" goes on
         depth, quote, joined = _scan(lines[index], depth, quote)
     try:

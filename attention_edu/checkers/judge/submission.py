@@ -24,7 +24,7 @@ from ...multi_head import merge_heads, multi_head_attention, split_heads
 from ...softmax import softmax, softmax_jacobian
 from ..records import hidden_cases, probe_counts
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
-from .source import notebook_cells, read_cells
+from .source import BUILTINS, notebook_cells, read_cells
 
 __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 
@@ -68,7 +68,7 @@ class Remote:
         read, library = sandbox.readable(tuple(packages)), [*packages, *sandbox.standard_library()]
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function, "read": read,
                        "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
-                       "helpers": sorted(helpers or {})}
+                       "helpers": sorted(helpers or {}), "builtins": BUILTINS}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None

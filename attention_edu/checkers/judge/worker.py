@@ -61,15 +61,17 @@ class Refuse:
         top = name.partition(".")[0]
         if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
             return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
-        standard = top in sys.stdlib_module_names
-        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
+        standard, library = top in sys.stdlib_module_names, self._from_library()
+        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or library)):
             return None
+        if library:         # NumPy's optional imports (yaml in np.show_config): as where they are not installed
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly
         where = "" if frame is None else f" ({frame.f_code.co_filename}, line {frame.f_lineno})"
         protocol.send(self.out, {"violation": message + where})
-        raise ImportError(message)
+        raise ModuleNotFoundError(message, name=name)
 
 
 def restrict(read, write):
@@ -159,14 +161,9 @@ def answer(function, args, names):
         reply["seconds"] = time.perf_counter() - start
     reply["warnings"] = list(dict.fromkeys(f"{w.category.__name__}: {w.message}"[:300] for w in caught))[:20]
     reply["mutated"] = [name for name, a, c in zip(names, args, copies) if not _same(a, c)]
-    _flush()
+    with contextlib.suppress(Exception):  # what was printed, which the judge reads once the reply is in (the
+        sys.stdout.flush()                # student may have replaced or closed sys.stdout)
     return reply
-
-
-def _flush():
-    """Flush what was printed: the judge reads it once the reply is in."""
-    with contextlib.suppress(Exception):  # the student replaced or closed sys.stdout
-        sys.stdout.flush()
 
 
 def _send(out, reply):
@@ -216,8 +213,10 @@ def main():
     _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
-    if config["notebook"]:          # IPython's display() is a builtin: here it prints
-        module.ae, builtins.display = Helper((inp, out), config["helpers"]), print
+    sys.argv = [config["file"]]     # as ``python mine.py`` has it (not the judge's site folders)
+    if config["notebook"]:          # IPython's builtins display() and get_ipython(): the judge's stand-ins
+        module.ae = Helper((inp, out), config["helpers"])
+        vars(builtins).update({name: eval(code, {}) for name, code in config["builtins"].items()})
         sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
     report, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
@@ -232,7 +231,8 @@ def main():
                 report["error"] = None if ended and config["function"] in module.__dict__ else describe(err)
                 break
             report["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
-    _flush()
+    with contextlib.suppress(Exception):  # as after a call
+        sys.stdout.flush()
     report["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
         getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
     protocol.send(out, report)
@@ -242,8 +242,7 @@ def main():
             request = protocol.receive(inp, time.monotonic() + 3600)
         except (EOFError, TimeoutError):
             return 0
-        reply = answer(function, tuple(request["args"]), request["names"])
-        _send(out, reply)
+        _send(out, answer(function, tuple(request["args"]), request["names"]))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -158,10 +159,31 @@ def test_gradescope_scores_no_pick_of_several_files(tmp_path, console_script, so
     # with --json too, each file has its row and why it was not graded (it printed [] and "graded 0 of 2")
     done = _grade(console_script, tmp_path, "--exercise", "softmax", "--gradescope", out, "--seed", "2", "--json")
     rows = json.loads(done.stdout)
-    assert [(Path(r["file"]).name, r["status"], r["passed"]) for r in rows] == [
-        ("a_try.py", "not graded", False), ("b_\x1b[31m.py", "not graded", False)], rows
+    assert [(Path(r["file"]).name, r["status"], r["passed"]) for r in rows] == [     # escaped, as graded rows are
+        ("a_try.py", "not graded", False), ("b_\\x1b[31m.py", "not graded", False)], rows
     assert all(r["error"] == results["tests"][0]["output"] for r in rows)
     assert done.stderr.startswith("graded 0 of 2 with seed 2"), done.stderr
+
+
+def test_several_files_names_are_escaped_in_every_report_and_cannot_stop_the_gradebook(tmp_path, console_script,
+                                                                                     softmax_source):
+    """Red team 15: with several files in a Gradescope submission, their rows kept the raw names: a name holding
+    a newline drew a forged "1 of 1 submissions passed" line in the log, and a name of bytes that are not UTF-8
+    crashed the CSV writer (a surrogate), so neither the CSV nor results.json was written."""
+    folder = tmp_path / "came"
+    folder.mkdir()
+    for name in (b"ok.py", b"z\n1 of 1 submissions passed\nx.py", b"\xff\x1b[2K.py"):
+        (folder / os.fsdecode(name)).write_text(softmax_source)       # \xff: a surrogate in the name
+    out, gradebook = tmp_path / "results.json", tmp_path / "marks.csv"
+    done = _grade(console_script, folder, "--exercise", "softmax", "--gradescope", out, "--csv", gradebook,
+                  "--seed", "2")
+    assert done.returncode == 0, done.stderr
+    assert "\n1 of 1 submissions passed" not in done.stdout and "\x1b" not in done.stdout + done.stderr, done.stdout
+    assert done.stdout.rstrip().endswith("0 of 3 submissions passed"), done.stdout
+    rows = list(csv.DictReader(gradebook.open(encoding="utf-8")))
+    assert len(rows) == 3 and all("\n" not in r["file"] and "\x1b" not in r["file"] for r in rows), rows
+    results = json.loads(out.read_text())
+    assert results["score"] == 0 and "\n" not in results["output"] and "\x1b" not in results["output"], results
 
 
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):

@@ -700,3 +700,47 @@ def test_nbconverts_export_of_an_assigned_magic_runs_as_the_notebook(tmp_path, l
                                         f"{line}\n" + SOFTMAX)
     row = grade_one("softmax", tmp_path / "honest.py", seed=2)
     assert row.passed and row.error is None, row.message
+
+
+# --- red team 15: false fails of honest submissions ------------------------------------------------
+
+@pytest.mark.parametrize("reads", [
+    "import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--n', type=int, default=4)\n"
+    "args = parser.parse_args()\n",
+    "import sys\nN = int(sys.argv[1]) if len(sys.argv) > 1 else 4\nassert sys.argv == ['mine.py'], sys.argv\n"])
+def test_a_py_file_that_reads_its_command_line_sees_its_own_name_only(tmp_path, reads):
+    """The worker's own arguments (the judge's site folders) were the submission's sys.argv: argparse exited with
+    status 2 and int(sys.argv[1]) read a path, 0 of 25 for files that run as ``python mine.py``."""
+    path = tmp_path / "mine.py"
+    path.write_text("import numpy as np\n" + reads + SOFTMAX)
+    row = grade_one("softmax", path, seed=2)
+    assert row.passed and row.error is None, row.message
+    assert "site-packages" not in row.message
+
+
+def test_ipythons_builtins_get_ipython_and_display_with_its_options_run_as_in_class(tmp_path):
+    """A kernel has get_ipython as a builtin (Colab's check: "google.colab" in str(get_ipython())), and display takes
+    options (display_id=True): a NameError, then a TypeError, scored 0 of 25."""
+    row = _grade(tmp_path, 'IN_COLAB = "google.colab" in str(get_ipython())\nimport numpy as np',
+                 "handle = display('starting', display_id=True)\n" + SOFTMAX,
+                 "from IPython.display import display\ndisplay('done', display_id=True, clear=True)\nassert not IN_COLAB")
+    assert row.passed and row.error is None, row.message
+
+
+def test_cell_magics_stacked_at_a_cells_top_run_the_cell_as_in_ipython(tmp_path):
+    """%%time above %%capture runs the cell as IPython does; the grader raised 'a %%magic below the first line'."""
+    row = _grade(tmp_path, "import numpy as np", "%%time\n%%capture captured\n" + SOFTMAX)
+    assert row.passed and row.error is None, row.message
+    assert "UsageError" in _code(tmp_path, "x = 1\n%%time\ny = 2")[0]     # below code, still IPython's error
+
+
+def test_numpys_own_optional_imports_are_not_the_students(tmp_path):
+    """np.show_config() imports yaml, np.show_runtime() threadpoolctl: the import rule refused them as if the student
+    had, and raised ImportError where NumPy catches ModuleNotFoundError. They now fail as where not installed."""
+    path = tmp_path / "mine.py"
+    path.write_text("import numpy as np\nnp.show_config()\nnp.show_runtime()\n" + SOFTMAX)
+    row = grade_one("softmax", path, seed=2)
+    assert row.passed and row.error is None, row.message
+    path.write_text("import numpy as np\ntry:\n    import yaml\nexcept ModuleNotFoundError:\n    pass\n" + SOFTMAX)
+    row = grade_one("softmax", path, seed=2)      # the student's own import still meets the rule
+    assert not row.passed and "`import yaml` is not allowed here" in row.error, row.message
