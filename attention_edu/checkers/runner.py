@@ -73,9 +73,6 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         names, inputs = ", ".join(outcome.mutated), "inputs" if len(outcome.mutated) > 1 else "input"
         return Failure("inputs", case, f"your function modified its {inputs} {names} in place {where}",
                        "harness.mutated", fields={"name": names})
-    if any("'where' used without 'out'" in warning for warning in outcome.warnings):    # NumPy 2.4+ warns of it
-        return Failure("runs", case, f"NumPy warned that part of your result is uninitialised memory {where}",
-                       "error.where-without-out")
     return None
 
 
@@ -84,7 +81,8 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     for name, part, want in zip(exercise.outputs, parts, expected):
         if not close(mine := as_host(part), want, case.float_dtypes):
             overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
-            hint = "value.nan" if overflow.any() else "value.mismatch"
+            unset = any("'where' used without 'out'" in w for w in outcome.warnings)     # NumPy 2.4+ warns of it
+            hint = "error.where-without-out" if unset else "value.nan" if overflow.any() else "value.mismatch"
             return Failure(case.probe, case, f'your {name} {"do" if name.endswith("s") else "does"} not match the '
                            f'expected values on the case "{case.title}"', hint)
     return None

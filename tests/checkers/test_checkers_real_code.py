@@ -671,8 +671,9 @@ def test_no_hint_names_a_mistake_the_code_does_not_make(tmp_path, capsys, key):
 
 def test_uninitialised_memory_from_where_without_out_fails(tmp_path, capsys):
     """Hint study 2: np.log(p, where=p > 0) without out= passed every probe, since the skipped entries happened to
-    be zeros in a fresh interpreter; after other allocations they hold garbage. NumPy 2.4+ warns of it, and the
-    warning now fails the probe with a hint that says so."""
+    be zeros in a fresh interpreter; after other allocations they hold garbage. Each call now starts with NaN in
+    the memory its first arrays take, so the entries left unset show, and NumPy 2.4+'s warning names why. Code
+    that warns but overwrites those entries itself still passes."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         np.log(np.array([0.5, 0.0]), where=np.array([True, False]))
@@ -685,6 +686,10 @@ def test_uninitialised_memory_from_where_without_out_fails(tmp_path, capsys):
     path.write_text(HEADER + "def attention_entropy(w):\n    logs = np.log(w, where=w > 0, out=np.zeros_like(w))\n"
                     "    return -np.sum(w * logs, axis=-1)\n")
     assert cli.main(["check", "attention_entropy", str(path), "--seed", "0"]) == 0
+    path.write_text(HEADER + "def softmax(x):\n    e = np.exp(x - np.max(x, axis=-1, keepdims=True))\n"
+                    "    total = np.sum(e, axis=-1, keepdims=True)\n"
+                    "    return np.where(total > 0, np.divide(e, total, where=total > 0), 0.0)\n")
+    assert cli.main(["check", "softmax", str(path), "--seed", "0"]) == 0, capsys.readouterr().out
 
 
 def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):

@@ -201,10 +201,10 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
     # its output shows the mistake, unless its values are right (a tuple (w,) for w)
     telling = (mine is not None and failure.probe not in ("inputs", "determinism")
                and not same_output(mine, failure.expected, failure.case.float_dtypes))
-    named = None                                        # (hint id, hint)
-    if telling and guess and failure.probe != "properties":
+    named, said = None, failure.hint_id == "error.where-without-out"     # (hint id, hint); NumPy's warning tells
+    if telling and guess and not said and failure.probe != "properties":
         named = _read_mutants(exercise, failure, mine, known)
-    if named is None and telling:
+    if named is None and telling and not said:
         named = read_evidence(exercise, failure, mine)
     if named is not None:
         hint_id, hint = named
