@@ -81,7 +81,7 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
     for name, part, want in zip(exercise.outputs, parts, expected):
         if not close(mine := as_host(part), want, case.float_dtypes):
             overflow = ~np.isfinite(mine.astype(np.float64)) & np.isfinite(want.astype(np.float64))
-            unset = any("'where' used without 'out'" in w for w in outcome.warnings)     # NumPy 2.4+ warns of it
+            unset = overflow.any() and any("'where' used without 'out'" in w for w in outcome.warnings)  # NaN left
             hint = "error.where-without-out" if unset else "value.nan" if overflow.any() else "value.mismatch"
             return Failure(case.probe, case, f'your {name} {"do" if name.endswith("s") else "does"} not match the '
                            f'expected values on the case "{case.title}"', hint)

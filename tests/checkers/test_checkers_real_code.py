@@ -540,6 +540,11 @@ CORPUS = [
             p = p / p.sum(axis=-1, keepdims=True)
             return p @ V, p
         """, "3-D input only; the mask inverted (1 = hide) with a finite fill", ("error.fixed-ndim",)),
+    # hint study 3 (untuned): patterns whose first hint was generic before the reading named here existed
+    ("dq-d_k-from-axis-1", "backward_dq", """
+        def backward_dq(dS, K):                           # d_k read as the second size, right for 2-D K only
+            return dS @ K / np.sqrt(K.shape[1])
+        """, "d_k taken from K.shape[1], which is n on batched input", ("backward_dq.scale-fixed-axis",)),
     # hint study 2: patterns whose first hint was generic or off-target before the mistake named here existed
     ("entropy-mean-of-rows", "attention_entropy", """
         def attention_entropy(attn):                      # one summary number for the whole map
@@ -699,3 +704,38 @@ def test_no_hint_names_a_transpose_the_code_does_not_make(tmp_path, capsys):
     (red team 12A: it was the generic error.matmul-shapes)."""
     status, hints = _check(tmp_path, "sdpa-kq-swapped", capsys)
     assert status == 1 and hints[0] == "attention.keys-times-queries" and "error.batched-transpose" not in hints, hints
+
+
+def test_a_where_without_out_whose_entries_are_overwritten_gets_its_own_mistake_named(tmp_path, capsys):
+    """Red team 16: NumPy warns of where= without out= even where the code overwrites the entries skipped, and the
+    warning then hid the real mistake on every probe (a softmax over axis 0, an entropy in bits). It is named only
+    where the output holds NaN that the expected does not (the NaN a call starts with, left where where= skipped)."""
+    path = tmp_path / "mine.py"
+    path.write_text(HEADER + "def softmax(x):\n    m = np.max(x, axis=0, keepdims=True)\n"
+                    "    e = np.exp(x - np.where(np.isfinite(m), m, 0))\n    total = e.sum(axis=0, keepdims=True)\n"
+                    "    return np.where(total > 0, np.divide(e, total, where=total > 0), 0)\n")
+    assert cli.main(["check", "softmax", str(path), "--seed", "1"]) == 1
+    assert "Hint [softmax.wrong-axis]" in (out := capsys.readouterr().out) and "where-without-out" not in out, out
+    path.write_text(HEADER + "def attention_entropy(w):\n"
+                    "    return -np.sum(w * np.where(w > 0, np.log2(w, where=w > 0), 0.0), axis=-1)\n")
+    assert cli.main(["check", "attention_entropy", str(path), "--seed", "1"]) == 1
+    assert "Hint [attention_entropy.log2]" in (out := capsys.readouterr().out) and "where-without-out" not in out, out
+
+
+def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
+    """Hint study 3: W.transpose(-2, -1), PyTorch's swap of the last two axes, changes nothing on a NumPy matrix and
+    raises "axes don't match array" on 3-D input; that error was the generic error.other. It is now PyTorch's spelling
+    (error.torch-keyword), while x.transpose(0, 2, 1) on 2-D input stays the error a fixed rank explains."""
+    path = tmp_path / "dv.py"
+    path.write_text(HEADER + "def backward_dv(W, d_output):\n    return W.transpose(-2, -1) @ d_output\n")
+    assert cli.main(["check", "backward_dv", str(path), "--seed", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "Mistake 2 [error.torch-keyword]" in out and "np.swapaxes(x, -1, -2)" in out, out
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    axes = ErrorInfo("ValueError", "axes don't match array", ("ValueError",), "line 2 in f: return x.transpose(0, 2, 1)")
+    assert explain_error(axes, ()) == "error.other"          # the rank split (report) then tells it as a fixed rank
+    remapped = "operands could not be broadcast together with remapped shapes [original->remapped]: (2,3)->(2,3)"
+    for line, hint_id in (("return np.einsum('bsd,dd->bsd', X, W)", "error.broadcast"),
+                          ("return Q @ K.T", "error.batched-transpose")):
+        assert explain_error(ErrorInfo("ValueError", remapped, ("ValueError",), line), ()) == hint_id

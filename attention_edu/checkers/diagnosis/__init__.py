@@ -71,8 +71,7 @@ def same_output(mine: tuple, theirs: tuple, dtypes: tuple = ()) -> bool:
     for a, b in zip(mine, theirs):
         a_array, b_array = isinstance(a, np.ndarray), isinstance(b, np.ndarray)
         if a_array and b_array:
-            kinds = {k.replace("u", "i") for k in (a.dtype.kind, b.dtype.kind)}
-            if len(kinds) > 1 or not close(a, b, dtypes):
+            if len({k.replace("u", "i") for k in (a.dtype.kind, b.dtype.kind)}) > 1 or not close(a, b, dtypes):
                 return False
         elif a_array or b_array or a != b:
             return False
@@ -159,8 +158,8 @@ HINTS: dict[str, str] = {
     "error.exit": "Your function called exit(): return the result instead.",
     "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
-    "error.torch-keyword": "NumPy says axis= and keepdims= (PyTorch: dim=, keepdim=), "
-        "np.transpose(x, axes) (TF: perm=).",
+    "error.torch-keyword": "NumPy spells PyTorch's dim= and keepdim= as axis= and keepdims=, and its "
+        "x.transpose(-2, -1) as np.swapaxes(x, -1, -2): NumPy's transpose takes an order of every axis (TF's perm=).",
     "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the debugging "
         "prints, or print shapes rather than whole arrays.",
     "harness.exit": "A function must hand its result back with return; remove the call that ends the process "
@@ -227,17 +226,18 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         return "error.name"
     if error.is_a("TypeError") and not error.line and ("argument" in text or "positional" in text):
         return "error.signature"
-    if error.is_a("ValueError") and "could not be broadcast" in text:
-        # matmul reports clashing batch axes (what .T on a 3-D array causes) as "remapped shapes"
-        return "error.batched-transpose" if "remapped shapes" in text else "error.broadcast"
+    if error.is_a("ValueError") and "could not be broadcast" in text:   # matmul's clashing batch axes (.T on 3-D):
+        remapped = "remapped shapes" in text and "einsum" not in error.line     # "remapped shapes", as einsum's too
+        return "error.batched-transpose" if remapped else "error.broadcast"
     if error.is_a("ValueError") and "mismatch in its core dimension" in text:
         return "error.batched-transpose" if any(np.ndim(a) >= 3 for a in args) else "error.matmul-shapes"
     if error.is_a("ValueError") and "not aligned" in text:     # np.dot of 2-D operands multiplies no batch
         return "error.batched-dot" if re.search(r"\(\d+,\d+,\d+", text) else "error.matmul-shapes"
     if error.is_a("OSError") and "File too large" in text:       # the file its prints go to is full
         return "error.printed"
-    if error.is_a("TypeError") and re.search(r"unexpected keyword argument '(dim|keepdim|perm)'", text):
-        return "error.torch-keyword"
+    if error.is_a("TypeError") and re.search(r"unexpected keyword argument '(dim|keepdim|perm)'", text) or (
+            "axes don't match" in text and re.search(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)", error.line)):
+        return "error.torch-keyword"              # x.transpose(-2, -1) too: PyTorch's, on an array not 2-D
     if error.is_a("IndexError") and "boolean index did not match" in text:
         return "error.boolean-index"
     if error.is_a("ValueError") and "truth value of an array" in text:       # if mask:, mask == None, a and b

@@ -132,7 +132,7 @@ def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple, c
         wanted = np.sum(e, axis=-1)
         diff = np.sum(a, axis=-1) - wanted
         moved, still = diff[diff != 0], wanted[diff == 0]           # rows with a key more or fewer; rows unchanged
-        if moved.size and np.all(moved == moved.flat[0]) and np.all((still == 0) | (still == e.shape[-1])):
+        if moved.size > 1 and np.all(moved == moved.flat[0]) and np.all((still == 0) | (still == e.shape[-1])):
             count = int(abs(moved.flat[0]))
             return "value.mask-count", {"name": name, "count": count, "s": "s" * (count > 1),
                                         "more": "more" if moved.flat[0] > 0 else "fewer"}

@@ -164,8 +164,9 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     case, expected = failure.case, failure.expected
     mistake = match_mistake(exercise, case, mine, failure.probe, known)
     if mistake is None and failure.hint_id == "harness.dtype":
-        cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
-                     and a.dtype.kind in "biuf" else a for a, e in zip(mine, expected))
+        cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.dtype.kind
+                     in "biuf" and (e.dtype != bool or np.isin(a, (0, 1)).all()) else a     # -1e9 is no True
+                     for a, e in zip(mine, expected))
         if not same_output(cast, expected, case.float_dtypes):
             mistake = match_mistake(exercise, case, cast, failure.probe, known)
     return None if mistake is None else (mistake.id, mistake.hint)

@@ -147,7 +147,7 @@ register_mistakes("backward_dv", (
      "dV has one row per value, (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
     ("no-transpose", "runs", lambda W, d_output: W @ d_output,
      "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output; W @ d_output "
-     "pairs the wrong axes."),
+     "pairs the wrong axes (and NumPy's W.transpose(-2, -1), unlike PyTorch's, leaves a matrix as it is)."),
     ("batched-transpose", "runs", lambda W, d_output: W.T @ d_output,
      "On batched input .T reverses every axis: transpose only the last two, np.swapaxes(W, -1, -2) @ d_output."),
 ))
@@ -155,7 +155,8 @@ register_mistakes("backward_dw", (
     ("transposed", "returns", lambda V, d_output: V @ np.matrix_transpose(d_output),
      "dW has the shape of W, (..., m, n): it is d_output Vᵀ, not V d_outputᵀ."),
     ("no-transpose", "runs", lambda V, d_output: d_output @ V,
-     "O = W V sends d_output back to W through Vᵀ: dW = d_output @ np.swapaxes(V, -1, -2)."),
+     "O = W V sends d_output back to W through Vᵀ: dW = d_output @ np.swapaxes(V, -1, -2) (NumPy's "
+     "V.transpose(-2, -1), unlike PyTorch's, leaves a matrix as it is)."),
 ))
 register_mistakes("backward_ds", (
     ("diagonal", "small", SOFTMAX_BACKWARDS["diagonal"],
@@ -192,6 +193,8 @@ register_mistakes("backward_dq", (
      "The factor is 1/√d_k, not 1/d_k: divide by math.sqrt(K.shape[-1])."),
     ("transposed-ds", "runs", lambda dS, K: np.matrix_transpose(dS) @ K / math.sqrt(K.shape[-1]),
      "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
+    ("scale-fixed-axis", "batched", lambda dS, K: dS @ K / math.sqrt(K.shape[1]),
+     "You take d_k from K.shape[1], which is d_k only for 2-D input: count from the end, d_k = K.shape[-1]."),
 ))
 register_mistakes("backward_dk", (
     ("unscaled", "small", lambda dS, Q: np.matrix_transpose(dS) @ Q,
@@ -199,5 +202,8 @@ register_mistakes("backward_dk", (
     ("transposed", "returns", lambda dS, Q: np.matrix_transpose(Q) @ dS / math.sqrt(Q.shape[-1]),
      "dK has one row per key, (..., n, d_k): it is dSᵀ Q / √d_k, not its transpose Qᵀ dS."),
     ("no-transpose", "runs", lambda dS, Q: dS @ Q / math.sqrt(Q.shape[-1]),
-     "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k."),
+     "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k (NumPy's "
+     "dS.transpose(-2, -1), unlike PyTorch's, leaves a matrix as it is)."),
+    ("scale-fixed-axis", "batched", lambda dS, Q: np.matrix_transpose(dS) @ Q / math.sqrt(Q.shape[1]),
+     "You take d_k from Q.shape[1], which is d_k only for 2-D input: count from the end, d_k = Q.shape[-1]."),
 ))

@@ -228,7 +228,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         if pid == 0:                                   # the child: never returns
             try:
                 os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
-                faulthandler.disable()                 # a crash is told in the result, not dumped on the kernel's stderr
+                faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
                 np.random.seed()                       # fresh draws, as a later call in class would make:
                 random.seed()                          # a function that draws is not the same on each call
                 os.close(read_end)

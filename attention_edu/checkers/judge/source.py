@@ -34,10 +34,10 @@ _IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
 _GET_IPYTHON = re.compile(r"(\s*(?:[\w., ]+=\s*)?)get_ipython\(\)\.(run_\w+_magic|system|getoutput)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
-#: What the grader binds where a notebook imports IPython, which it does not run: display prints; Markdown, HTML,
-#: Latex and Math are str; any other name does nothing, called, read or set (get_ipython().run_line_magic(...)).
-_INERT = ('type("StandIn", (__import__("types").SimpleNamespace,), {"__call__": lambda self, *a, **k: self, '
-          '"__getattr__": lambda self, name: self})')
+#: What the grader binds where a notebook imports IPython, which it does not run: display prints; Markdown, HTML, Latex
+#: and Math are str; any other name does nothing, called, read, set or indexed, and holds nothing ("x" in it is False).
+_INERT = ('type("StandIn", (__import__("types").SimpleNamespace,), {**dict.fromkeys(("__call__", "__getattr__", '
+          '"__getitem__"), lambda s, *a, **k: s), "__contains__": lambda *a: False, "__iter__": lambda s: iter(())})')
 _SHOW = "lambda *objects, **options: print(*objects)"     # display(x, display_id=True) prints x
 _DISPLAY = f"{_INERT}(display={_SHOW}, Markdown=str, HTML=str, Latex=str, Math=str)"
 BUILTINS = {"display": _SHOW, "get_ipython": f"{_INERT}()"}      # IPython's, as the worker binds them in a notebook
@@ -198,10 +198,10 @@ def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
 
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
-    lines = textwrap.dedent("\n".join(_LINE_END.split(source))).split("\n")    # IPython dedents a pasted cell
-    lines = lines[:-1] if lines[-1] == "" else lines     # as str.splitlines: no empty line after the last line end
-    if source.lstrip().startswith("%%") and source.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run
-        written = _WRITEFILE.match(source.lstrip())     # in class, but a module %%writefile writes runs where imported
+    lines = textwrap.dedent("\n".join(_LINE_END.split(source))).removesuffix("\n").split("\n")   # as in IPython
+    inner = source[re.match(r"(?:\s*%%(?:time|capture|prun)\b.*\n)*\s*", source).end():]   # below %%time, %%capture
+    if inner.startswith("%%") and inner.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run in class,
+        written = _WRITEFILE.match(inner)      # but a module %%writefile writes runs where imported
         return f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})" if written else None
     depth, quote, joined, magic, opening = 0, "", False, False, True     # opening: %%time over %%capture opens too
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:

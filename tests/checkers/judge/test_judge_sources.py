@@ -744,3 +744,25 @@ def test_numpys_own_optional_imports_are_not_the_students(tmp_path):
     path.write_text("import numpy as np\ntry:\n    import yaml\nexcept ModuleNotFoundError:\n    pass\n" + SOFTMAX)
     row = grade_one("softmax", path, seed=2)      # the student's own import still meets the rule
     assert not row.passed and "`import yaml` is not allowed here" in row.error, row.message
+
+
+def test_a_cell_magic_below_time_or_capture_is_the_cells_own_as_in_ipython(tmp_path):
+    """Red team 16: once stacked magics ran, any %% line below %%capture was commented out, so a %%writefile's
+    module ran as the notebook's own code (its import was then refused: 0 of 25) and an %%html cell's text was graded
+    as Python (a right softmax there passed a notebook whose own softmax, the one Jupyter ran, is wrong)."""
+    module = "%%capture\n%%writefile mysoftmax.py\nimport numpy as np\n\n" + SOFTMAX
+    row = _grade(tmp_path, "import numpy as np", module, "from mysoftmax import softmax")
+    assert row.passed and row.error is None, row.message
+    wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, wrong, "%%capture\n%%html\n" + SOFTMAX)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+    assert _code(tmp_path, "%%time\n\n%%bash\nls") == []
+
+
+def test_ipythons_stand_in_holds_nothing_when_looked_into(tmp_path):
+    """Red team 16: `"IPKernelApp" in get_ipython().config`, the usual "am I in Jupyter" test, raised TypeError, so
+    the cell stopped before its def: 0 of 25. The stand-in now holds nothing: `in` is false, iterating gives nothing."""
+    row = _grade(tmp_path, "import numpy as np", 'if "IPKernelApp" in get_ipython().config:\n'
+                 '    get_ipython().run_line_magic("matplotlib", "inline")\nfor name in get_ipython().config:\n'
+                 '    raise AssertionError(name)\nshell = get_ipython().config["InteractiveShell"]\n' + SOFTMAX)
+    assert row.passed and row.error is None, row.message
