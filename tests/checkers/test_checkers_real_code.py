@@ -739,3 +739,22 @@ def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
     for line, hint_id in (("return np.einsum('bsd,dd->bsd', X, W)", "error.broadcast"),
                           ("return Q @ K.T", "error.batched-transpose")):
         assert explain_error(ErrorInfo("ValueError", remapped, ("ValueError",), line), ()) == hint_id
+
+
+def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_path, capsys):
+    """Red team 17: K.transpose(1, 0), NumPy code for 2-D input, was told as PyTorch's spelling once that reading
+    came in; only the negative pair PyTorch code writes (x.transpose(-2, -1)) is read so. And dQ divided by √n was told
+    as d_k taken from K.shape[1] (on 3-D input K.shape[1] is n): it has its own mistake now."""
+    path = tmp_path / "sdpa.py"
+    path.write_text(HEADER + "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                    "    s = Q @ K.transpose(1, 0) / np.sqrt(Q.shape[-1])\n    if mask is not None:\n"
+                    "        s = np.where(mask, s, -np.inf)\n    m = np.max(s, axis=-1, keepdims=True)\n"
+                    "    e = np.exp(s - np.where(np.isfinite(m), m, 0))\n    t = e.sum(axis=-1, keepdims=True)\n"
+                    "    w = e / np.where(t > 0, t, 1)\n    return w @ V, w\n")
+    assert cli.main(["check", "scaled_dot_product_attention", str(path), "--seed", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "Hint [error.fixed-ndim]" in out and "torch-keyword" not in out, out
+    path.write_text(HEADER + "def backward_dq(dS, K):\n    return dS @ K / np.sqrt(K.shape[-2])\n")
+    assert cli.main(["check", "backward_dq", str(path), "--seed", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "Hint [backward_dq.scale-by-n]" in out and "scale-fixed-axis" not in out, out

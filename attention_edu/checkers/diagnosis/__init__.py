@@ -236,7 +236,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
     if error.is_a("OSError") and "File too large" in text:       # the file its prints go to is full
         return "error.printed"
     if error.is_a("TypeError") and re.search(r"unexpected keyword argument '(dim|keepdim|perm)'", text) or (
-            "axes don't match" in text and re.search(r"\.transpose\(\s*-?\d+\s*,\s*-?\d+\s*\)", error.line)):
+            "axes don't match" in text and re.search(r"\.transpose\(\s*-\d+\s*,\s*-\d+\s*\)", error.line)):
         return "error.torch-keyword"              # x.transpose(-2, -1) too: PyTorch's, on an array not 2-D
     if error.is_a("IndexError") and "boolean index did not match" in text:
         return "error.boolean-index"

@@ -193,6 +193,8 @@ register_mistakes("backward_dq", (
      "The factor is 1/√d_k, not 1/d_k: divide by math.sqrt(K.shape[-1])."),
     ("transposed-ds", "runs", lambda dS, K: np.matrix_transpose(dS) @ K / math.sqrt(K.shape[-1]),
      "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
+    ("scale-by-n", "small", lambda dS, K: dS @ K / math.sqrt(K.shape[-2]),
+     "The factor is 1/√d_k with d_k = K.shape[-1], the keys' width; K.shape[-2] is n, the number of keys."),
     ("scale-fixed-axis", "batched", lambda dS, K: dS @ K / math.sqrt(K.shape[1]),
      "You take d_k from K.shape[1], which is d_k only for 2-D input: count from the end, d_k = K.shape[-1]."),
 ))

@@ -17,20 +17,20 @@ from typing import Iterator
 
 __all__ = ["python_text", "notebook_cells", "read_cells", "BUILTINS"]
 
-#: The line ends of Python's parser (``str.splitlines`` also splits at U+2028, ``\x0c`` and others).
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END = re.compile(r"\r\n|\r|\n")     # Python's parser's line ends (str.splitlines' also: U+2028, \x0c ...)
 #: The most characters a notebook's code cells may hold in all (the course's notebooks hold about 10,000).
 MAX_CODE = 256 << 10
 #: The most code cells with code the grader runs (the course's notebooks have about 30).
 MAX_CELLS = 2000
-#: The cell magics that run their cell as the notebook's own code (%%script, %%writefile, %%html ... do not).
-_PYTHON_CELLS = ("%%time", "%%capture", "%%prun")
-_WRITEFILE = re.compile(r"%%(?:writefile|file)[ \t]+([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module for later
+#: A cell magic line IPython runs its cell under as Python (a name ends at a space; %%time takes no statement).
+_STACKED = re.compile(r"\s*%%(time|capture( +(--no-std(out|err)|--no-display|[^\W\d]\w*))*|prun( .*)?)\??\??[ \t]*")
+_WRITEFILE = re.compile(r"%%(?:writefile|file) +([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module for later
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in a script exported from a notebook (nbconvert's # In[3]:, VS Code's and jupytext's # %%,
 #: Spyder's and PyCharm's #%%), and its calls of IPython (%magic, !ls, %%time; VS Code's export imports get_ipython).
-_IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%.*)[ \t]*$", re.M)
+_IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%([ \t].*)?)[ \t]*$", re.M)      # not jupytext's # %%time, a magic
+_ESCAPED = re.compile(r"\A(\s*# %%\w.*(\n|\Z))+")        # jupytext's cell magics, # %%time over # %%html
 _GET_IPYTHON = re.compile(r"(\s*(?:[\w., ]+=\s*)?)get_ipython\(\)\.(run_\w+_magic|system|getoutput)\((.*)\)\s*")
 #: What decides whether the next line starts a statement: escapes, quotes, comments, brackets.
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")
@@ -93,7 +93,7 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
         raise ValueError(f"it has {len(starts) - 1:,} cells in {len(lines):,} lines, more than the grader runs")
     for first, end in zip(starts, starts[1:] + [len(lines)]):      # far down 250,000 short lines took 500 MB
-        code = _cell_code("\n".join(lines[first + 1:end]), checkers)
+        code = _cell_code(_ESCAPED.sub(lambda m: m[0].replace("# %%", "%%"), "\n".join(lines[first + 1:end])), checkers)
         if code is not None:                     # on the script's own lines: errors name them as in a .py
             cells.append((Path(path).name, "\n" * (first + 1) + code))
     return cells, True
@@ -199,15 +199,15 @@ def _scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
 def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
     lines = textwrap.dedent("\n".join(_LINE_END.split(source))).removesuffix("\n").split("\n")   # as in IPython
-    inner = source[re.match(r"(?:\s*%%(?:time|capture|prun)\b.*\n)*\s*", source).end():]   # below %%time, %%capture
-    if inner.startswith("%%") and inner.split()[0] not in _PYTHON_CELLS:    # a shell script, HTML: not run in class,
-        written = _WRITEFILE.match(inner)      # but a module %%writefile writes runs where imported
+    inner = next((line for line in source.splitlines() if line.strip() and not _STACKED.fullmatch(line)), "")
+    if inner.lstrip().startswith("%%"):   # a cell magic, maybe under %%time (lines as IPython splits them): not run
+        written = _WRITEFILE.match(source[source.index(inner):].lstrip())     # in class, but %%writefile's module runs
         return f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})" if written else None
     depth, quote, joined, magic, opening = 0, "", False, False, True     # opening: %%time over %%capture opens too
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
         if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
             lines[index] = "# " + line if magic else _ipython_line(line, opening)
-        opening = opening and (not line.strip() or line.split()[0] in _PYTHON_CELLS)
+        opening = opening and (not line.strip() or bool(_STACKED.fullmatch(line)))
         magic = lines[index] in ("# " + line, _commented(line)) and line.endswith("\\")    # "!pip install \" goes on
         depth, quote, joined = _scan(lines[index], depth, quote)
     try:

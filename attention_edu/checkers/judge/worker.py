@@ -148,7 +148,7 @@ def answer(function, args, names):
     copies, reply = copy.deepcopy(args), {"value": None}
     for a in (c for c in copies if isinstance(c, np.ndarray) and c.dtype.kind == "f" and c.nbytes < 1 << 20):
         [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # freed: an output left unset (where= without out=)
-    with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
+    with np.errstate(**{k: "warn" for k, v in np.geterr().items() if v == "ignore" and k != "under"}), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()

@@ -766,3 +766,49 @@ def test_ipythons_stand_in_holds_nothing_when_looked_into(tmp_path):
                  '    get_ipython().run_line_magic("matplotlib", "inline")\nfor name in get_ipython().config:\n'
                  '    raise AssertionError(name)\nshell = get_ipython().config["InteractiveShell"]\n' + SOFTMAX)
     assert row.passed and row.error is None, row.message
+
+
+@pytest.mark.parametrize("split", ["\r", "\v", "\f", "\x1c", "\x85", "\u2028"])
+def test_a_cell_magic_below_time_is_found_where_ipython_splits_the_lines(tmp_path, split):
+    """Red team 17: the magic below %%time was looked for at \\n only, while IPython splits a cell's lines as
+    str.splitlines does: "%%time\\r%%html" ran the HTML cell's text as Python (a right softmax there passed a notebook
+    whose own softmax is wrong)."""
+    wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, wrong, f"%%time{split}%%html\n" + SOFTMAX)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+
+
+@pytest.mark.parametrize("magic", ["%%time\t%%html", "%%time x = 1", "%%time.x", "%%capture --bogus"])
+def test_a_cell_magic_line_ipython_refuses_leaves_the_cell_out(tmp_path, magic):
+    """Red team 17: IPython ends a magic's name at a space only, %%time takes no statement and %%capture only its
+    options; such a cell raises UsageError in class and never runs, but the grader ran it."""
+    wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, wrong, magic + "\n" + SOFTMAX)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+    assert _grade(tmp_path, wrong, "%%time?\n" + SOFTMAX).passed        # help on %%time: IPython runs the cell too
+
+
+def test_jupytexts_escaped_cell_magics_are_read_back(tmp_path):
+    """Red team 17: jupytext writes a notebook's magics as comments (# %%writefile mymod.py, # %%time); the grader read
+    them as cell breaks, so an honest %%writefile notebook exported by jupytext scored 0 of 25, and a # %%time over
+    # %%html cell was graded as Python."""
+    module = SOFTMAX.replace("def softmax", "import numpy as np\ndef softmax")
+    honest = f"# %%\nimport numpy as np\n\n# %%\n# %%capture\n# %%writefile mymod.py\n{module}\n# %%\nfrom mymod import softmax\n"
+    (tmp_path / "honest.py").write_text(honest)
+    row = grade_one("softmax", tmp_path / "honest.py", seed=2)
+    assert row.passed and row.error is None, row.message
+    wrong = "def softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    (tmp_path / "html.py").write_text(f"# %%\nimport numpy as np\n{wrong}\n# %%\n# %%time\n# %%html\n{SOFTMAX}")
+    row = grade_one("softmax", tmp_path / "html.py", seed=2)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+
+
+def test_the_students_own_floating_point_error_state_holds_during_a_call(tmp_path):
+    """Red team 17: np.seterr(over="raise") at a file's top, with a FloatingPointError fallback, is right where run
+    directly, but the worker's own error state replaced it during each call: 21 of 25."""
+    path = tmp_path / "mine.py"
+    path.write_text("import numpy as np\nnp.seterr(over='raise', invalid='raise')\n\ndef softmax(x):\n    try:\n"
+                    "        e = np.exp(x)\n        return e / np.sum(e, axis=-1, keepdims=True)\n"
+                    "    except FloatingPointError:\n        return _stable(x)\n\n" + SOFTMAX.replace("softmax", "_stable"))
+    row = grade_one("softmax", path, seed=2)
+    assert row.passed and row.error is None, row.message
