@@ -792,15 +792,25 @@ def test_jupytexts_escaped_cell_magics_are_read_back(tmp_path):
     """Red team 17: jupytext writes a notebook's magics as comments (# %%writefile mymod.py, # %%time); the grader read
     them as cell breaks, so an honest %%writefile notebook exported by jupytext scored 0 of 25, and a # %%time over
     # %%html cell was graded as Python."""
+    header = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: percent\n# ---\n\n"
     module = SOFTMAX.replace("def softmax", "import numpy as np\ndef softmax")
     honest = f"# %%\nimport numpy as np\n\n# %%\n# %%capture\n# %%writefile mymod.py\n{module}\n# %%\nfrom mymod import softmax\n"
-    (tmp_path / "honest.py").write_text(honest)
+    (tmp_path / "honest.py").write_text(header + honest)
     row = grade_one("softmax", tmp_path / "honest.py", seed=2)
     assert row.passed and row.error is None, row.message
     wrong = "def softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
-    (tmp_path / "html.py").write_text(f"# %%\nimport numpy as np\n{wrong}\n# %%\n# %%time\n# %%html\n{SOFTMAX}")
+    (tmp_path / "html.py").write_text(f"{header}# %%\nimport numpy as np\n{wrong}\n# %%\n# %%time\n# %%html\n{SOFTMAX}")
     row = grade_one("softmax", tmp_path / "html.py", seed=2)
     assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+    # red team 18: a line magic jupytext comments out runs too (# %time ZERO = 0.0 assigns), and only in jupytext's
+    # files: in nbconvert's or VS Code's, "# %%timeit" at a cell's top is the student's own comment, switching it off
+    (tmp_path / "line.py").write_text(f"{header}# %%\nimport numpy as np\n# %time ZERO = 0.0\n\n# %%\n"
+                                      + SOFTMAX.replace("0.0)", "ZERO)"))
+    assert grade_one("softmax", tmp_path / "line.py", seed=2).passed
+    for marker in ("# In[2]:\n", "# %%\n"):
+        (tmp_path / "off.py").write_text(f"{marker.replace('2', '1')}import numpy as np\n{wrong}\n{marker}# %%timeit\n{SOFTMAX}")
+        row = grade_one("softmax", tmp_path / "off.py", seed=2)
+        assert row.passed and row.error is None, (marker, row.message)
 
 
 def test_the_students_own_floating_point_error_state_holds_during_a_call(tmp_path):
@@ -812,3 +822,23 @@ def test_the_students_own_floating_point_error_state_holds_during_a_call(tmp_pat
                     "    except FloatingPointError:\n        return _stable(x)\n\n" + SOFTMAX.replace("softmax", "_stable"))
     row = grade_one("softmax", path, seed=2)
     assert row.passed and row.error is None, row.message
+
+
+@pytest.mark.parametrize("split", ["\v", "\f", "\x1c", "\x85", "\u2028"])
+def test_the_code_below_time_on_a_line_ipython_splits_runs_as_in_ipython(tmp_path, split):
+    """Red team 18: "%%time\\x0cdef softmax..." is two lines to IPython, which runs the def under %%time; the grader
+    commented out the whole line, so an earlier right softmax was graded where the kernel's own is wrong."""
+    wrong = "def softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, "import numpy as np\n" + SOFTMAX, f"%%capture{split}" + wrong)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+
+
+@pytest.mark.parametrize("magic, runs", [("%%capture a b", False), ("%%prun --bogus", False), ("%%prun -s", False),
+                                         ("%%capture --no-disp", True), ("%%capture 1x", True), ("%%prun -s time", True),
+                                         ("%%time\n   %%capture", False)])
+def test_the_options_of_a_stacked_magic_are_read_as_ipython_reads_them(tmp_path, magic, runs):
+    """Red team 18: %%capture takes one name and argparse's prefixes of its options, %%prun its getopt options
+    (D:l:rs:T:q); IPython refuses anything else, and an indented magic, with a UsageError: the cell does not run."""
+    wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, wrong, magic + "\n" + SOFTMAX)
+    assert row.passed is runs, row.message
