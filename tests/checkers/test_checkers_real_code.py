@@ -758,3 +758,6 @@ def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_
     assert cli.main(["check", "backward_dq", str(path), "--seed", "1"]) == 1
     out = capsys.readouterr().out
     assert "Hint [backward_dq.scale-by-n]" in out and "scale-fixed-axis" not in out, out
+    path.write_text(HEADER + "def backward_dk(dS, Q):\n    n = dS.shape[-1]\n    return np.swapaxes(dS, -1, -2) @ Q / math.sqrt(n)\n")
+    assert cli.main(["check", "backward_dk", str(path), "--seed", "1"]) == 1
+    assert "Hint [backward_dk.scale-by-n]" in capsys.readouterr().out

@@ -194,7 +194,8 @@ register_mistakes("backward_dq", (
     ("transposed-ds", "runs", lambda dS, K: np.matrix_transpose(dS) @ K / math.sqrt(K.shape[-1]),
      "dQ has one row per query, (..., m, d_k): it is dS K / √d_k, with dS as it is; dSᵀ belongs to dK."),
     ("scale-by-n", "small", lambda dS, K: dS @ K / math.sqrt(K.shape[-2]),
-     "The factor is 1/√d_k with d_k = K.shape[-1], the keys' width; K.shape[-2] is n, the number of keys."),
+     "The factor is 1/√d_k with d_k = K.shape[-1], the keys' width; K.shape[-2] (and dS.shape[-1]) is n, the number "
+     "of keys."),
     ("scale-fixed-axis", "batched", lambda dS, K: dS @ K / math.sqrt(K.shape[1]),
      "You take d_k from K.shape[1], which is d_k only for 2-D input: count from the end, d_k = K.shape[-1]."),
 ))
@@ -206,6 +207,8 @@ register_mistakes("backward_dk", (
     ("no-transpose", "runs", lambda dS, Q: dS @ Q / math.sqrt(Q.shape[-1]),
      "K enters S through Kᵀ, so its gradient takes dS transposed: dK = np.swapaxes(dS, -1, -2) @ Q / √d_k (NumPy's "
      "dS.transpose(-2, -1), unlike PyTorch's, leaves a matrix as it is)."),
+    ("scale-by-n", "small", lambda dS, Q: np.matrix_transpose(dS) @ Q / math.sqrt(dS.shape[-1]),
+     "The factor is 1/√d_k with d_k = Q.shape[-1], the queries' width; dS.shape[-1] is n, the number of keys."),
     ("scale-fixed-axis", "batched", lambda dS, Q: np.matrix_transpose(dS) @ Q / math.sqrt(Q.shape[1]),
      "You take d_k from Q.shape[1], which is d_k only for 2-D input: count from the end, d_k = Q.shape[-1]."),
 ))
