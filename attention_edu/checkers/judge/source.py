@@ -199,7 +199,7 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and displays only."""
     heads = list(itertools.takewhile(lambda line: not line.strip() or _STACKED.fullmatch(line.rstrip()),
                                      source.splitlines(True)))      # %%time, %%capture: lines as IPython splits them
-    inner, source = source[sum(map(len, heads)):], "\n" * len(heads) + source[sum(map(len, heads)):]
+    source = "\n" * len(heads) + (inner := source[sum(map(len, heads)):])     # the magics' lines kept, empty
     if inner.lstrip().startswith("%%"):   # a cell magic, maybe under %%time: not run in class, but %%writefile's
         written = _WRITEFILE.match(inner.lstrip())     # module runs where imported
         return f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})" if written else None

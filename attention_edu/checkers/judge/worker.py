@@ -61,10 +61,10 @@ class Refuse:
         top = name.partition(".")[0]
         if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
             return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
-        standard, library = top in sys.stdlib_module_names, self._from_library()
-        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or library)):
+        standard = top in sys.stdlib_module_names
+        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
             return None
-        if library:         # NumPy's optional imports (yaml in np.show_config): as where they are not installed
+        if self._from_library():    # NumPy's optional imports (yaml in np.show_config): as where not installed
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
@@ -147,7 +147,8 @@ def answer(function, args, names):
     """Call ``function`` on deep copies of ``args``: the reply, in plain data."""
     copies, reply = copy.deepcopy(args), {"value": None}
     for a in (c for c in copies if isinstance(c, np.ndarray) and c.dtype.kind == "f" and c.nbytes < 1 << 20):
-        [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # freed: an output left unset (where= without out=)
+        spares = [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # NaN in the memory the call's arrays take:
+        del spares          # an output left unset (where= without out=) shows as wrong, not as the zeros it often held
     with np.errstate(**{k: "warn" for k, v in np.geterr().items() if v == "ignore" and k != "under"}), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
