@@ -23,7 +23,8 @@ MAX_CODE = 256 << 10     #: The most characters a notebook's code cells may hold
 MAX_CELLS = 2000     #: The most code cells with code the grader runs (the course's notebooks have about 30).
 #: A cell magic line IPython runs its cell under as Python (a name ends at a space; %%time takes no statement).
 _OPT = r"( +--no-(std(o(u(t)?)?|e(r(r)?)?)|d(i(s(p(l(a(y)?)?)?)?)?)?))*"     # %%capture's, as argparse takes them
-_STACKED = re.compile(rf"%%(time|capture{_OPT}( +[^\s-]\S*)?{_OPT}|prun( +(-[rq]+|-[DlsT] *\S+))*)\??\??[ \t]*")
+_STACKED = re.compile(rf"%%(time|capture{_OPT}( +[^\s-]\S*)?{_OPT}|prun( +(-[rq]+|-[DlsT] *\S+))*)[ \t]*")
+_HELP = re.compile(r"%%[\w*]+(\.[\w*]+)*\?\??")     # %%time?: IPython's help on a magic (pinfo), then the lines below
 _WRITEFILE = re.compile(r"%%(?:writefile|file) +([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module for later
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
@@ -156,10 +157,9 @@ def _package_imports(statement: ast.stmt) -> Iterator[tuple[ast.stmt, str]]:
 
 
 def _replace(lines: list[str], node: ast.stmt, text: str) -> None:
-    """Put ``text`` where ``node`` stood; the other lines it spanned stay, empty, so line numbers hold."""
+    """Put ``text`` where ``node`` stood (its columns count UTF-8 bytes); the other lines it spanned stay, empty."""
     first, last = node.lineno - 1, node.end_lineno - 1
-    head = lines[first].encode("utf-8")[:node.col_offset].decode("utf-8")      # ast's columns count UTF-8 bytes
-    tail = lines[last].encode("utf-8")[node.end_col_offset:].decode("utf-8")
+    head, tail = lines[first].encode()[:node.col_offset].decode(), lines[last].encode()[node.end_col_offset:].decode()
     lines[first:last + 1] = [head + text + tail] + [""] * (last - first)
 
 
@@ -172,7 +172,7 @@ def _ipython_line(line: str) -> str:
     """A line as the grader runs it: magics, shell and help lines commented out, but %time x = 1 assigns x;
     a cell magic (below the cell's top, where _cell_code found those that run) raises, as IPython's UsageError."""
     text = line.lstrip()
-    if text.startswith("%%"):
+    if text.startswith("%%") and not _HELP.fullmatch(text):
         return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
     if text[:6] in ("%time ", "%time\t"):
         return line[:len(line) - len(text)] + text[6:].lstrip()
@@ -200,8 +200,8 @@ def _cell_code(source: str, checkers: set[str]) -> str | None:
     heads = list(itertools.takewhile(lambda line: not line.strip() or _STACKED.fullmatch(line.rstrip()),
                                      source.splitlines(True)))      # %%time, %%capture: lines as IPython splits them
     source = "\n" * len(heads) + (inner := source[sum(map(len, heads)):])     # the magics' lines kept, empty
-    if inner.lstrip().startswith("%%"):   # a cell magic, maybe under %%time: not run in class, but %%writefile's
-        written = _WRITEFILE.match(inner.lstrip())     # module runs where imported
+    if inner.lstrip().startswith("%%") and not _HELP.fullmatch(inner.lstrip().splitlines()[0]):   # a cell magic
+        written = _WRITEFILE.match(inner.lstrip())     # (under %%time too) is not run, but %%writefile's module is
         return f"open({written[2]!r}, 'w', encoding='utf-8').write({written[3]!r})" if written else None
     lines = textwrap.dedent("\n".join(_LINE_END.split(source))).removesuffix("\n").split("\n")   # as in IPython
     depth, quote, joined, magic = 0, "", False, False

@@ -788,6 +788,18 @@ def test_a_cell_magic_line_ipython_refuses_leaves_the_cell_out(tmp_path, magic):
     assert _grade(tmp_path, wrong, "%%time?\n" + SOFTMAX).passed        # help on %%time: IPython runs the cell too
 
 
+@pytest.mark.parametrize("cell", ["%%time?\n%%time\n", "%%time??\n%%capture\n", "%%time? \n", "%%time?\t\n",
+                                  "x = 1\n%%time?\n%%html\n"])
+def test_help_on_a_cell_magic_is_a_line_of_its_own(tmp_path, cell):
+    """Red team 18 left this: "%%time?" is IPython's help on %%time (a line magic, pinfo), not %%time, so a cell magic
+    line below it raises UsageError and the cell's code below it never runs in class; the grader ran it as stacked
+    under %%time. With a space or tab after the "?" the line is no help but a magic IPython cannot find."""
+    wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
+    row = _grade(tmp_path, wrong, cell + SOFTMAX)
+    assert not row.passed and row.hint_id == "softmax.wrong-axis", row.message
+    assert _grade(tmp_path, wrong, "x = 1\n%%time??\n" + SOFTMAX).passed     # help below the top: the cell runs on
+
+
 def test_jupytexts_escaped_cell_magics_are_read_back(tmp_path):
     """Red team 17: jupytext writes a notebook's magics as comments (# %%writefile mymod.py, # %%time); the grader read
     them as cell breaks, so an honest %%writefile notebook exported by jupytext scored 0 of 25, and a # %%time over
