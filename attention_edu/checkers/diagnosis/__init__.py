@@ -5,6 +5,7 @@ hints for what the harness sees and for exceptions (:func:`explain_error`). :mod
 against the known mistakes' wrong implementations; :mod:`.evidence` reads what a failure shows when none matches.
 """
 
+import math
 import re
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference"
 # itemsize -> (rtol, atol relative to the largest expected magnitude). Float64 gets float32's: at its own, float32-
 # accurate code got marks that varied by seed. A float16 answer is no licence to be 1 % off: close() takes float32's.
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
+_RESHAPE = re.compile(r"cannot reshape array of size \d+ into shape \([\d,]+\)")     # NumPy's words (-1: newaxis)
 
 
 def tolerance(*dtypes: Any) -> tuple[float, float]:
@@ -218,33 +220,31 @@ HINTS: dict[str, str] = {
 
 
 def explain_error(error: ErrorInfo, args: tuple) -> str:
-    """The hint id for an exception raised by the student's function (called with ``args``)."""
-    text = error.message
-    if error.is_a("SystemExit"):
-        return "error.exit"
-    if error.is_a("NameError"):
-        return "error.name"
-    if error.is_a("TypeError") and not error.line and ("argument" in text or "positional" in text):
-        return "error.signature"
-    if error.is_a("ValueError") and "could not be broadcast" in text:   # matmul's clashing batch axes (.T on 3-D):
-        remapped = "remapped shapes" in text and "einsum" not in error.line     # "remapped shapes", as einsum's too
-        return "error.batched-transpose" if remapped else "error.broadcast"
-    if error.is_a("ValueError") and "mismatch in its core dimension" in text:
-        return "error.batched-transpose" if any(np.ndim(a) >= 3 for a in args) else "error.matmul-shapes"
-    if error.is_a("ValueError") and "not aligned" in text:     # np.dot of 2-D operands multiplies no batch
-        return "error.batched-dot" if re.search(r"\(\d+,\d+,\d+", text) else "error.matmul-shapes"
-    if error.is_a("OSError") and "File too large" in text:       # the file its prints go to is full
-        return "error.printed"
-    if error.is_a("TypeError") and re.search(r"unexpected keyword argument '(dim|keepdim|perm)'", text) or (
-            "axes don't match" in text and re.search(r"\.transpose\(\s*-\d+\s*,\s*-\d+\s*\)", error.line)):
-        return "error.torch-keyword"              # x.transpose(-2, -1) too: PyTorch's, on an array not 2-D
-    if error.is_a("IndexError") and "boolean index did not match" in text:
-        return "error.boolean-index"
-    if error.is_a("ValueError") and "truth value of an array" in text:       # if mask:, mask == None, a and b
-        return "error.truth-value"
-    if error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text:
-        return "error.float-size"
-    if error.is_a("AxisError") or error.is_a("IndexError") or (
-            error.is_a("ValueError") and "values to unpack" in text):
-        return "error.fixed-ndim"
-    return "error.other"
+    """The hint id for an exception the student's function raised (called with ``args``): the first rule that holds."""
+    text, line, value = error.message, error.line, error.is_a("ValueError")
+    broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
+    dot = value and "not aligned" in text
+    sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
+    rules = (
+        ("error.exit", error.is_a("SystemExit")),
+        ("error.name", error.is_a("NameError")),
+        ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
+        # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
+        ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line),
+        ("error.broadcast", broadcast),
+        ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args)),
+        ("error.matmul-shapes", core),
+        ("error.batched-dot", dot and re.search(r"\(\d+,\d+,\d+", text)),    # np.dot of 2-D operands: no batch
+        ("error.matmul-shapes", dot),
+        ("error.printed", error.is_a("OSError") and "File too large" in text),   # the file its prints go to is full
+        ("error.torch-keyword", error.is_a("TypeError") and re.search(
+            r"unexpected keyword argument '(dim|keepdim|perm)'", text) or ("axes don't match" in text and re.search(
+                r"\.transpose\(\s*-\d+\s*,\s*-\d+\s*\)", line))),       # x.transpose(-2, -1): PyTorch's
+        ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
+        ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
+        ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
+        # reshape(B, L, H, d) of an (L, D) array: every axis read as the one before it, so one size too many
+        ("error.fixed-ndim", error.is_a("AxisError") or error.is_a("IndexError") or value and "values to unpack" in text
+         or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))),
+    )
+    return next((hint_id for hint_id, holds in rules if holds), "error.other")

@@ -138,6 +138,9 @@ register_mistakes("softmax_jacobian", (
     ("no-diagonal", "small", lambda w: -w[..., :, None] * w[..., None, :],
      "You left out diag(w): the derivative of wᵢ = exp(sᵢ)/Σ by its own score has an extra wᵢ, so "
      "J = diag(w) − w wᵀ."),
+    ("column-squared", "small", lambda w: w[..., :, None] * np.eye(w.shape[-1]) - w[..., :, None] ** 2,
+     "Your off-diagonal entries are −wᵢ², the same along each row: the outer product w wᵀ multiplies a column "
+     "by a row, w[..., :, None] * w[..., None, :], not a column by itself."),
     ("softmax-again", "small", lambda w: jacobian(softmax(w)),
      "Your J is the Jacobian at softmax(w): w already holds the softmax weights, so build J = diag(w) − w wᵀ "
      "from w itself, without a softmax."),

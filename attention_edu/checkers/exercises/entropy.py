@@ -122,6 +122,8 @@ register_mistakes("attention_entropy", (
      "weights already holds the softmax's output: take the entropy of its rows as they are, without another softmax."),
 ))
 variant("attention_entropy.single-number")(lambda weights: np.mean(attention_entropy(weights)))    # the rows' mean
+variant("attention_entropy.single-number")(         # the whole array renormalised, p / p.sum(), then one sum
+    lambda weights: -np.sum(_plogp(weights / np.sum(weights))))
 
 
 # divided by log(i + 1), the largest entropy row i of a causal mask can have (log 1 = 0 left as 1)
