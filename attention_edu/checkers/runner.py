@@ -143,14 +143,14 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
     interpreter) and a ``seed`` that adds hidden cases (:func:`.records.hidden_cases`).
     """
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
-    memory = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb)
-    with np.errstate(all="ignore"):
+    memory, caller = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb), np.geterr()   # the caller's state
+    with np.errstate(all="ignore"):     # for the reference and the comparisons; the student's calls keep the caller's
         if invoke is None and not callable(fn):
             result = CheckResult(exercise.name, False, True, f"expected your function itself, got {describe(fn)}",
                                  hint=f"Pass the function without calling it: check_{exercise.name}"
                                       f"({exercise.function}).", hint_id="harness.not-callable")
         else:
-            invoke = invoke or functools.partial(call, fn, timeout=timeout, memory_mb=memory)
+            invoke = invoke or functools.partial(call, fn, timeout=timeout, memory_mb=memory, errors=caller)
             result = _run(exercise, invoke, timeout, seed)
     return finish(result, strict)
 

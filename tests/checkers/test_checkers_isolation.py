@@ -261,3 +261,28 @@ def test_a_checked_function_cannot_signal_the_notebook_kernel():
     done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "kernel alive; False True" in done.stdout and "still checks: True" in done.stdout
+
+
+@pytest.mark.parametrize("method", ["fork", "inline"])
+def test_a_notebooks_own_numpy_error_state_holds_in_its_check(monkeypatch, method):
+    """Red team 19: check_softmax(fn) ran each call under the checker's own np.errstate(all="ignore"), which the
+    forked child inherited, so a notebook's np.seterr(invalid="raise") did not hold there and a softmax relying on
+    it (a FloatingPointError fallback for an all -inf row) failed in class, while the grader passed it."""
+    from attention_edu.checkers import check_softmax
+
+    def softmax(x):
+        try:
+            z = x - np.max(x, axis=-1, keepdims=True)
+        except FloatingPointError:
+            m = np.max(x, axis=-1, keepdims=True)
+            z = x - np.where(np.isfinite(m), m, 0.0)
+        e = np.exp(z)
+        return e / np.maximum(np.sum(e, axis=-1, keepdims=True), 1e-300)
+    monkeypatch.setenv("ATTENTION_EDU_START_METHOD", method)
+    before = np.seterr(invalid="raise")
+    try:
+        result = check_softmax(softmax)
+        assert np.geterr()["invalid"] == "raise"                  # the caller's state, unchanged by the check
+    finally:
+        np.seterr(**before)
+    assert result.passed, result

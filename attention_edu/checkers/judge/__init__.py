@@ -1,16 +1,20 @@
 """The judge: running a student's code in a child process, grading it, reporting the rows.
 
 Its modules are laid out in docs/architecture.md; here are the records they pass around: what one call of
-the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission (:class:`Row`).
+the student's function gave (:class:`ErrorInfo`, :class:`Outcome`) and one graded submission (:class:`Row`), and
+the helpers for the text a submission holds or prints.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -136,3 +140,15 @@ def describe(value: Any) -> str:
     kind = type(value).__name__
     count = f" of {len(value)} value{'s' if len(value) != 1 else ''}" if type(value) in (list, tuple) else ""
     return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
+
+
+def python_text(path: str | Path) -> str:
+    """A ``.py`` file's text as Python decodes it (BOM, coding cookie); ValueError where it cannot."""
+    try:
+        with open(path, "rb") as handle:         # punycode (idna uses it) decodes in time quadratic in the length
+            if codecs.lookup(tokenize.detect_encoding(handle.readline)[0]).name in ("punycode", "idna"):
+                raise ValueError("its coding line names punycode or idna, which the grader does not decode")
+        with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
+            return handle.read()
+    except (SyntaxError, UnicodeDecodeError) as err:      # an unknown encoding, a cookie against the BOM, bad bytes
+        raise ValueError(f"{err}; save it as UTF-8") from None

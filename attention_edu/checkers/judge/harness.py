@@ -144,10 +144,9 @@ class Child:
 
 
 def _helper_size(args: list) -> int:
-    """A bound on the float64s a helper may build: the leading axes' broadcast times the cube of the longest
-    trailing axis or int (m x n x d, B x n x n, H x m x n), a longdouble counting twice, 0 where they do not
-    broadcast (the function refuses). Its intermediates hold about 4 times that (multi_head_attention's weights).
-    An empty axis counts as 1: Q K^T is built before a mask of batch 0 empties it."""
+    """A bound on the float64s a helper may build: the leading axes' broadcast (an empty axis counts as 1: Q K^T is
+    built before a mask of batch 0 empties it) times the cube of the longest trailing axis or int (m x n x d, B x n x n,
+    H x m x n), a longdouble counting twice; 0 where they do not broadcast (the function refuses)."""
     arrays = [a for a in args if isinstance(a, np.ndarray) and a.ndim > 0]
     sizes = [int(a) for a in args if isinstance(a, (int, np.integer))
              or isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
@@ -174,8 +173,7 @@ def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float |
 
 
 def _kill(pid: int) -> int:
-    """Kill a forked child and what it started in its process group (a pool's workers would run on, orphaned) and
-    reap it; a zombie keeps the status it exited with."""
+    """Kill a forked child and its process group (a pool's workers would run on, orphaned), then reap it."""
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             kill(pid, signal.SIGKILL)
@@ -201,9 +199,10 @@ def _limit(memory_mb: float | None) -> None:
 
 
 def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEFAULT_TIMEOUT,
-         memory_mb: float | None = DEFAULT_MEMORY_MB) -> Outcome:
+         memory_mb: float | None = DEFAULT_MEMORY_MB, errors: dict | None = None) -> Outcome:
     """Call ``fn(*copies of args)`` in a forked child, killed after ``timeout`` seconds; its address space may grow
-    by ``memory_mb`` megabytes (None: no limit). ``names`` name the arguments, to say which one was modified.
+    by ``memory_mb`` megabytes (None: no limit). ``names`` name the arguments, to say which one was modified;
+    ``errors`` is NumPy's error state the call runs under (``np.seterr``'s; default: this thread's).
 
     >>> outcome = call(lambda x: x * 2, (3,), ("x",))
     >>> outcome.value, outcome.ok
@@ -216,7 +215,8 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
     """
     chosen = os.environ.get(START_METHOD_ENV, "").strip().lower()
     if chosen != "fork" and (chosen == "inline" or not hasattr(os, "fork") or sys.platform == "darwin"):
-        outcome = read_reply(worker.answer(fn, args, names), names, memory_mb)
+        with np.errstate(**(errors or np.geterr())):
+            outcome = read_reply(worker.answer(fn, args, names), names, memory_mb)
         outcome.isolated = False
         return outcome
     with tempfile.TemporaryFile() as printed:
@@ -233,6 +233,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
                 random.seed()                          # a function that draws is not the same on each call
                 os.close(read_end)
                 _limit(memory_mb)
+                np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
                 worker.answer_once(fn, args, names, write_end, printed.fileno())
                 _exit(0)
             finally:

@@ -497,6 +497,44 @@ def test_a_script_jupyter_exported_from_the_notebook_grades_as_the_notebook(tmp_
     assert not rows["cy.py"].passed and "(line 18 in softmax: " in rows["cy.py"].message, rows["cy.py"].message
 
 
+def test_a_script_exported_without_cell_markers_runs_a_cell_per_run_of_statements(tmp_path):
+    """Red team 19: ``jupyter nbconvert --to script --no-prompt`` leaves out the ``# In[3]:`` markers, and jupytext's
+    light format (its default for .py) has none: both ran whole as a module, so the notebook's own
+    ``import attention_edu as ae`` failed an honest export, 0 of 25. With nbconvert's or jupytext's header (or
+    Colab's), such a script now runs as its notebook, a cell beginning at each top-level statement a blank line
+    stands above: a statement that fails in the grader fails alone, and a def's blank lines stay inside it."""
+    softmax = SOFTMAX.replace("\n    e = ", "\n\n\n    e = ")         # two blank lines inside the def
+    demo = "ae.plotting.attention_heatmap(np.eye(2))\nprint('drawn')\n"   # the grader's ae offers no plotting
+    noprompt = ("#!/usr/bin/env python\n# coding: utf-8\n\n# # Exercises 01\n# \n# Markdown as comments.\n\n"
+                "import numpy as np\n\nimport attention_edu as ae\nfrom attention_edu.checkers import check_softmax\n\n\n"
+                f"{demo}\n\n{softmax}\n\ncheck_softmax(softmax)\n")
+    light = ("# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+             "# # Exercises 01\n\n# %matplotlib inline\nimport numpy as np\nimport attention_edu as ae\n\n"
+             f"{demo}\n{softmax}\n\ncheck_softmax(softmax)\n")
+    for name, text in (("noprompt.py", noprompt), ("light.py", light)):
+        (tmp_path / name).write_text(text)
+        row = grade_one("softmax", tmp_path / name, seed=2)
+        assert row.passed and row.error is None, row.message
+    (tmp_path / "joined.py").write_text(noprompt.replace(f"{demo}\n\n", demo))     # no blank line: one cell, and
+    row = grade_one("softmax", tmp_path / "joined.py", seed=2)                    # the failing demo stops the def
+    assert not row.passed and "no function 'softmax'" in row.error and "ae.plotting is not" in row.error, row.error
+    (tmp_path / "plain.py").write_text(noprompt.split("\n", 2)[2])    # no header: a module, as before
+    row = grade_one("softmax", tmp_path / "plain.py", seed=2)
+    assert not row.passed and "import attention_edu` is not allowed" in row.message, row.message
+
+
+def test_a_cell_that_sets_numpys_error_state_is_not_a_display(tmp_path):
+    """Red team 19: a cell holding only ``np.seterr(invalid="raise")`` was left out as a display, so a softmax that
+    relies on it (a FloatingPointError fallback for an all −inf row) failed 23 of 25 where the same code as a .py
+    passed."""
+    fallback = ("def softmax(x):\n    try:\n        z = x - np.max(x, axis=-1, keepdims=True)\n"
+                "    except FloatingPointError:\n        m = np.max(x, axis=-1, keepdims=True)\n"
+                "        z = x - np.where(np.isfinite(m), m, 0.0)\n    e = np.exp(z)\n"
+                "    return e / np.maximum(np.sum(e, axis=-1, keepdims=True), 1e-300)\n")
+    row = _grade(tmp_path, "import numpy as np", 'np.seterr(invalid="raise")', fallback, "check_softmax(softmax)")
+    assert row.passed, row.message
+
+
 def test_a_script_of_spyder_or_pycharm_cells_grades_as_its_cells(tmp_path):
     """Spyder and PyCharm (and VS Code, which reads both) mark a cell with #%%, no space: the script was graded as a
     plain .py, so its 'import attention_edu as ae' failed it ("not allowed here") where the same script with # %%
