@@ -812,3 +812,19 @@ def test_a_reshape_that_reads_every_axis_and_asks_for_more_is_a_fixed_rank(messa
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), "line 3"), ()) == hint_id
+
+
+@pytest.mark.parametrize("body, hint_id, inverted", [
+    ("return np.arange(n) < lengths[:, None]", "padding_mask.no-query-axis", False),
+    ("return ~(np.arange(n) < lengths[:, None])", "padding_mask.no-query-axis", True),
+    ("return (np.arange(n)[None, :] >= lengths[:, None])[:, :, None]", "padding_mask.axis-order", True),
+])
+def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, capsys, body, hint_id, inverted):
+    """Hint study 4: a padding mask with True on the padding and the wrong shape, (B, n) or (B, n, 1), was told by its
+    shape alone (or only as the generic shape hint): every probe stops at the shape, so the inversion never showed.
+    The mistakes are now matched on the mask's inverse too, which names both."""
+    path = tmp_path / "pad.py"
+    path.write_text(HEADER + f"def padding_mask(lengths, n):\n    {body}\n")
+    assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
+    hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
+    assert hint[1] == hint_id and ("inverted too" in hint[2]) == inverted, hint[0]

@@ -169,6 +169,10 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
                      for a, e in zip(mine, expected))
         if not same_output(cast, expected, case.float_dtypes):
             mistake = match_mistake(exercise, case, cast, failure.probe, known)
+    if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
+        flipped = match_mistake(exercise, case, tuple(~a for a in mine), failure.probe, known)   # inverted, and ...
+        if flipped is not None:
+            return flipped.id, f"{flipped.hint} Your mask is inverted too: True marks the keys a query may attend to."
     return None if mistake is None else (mistake.id, mistake.hint)
 
 
