@@ -64,11 +64,9 @@ def texts(reply: Any, key: str, count: int = 20, size: int = 300, keep: Callable
 
 
 class Child:
-    """The judge's end of a child that answers call frames; ``end()`` kills it, returns its status.
-
-    ``printed_fd`` is the file the child's fds 1 and 2 write to: the judge reads it itself, so what
-    a child printed before it crashed or hung is kept too.
-    """
+    """The judge's end of a child that answers call frames; ``end()`` kills it, returns its status. ``printed_fd`` is
+    the file the child's fds 1 and 2 write to: the judge reads it itself, so what a child printed before it crashed or
+    hung is kept too."""
 
     def __init__(self, send_fd: int | None, receive_fd: int, printed_fd: int, end: Callable[[], int | None],
                  deadline: float = math.inf, helpers: dict | None = None):
@@ -86,6 +84,8 @@ class Child:
                 protocol.send(self.send_fd, message, deadline)
             reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
             while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
+                if time.monotonic() > deadline:      # a frame read late (see protocol._read), and more: no end to them
+                    raise TimeoutError
                 if "violation" in reply:      # sent the moment the rule refused an import (see worker.Refuse)
                     told = escape(str(reply["violation"])[:500], False)
                     if told not in self.violations and len(self.violations) < 20:

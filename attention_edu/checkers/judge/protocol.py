@@ -220,11 +220,11 @@ def send(fd: int, message: Any, deadline: float = math.inf) -> None:
 
 
 def _read(fd: int, count: int, deadline: float) -> bytes:
-    """Exactly ``count`` bytes from ``fd``: TimeoutError at ``deadline``, EOFError if the writer ends first."""
+    """Exactly ``count`` bytes from ``fd``: TimeoutError at ``deadline``, EOFError if the writer ends first. Past the
+    deadline, bytes already waiting are still read (a thread held up by another's parsing finds its reply late)."""
     data = bytearray()
     while len(data) < count:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if not select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))[0]:
             raise TimeoutError
         chunk = os.read(fd, min(count - len(data), 1 << 20))
         if not chunk:

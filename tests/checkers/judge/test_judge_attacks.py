@@ -222,6 +222,9 @@ ATTACKS = {
         libc.shmget({key}, 64 << 20, 0o1666), libc.msgget({key}, 0o1666), libc.semget({key}, 1, 0o1666)
         libc.mq_open({queue!r}.encode(), 0o102, 0o666, None)           # O_CREAT | O_RDWR
         """) + WRONG, "check softmax: failed."),
+    # red team 20: read quadratically in the grader's own process, it held the lock the classmates' threads need
+    "parse_freeze": ("# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n"
+                     "# ---\n" + "\n" * 120_000 + WRONG, "softmax.wrong-axis"),
     "terminal_escapes": ("""
         def softmax(x):
             print("\\x1b[2J\\x1b[H\\rcheck softmax: passed.")

@@ -138,3 +138,26 @@ def test_a_message_of_more_values_than_the_cap_is_refused_quickly():
     with pytest.raises(protocol.ProtocolError, match="more than 65,536 values"):
         protocol.decode(_frame([[0] * 1000] * 4000))          # 4 million values in 8 MB of JSON
     assert time.perf_counter() - start < 5
+
+
+def test_a_reply_already_waiting_is_read_past_the_deadline_and_a_flood_of_frames_is_not():
+    """Red team 20: a classmate's file held the grader's interpreter lock for a minute (a quadratic pattern), and the
+    threads grading others found their replies, long arrived, past their deadlines: an honest notebook scored 0 of 25.
+    Bytes already waiting are now read past the deadline; a stream of other frames (import refusals, helper calls)
+    past it still ends in TimeoutError, so a child cannot keep the judge reading."""
+    import time
+    from attention_edu.checkers.judge.harness import Child
+    read_end, write_end = os.pipe()
+    try:
+        protocol.send(write_end, {"value": 1.0})
+        assert protocol.receive(read_end, time.monotonic() - 5.0) == {"value": 1.0}     # late, but there
+        with pytest.raises(TimeoutError):
+            protocol.receive(read_end, time.monotonic() - 5.0)                         # nothing there: no wait
+        for _ in range(50):
+            protocol.send(write_end, {"violation": "import torch"})
+        protocol.send(write_end, {"value": 2.0})
+        child = Child(None, read_end, write_end, lambda: 0, deadline=time.monotonic() - 1.0)
+        outcome = child.ask(None, 1.0)
+        assert getattr(outcome, "timed_out", False), outcome
+    finally:
+        os.close(read_end), os.close(write_end)

@@ -523,6 +523,62 @@ def test_a_script_exported_without_cell_markers_runs_a_cell_per_run_of_statement
     assert not row.passed and "import attention_edu` is not allowed" in row.message, row.message
 
 
+@pytest.mark.parametrize("magic", ["%%writefile mymod.py", "%%time", "%%capture out"])
+def test_jupytexts_light_format_keeps_a_cell_magic_with_its_cell(tmp_path, magic):
+    """Audit of the docs (stop 39): jupytext's light format writes a cell magic as a comment right above the cell's
+    code, after the blank line that parts the cells; the cell was cut at the statement below the comment, so the
+    magic read back stood below the previous cell's first line and stopped it (0 or 2 of 25 for an honest export).
+    A cell now begins at the blank line above the comments that stand over a statement."""
+    header = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+    cell = "V = 1.0\n\nimport mymod\nK = mymod.V\n" if "writefile" in magic else "K = 1.0\n"
+    scaled = SOFTMAX.replace("return e", "return K * e")
+    (tmp_path / "light.py").write_text(f"{header}import numpy as np\nK = 2.0\n\n# {magic}\n{cell}\n\n{scaled}")
+    row = grade_one("softmax", tmp_path / "light.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_marker_less_exports_split_where_python_sees_a_new_statement(tmp_path):
+    """Red team 20: the first split (at a top-level statement below a blank line, found by parsing the whole file) cut
+    inside a string where a statement followed its closing quotes on the same line (a softmax hidden in the string
+    passed a file whose own softmax is wrong); it gave up on a file with a syntax error anywhere, or a raw !pip line
+    (one cell, so one failing statement stopped every def below it); and it cut jupytext's "# +" cells (a cell with
+    blank lines, up to "# -") at their blank lines, so a %%writefile module lost its body. A cell now begins at a
+    blank line, outside strings and brackets, above a line at column 0 that is no else, except or decorated def."""
+    nbconvert, wrong = "#!/usr/bin/env python\n# coding: utf-8\n\nimport numpy as np\n\n", "def softmax(x):\n    return x\n"
+    hidden = nbconvert + wrong + '\nnotes = """\n\n"""; more = 1\nextra = """\n' + SOFTMAX + '# """\n'
+    (tmp_path / "hidden.py").write_text(hidden)
+    row = grade_one("softmax", tmp_path / "hidden.py", seed=2)
+    assert not row.passed and row.probes_passed < 5, row.message                  # Python's softmax, the wrong one
+    scratch = nbconvert + 'print "scratch"\n\nget_ipython().system(\'ls\')\n!pip install numpy\n\nif True:\n    K = 1.0\n\n' \
+        'else:\n    K = 2.0\n\n@staticmethod\n\ndef helper():\n    pass\n\n' + SOFTMAX.replace("return e", "return K * e")
+    (tmp_path / "scratch.py").write_text(scratch)
+    row = grade_one("softmax", tmp_path / "scratch.py", seed=2)
+    assert row.passed and row.error is None, row.message
+    header = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+    module = "import numpy as np\n\nV = 1.0\n\n\n"
+    light = f"{header}import numpy as np\nV = 2.0\n\n# +\n# %%writefile mymod.py\n{module}# -\n\nfrom mymod import V\n\n"
+    (tmp_path / "light.py").write_text(light + SOFTMAX.replace("return e", "return V * e"))
+    row = grade_one("softmax", tmp_path / "light.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_reading_a_hostile_script_takes_time_linear_in_its_size(tmp_path):
+    """Red team 20: jupytext's commented magics were found with a pattern whose leading whitespace spanned lines, so
+    128,000 blank lines under jupytext's header took a minute, in the grader's own process (holding the lock its other
+    threads need: an honest classmate graded beside it under --jobs 2 ran out of time); a line of spaces before
+    get_ipython() did the same under nbconvert's header. Each file of about 256 KiB below reads in seconds now."""
+    import time
+    from attention_edu.checkers.judge.source import read_cells
+    jupytext = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n"
+    nbconvert = "#!/usr/bin/env python\n# coding: utf-8\n"
+    for name, text in (("blank.py", jupytext + "\n" * 250_000), ("spaces.py", nbconvert + " " * 250_000 + "get_ipython()("),
+                       ("names.py", nbconvert + "a, " * 80_000 + "get_ipython().x("), ("tabs.py", jupytext + "\t" * 250_000)):
+        (tmp_path / name).write_text(text)
+        start = time.perf_counter()
+        read_cells(tmp_path / name, False)
+        assert time.perf_counter() - start < 10, name                  # minutes before
+
+
 def test_a_cell_that_sets_numpys_error_state_is_not_a_display(tmp_path):
     """Red team 19: a cell holding only ``np.seterr(invalid="raise")`` was left out as a display, so a softmax that
     relies on it (a FloatingPointError fallback for an all −inf row) failed 23 of 25 where the same code as a .py
