@@ -431,3 +431,27 @@ def test_calling_ae_itself_in_a_notebook_fails_as_in_class(tmp_path, softmax_sou
     row = grade_one("scaled_dot_product_attention", tmp_path / "call.ipynb", seed=4)
     assert not row.passed and "TypeError: 'module' object is not callable" in row.message, row.message
     assert "None" not in row.message, row.message
+
+
+def test_a_plain_install_holds_every_package_the_exercise_notebooks_import():
+    """Audit of the docs (stop 39): a plain install graded no notebook that imports matplotlib, as exercise notebook
+    05 does (its first cell failed, and every probe with it), while the guide promises that a plain install grades.
+    Every package an exercise notebook imports is a dependency of the package itself, not of an extra."""
+    import ast
+    import re
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parents[3]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    core = {re.split(r"[<>=;\[ ]", d, maxsplit=1)[0].lower().replace("-", "_") for d in project["dependencies"]}
+    imported = set()
+    for path in (root / "notebooks" / "exercises").glob("*.ipynb"):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                source = "".join(cell["source"])
+                tree = ast.parse("\n".join(line for line in source.splitlines() if line.lstrip()[:1] not in ("%", "!")))
+                imported |= {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                             for alias in node.names}
+                imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                             if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    third_party = imported - set(sys.stdlib_module_names) - {"attention_edu"}
+    assert "matplotlib" in third_party and third_party <= core, (third_party, core)
