@@ -162,6 +162,8 @@ TRIGGERS = {
     "shape.missing-axis": ("bahdanau_scores",             # (n,) for the m = 1 case: the query axis squeezed out
                            lambda S, H, W1, W2, v: np.squeeze(np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v), None),
     "shape.square-axis": ("softmax_jacobian", lambda w: w * (1 - w), None),     # (..., n): the diagonal as a vector
+    "shape.one-number": ("scaled_dot_product_attention",     # weights summed over every axis: one number
+                         lambda Q, K, V, mask=None: (sdpa(Q, K, V, mask)[0], np.sum(sdpa(Q, K, V, mask)[1])), None),
     "attention_backward.chain": ("attention_backward",
                                  lambda *a: (lambda dQ, dK, dV: (dQ, dK + np.cos(dK), dV))(*backward(*a)), None),
     "attention_entropy.log-epsilon": ("attention_entropy", lambda w: -np.sum(w * np.log(w + 1e-3), axis=-1), None),

@@ -432,7 +432,8 @@ CORPUS = [
         def backward_ds(p, dp):                           # the row sum without keepdims
             s = np.sum(dp * p, axis=-1)
             return p * (dp - s)
-        """, "the row sum without keepdims=True does not line up with the rows", ("error.broadcast",)),
+        """, "the row sum without keepdims=True does not line up with the rows",
+        ("backward_ds.missing-keepdims", "error.broadcast")),
     ("ds-identity", "backward_ds", """
         def backward_ds(w, dw):                           # the gradient passed straight through
             grad = dw
@@ -628,6 +629,44 @@ CORPUS = [
             X = X.reshape(X.shape[0], X.shape[1], num_heads, depth)
             return X.transpose(0, 2, 1, 3)
         """, "written for (batch, length, d_model) input only", ("error.fixed-ndim", "split_heads.fixed-rank")),
+    # hint study 5 (untuned: 66 of 77 first hints named the mistake, 11 partly, none wrong)
+    ("pad-longest-flat", "padding_mask", """
+        def padding_mask(lengths, n):
+            width = int(lengths.max())                    # the longest sequence, not n
+            return np.arange(width)[None, :] < lengths[:, None]
+        """, "width from lengths.max(), and no query axis", ("padding_mask.longest-no-query-axis",)),
+    ("entropy-mean-of-all", "attention_entropy", """
+        def attention_entropy(weights):
+            p = np.clip(weights, 1e-12, 1.0)
+            return np.mean(-p * np.log(p))                # one number for the whole array
+        """, "one number: a mean over every axis", ("shape.one-number",)),
+    ("backward-finite-fill-ds-masked", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -1e10)              # a finite fill
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            W = e / e.sum(axis=-1, keepdims=True)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(W * dW, axis=-1, keepdims=True))
+            if mask is not None:
+                dS = np.where(mask, dS, 0.0)              # masked scores get no gradient: dQ and dK right
+            dS = dS / np.sqrt(Q.shape[-1])
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(W, -1, -2) @ d_output
+        """, "a finite fill: a fully masked query's uniform weights reach dV", ("attention_backward.finite-fill",)),
+    ("backward-gradients-unscaled", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            W = e / np.where(total > 0, total, 1.0)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(W * dW, axis=-1, keepdims=True))
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(W, -1, -2) @ d_output   # no 1/sqrt(d_k)
+        """, "dQ and dK without 1/sqrt(d_k)", ("attention_backward.dq-dk-unscaled",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -673,6 +712,11 @@ FIRST_HINT = {
     "mha-batch-unpacked-tf-perm": "error.fixed-ndim",    # was error.other (hint study 4)
     "jacobian-column-squared": "softmax_jacobian.column-squared",    # was value.mismatch (hint study 4)
     "entropy-renormalised-total": "attention_entropy.single-number",    # was error.fixed-ndim (hint study 4)
+    "pad-longest-flat": "padding_mask.longest-no-query-axis",      # was harness.shape (hint study 5)
+    "entropy-mean-of-all": "shape.one-number",     # was error.fixed-ndim, though nothing raised (hint study 5)
+    "ds-no-keepdims": "backward_ds.missing-keepdims",       # was error.broadcast (hint study 5: m = n hid it)
+    "backward-finite-fill-ds-masked": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 5)
+    "backward-gradients-unscaled": "attention_backward.dq-dk-unscaled",     # was .chain, "2 times" (hint study 5)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

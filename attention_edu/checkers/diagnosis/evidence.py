@@ -201,6 +201,8 @@ _SHAPES = {
         "has n = {size} values, one per position, the expected holds an n × n matrix, an entry [i, j] for every "
         "pair of positions (as the Jacobian of n weights has). A diagonal or row sums alone are not that matrix: "
         "build it whole (np.diag, np.outer; for a batch, pair w[..., :, None] with w[..., None, :]).",
+    "shape.one-number": "Your {name} is one number where shape {expected} is expected: a reduction with no axis "
+        "(np.sum(x), np.mean(x), x.sum()) reduces every axis at once; reduce over axis=-1 only, one value per row.",
 }
 EVIDENCE_IDS.update(_SHAPES)
 
@@ -215,6 +217,8 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
         key = "shape.missing-axis"
     elif actual and expected == actual + actual[-1:]:       # (..., n) where (..., n, n) pairs every two entries
         key, found = "shape.square-axis", (len(actual), actual[-1])
+    elif not actual and expected:
+        key, found = "shape.one-number", (0, 1)
     else:
         return None
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)

@@ -148,6 +148,9 @@ register_mistakes("attention_backward", (
      "The scores are Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k as well; yours leaves it out of dQ."),
     ("dk-unscaled", "small", partial(backward, scale_dk=False),
      "The scores are Q Kᵀ / √d_k, so dK = dSᵀ Q carries the factor 1/√d_k as well; yours leaves it out of dK."),
+    ("dq-dk-unscaled", "small", partial(backward, scale_dq=False, scale_dk=False),
+     "The scores are Q Kᵀ / √d_k, so dQ = dS K and dK = dSᵀ Q carry the factor 1/√d_k as well: yours leave it "
+     "out of both (they are √d_k times too large)."),
     ("scale-by-d_k", "small",
      lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
      "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
@@ -185,6 +188,9 @@ register_mistakes("attention_backward", (
 ))
 variant("attention_backward.finite-fill")(
     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, fill=-1e9, additive=True))
+variant("attention_backward.finite-fill")(      # dS zeroed where masked: dQ and dK are right, dV is not
+    lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask)[:2],
+                                          backward(Q, K, V, d_output, mask, fill=-1e9)[2]))
 variant("attention_backward.inverted-mask-finite-fill")(
     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, inverted=True, fill=-1e9, additive=True))
 

@@ -181,6 +181,9 @@ register_mistakes("backward_ds", (
     ("single-vector", "runs", lambda W, dW: W * (dW - np.dot(dW, W)),
      "Your code is written for one row: on a matrix np.dot(dW, W) is a matrix product, and np.diag takes "
      "a diagonal and np.outer flattens; use np.sum(dW * W, axis=-1, keepdims=True) for every row at once."),
+    ("missing-keepdims", "runs", lambda W, dW: W * (dW - np.sum(dW * W, axis=-1)),
+     "The row sums need keepdims=True, shape (..., m, 1), so that each row subtracts its own: without it they "
+     "have shape (..., m) and line up with the keys' axis, np.sum(dW * W, axis=-1, keepdims=True)."),
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
     ("cross-entropy", "small", SOFTMAX_BACKWARDS["cross-entropy"], CROSS_ENTROPY),

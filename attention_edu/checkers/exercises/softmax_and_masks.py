@@ -244,4 +244,7 @@ register_mistakes("padding_mask", (
      "Return booleans (True = may attend), not numbers: the comparison j < lengths[b] already gives them."),
     ("longest-length", "returns", lambda lengths, n: _visible(lengths, int(np.max(lengths))),
      "Size the mask by n, the padded number of keys, not by the longest sequence in the batch."),
+    ("longest-no-query-axis", "returns", lambda lengths, n: _visible(lengths, int(np.max(lengths)))[:, 0, :],
+     "Size the mask by n, the padded number of keys, not by the longest sequence, and keep a size-1 query axis: "
+     "shape (B, 1, n), so that it broadcasts over the queries."),
 ))
