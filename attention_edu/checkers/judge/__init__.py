@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -152,3 +153,22 @@ def python_text(path: str | Path) -> str:
             return handle.read()
     except (SyntaxError, UnicodeDecodeError) as err:      # an unknown encoding, a cookie against the BOM, bad bytes
         raise ValueError(f"{err}; save it as UTF-8") from None
+
+
+_SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")     # escapes, quotes, comments, brackets
+
+
+def scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
+    """(brackets open, the quote of a string left open, whether a backslash joins the next line) after ``line``."""
+    tokens = _SIGNIFICANT.findall(line)
+    for token in tokens:
+        if quote:                                # a single quote also ends at the first of three
+            quote = "" if token == quote or len(quote) == 1 and token[0] == quote else quote
+        elif token == "#":
+            return depth, quote, False
+        elif token in ("'", '"', "'''", '"""'):
+            quote = token
+        elif token in "([{)]}":
+            depth = max(depth + (1 if token in "([{" else -1), 0)
+    joined = tokens[-1:] == ["\\"]                # a lone backslash can only be the line's last character
+    return depth, "" if len(quote) == 1 and not joined else quote, joined

@@ -579,6 +579,64 @@ def test_reading_a_hostile_script_takes_time_linear_in_its_size(tmp_path):
         assert time.perf_counter() - start < 10, name                  # minutes before
 
 
+@pytest.mark.parametrize("trick", ["formfeed", "formfeed-decorator", "marker-blank-indent", "jupytext-in-a-string"])
+def test_the_grader_never_runs_what_python_sees_as_dead_code_or_a_comment(tmp_path, trick):
+    """Red team 21: a form feed before an indented def (a new statement to the split, dead code after a return to
+    Python), a form feed before a decorator, a "# %%" marker with a blank line between it and an indented def, and
+    "jupytext:" in a docstring (which read the comments below it back as magics) each ran a right softmax hidden
+    where Python never runs it, and the file passed while Python's own softmax is wrong."""
+    nbconvert, right = "#!/usr/bin/env python\n# coding: utf-8\n\nimport numpy as np\n\n\n", SOFTMAX.replace("\n", "\n    ")
+    wrong = "def softmax(x):\n    return x / np.sum(x, axis=-1, keepdims=True)\n"
+    text = {"formfeed": f"{nbconvert}{wrong}\n\x0c    {right}",
+            "formfeed-decorator": f"{nbconvert}def halve(f):\n    return lambda x: f(x) / 2\n\n\n\x0c@halve\n\n{SOFTMAX}",
+            "marker-blank-indent": f"import numpy as np\n\n\n{wrong}# %%\n\n    {right}",
+            "jupytext-in-a-string": f'"""Mine (no jupytext: by hand)."""\nimport numpy as np\n\n\n{wrong}'
+                                    "# %time softmax = lambda x: np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)\n"}
+    (tmp_path / "trick.py").write_text(text[trick])
+    row = grade_one("softmax", tmp_path / "trick.py", seed=2)
+    assert not row.passed and row.probes_passed < 5, row.message
+
+
+def test_an_export_without_markers_runs_its_lone_calls_and_may_carry_pictures(tmp_path):
+    """Red team 21: split at blank lines, a lone setup call (strict_numpy(), which sets np.seterr) became a cell of
+    bare expressions and was left out as a display (21 of 25); and a markdown cell holding a pasted picture pushed an
+    nbconvert export over 256 KiB, so it ran as a plain module (0 of 25: `import attention_edu` is not allowed). With
+    no marker, no statement is left out as a display; markdown, as comments, does not count towards the size."""
+    fallback = ("def softmax(x):\n    try:\n        e = np.exp(x)\n        return e / np.sum(e, axis=-1, keepdims=True)\n"
+                "    except FloatingPointError:\n        m = np.max(x, axis=-1, keepdims=True)\n"
+                "        e = np.exp(x - np.where(np.isfinite(m), m, 0.0))\n"
+                "        return e / np.maximum(np.sum(e, axis=-1, keepdims=True), 1e-300)\n")
+    picture = "# ![figure](data:image/png;base64," + "A" * 300_000 + ")\n"
+    export = ("#!/usr/bin/env python\n# coding: utf-8\n\n" + picture + "\nimport numpy as np\nimport attention_edu as ae\n\n"
+              "\ndef strict_numpy():\n    np.seterr(over='raise', invalid='raise')\n\n\nstrict_numpy()\n\n\n" + fallback)
+    (tmp_path / "export.py").write_text(export)
+    row = grade_one("softmax", tmp_path / "export.py", seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+def test_asking_whether_a_module_is_installed_is_no_import(tmp_path):
+    """Red team 21: importlib.util.find_spec("torch"), which only asks, failed the submission as an import of torch."""
+    asks = "import importlib.util\nimport numpy as np\nHAVE_TORCH = importlib.util.find_spec('torch') is not None\n"
+    (tmp_path / "asks.py").write_text(asks + SOFTMAX)
+    assert grade_one("softmax", tmp_path / "asks.py", seed=2).passed
+    (tmp_path / "imports.py").write_text(asks + "if HAVE_TORCH or True:\n    import torch\n" + SOFTMAX)
+    row = grade_one("softmax", tmp_path / "imports.py", seed=2)
+    assert not row.passed and "`import torch` is not allowed" in row.message, row.message
+
+
+@pytest.mark.parametrize("cell", ["%%capture" + " --no-d" * 28_000 + " -x\nx = 1\n",       # 5 s at 8,000 options
+                                  "import IPython;" * 6_000 + "x = 1  # \U0001F600",           # 40 s
+                                  ";".join(["f" + "()" * 300] * 400)])                       # 60 s
+def test_reading_a_hostile_notebook_takes_time_linear_in_its_size(tmp_path, cell):
+    """Red team 21: a %%capture line of many options IPython refuses (matched by a pattern with two ways to split
+    them, holding the grader's lock), many imports on one line (the line re-encoded for each), and chains of calls
+    (each unparsed to look for np.seterr) each took the grader a minute or more to read, outside every budget."""
+    import time
+    start = time.perf_counter()
+    notebook_cells(_notebook(tmp_path / "hostile.ipynb", cell))
+    assert time.perf_counter() - start < 10
+
+
 def test_a_cell_that_sets_numpys_error_state_is_not_a_display(tmp_path):
     """Red team 19: a cell holding only ``np.seterr(invalid="raise")`` was left out as a display, so a softmax that
     relies on it (a FloatingPointError fallback for an all −inf row) failed 23 of 25 where the same code as a .py
