@@ -612,6 +612,9 @@ def test_an_export_without_markers_runs_its_lone_calls_and_may_carry_pictures(tm
     (tmp_path / "export.py").write_text(export)
     row = grade_one("softmax", tmp_path / "export.py", seed=2)
     assert row.passed and row.error is None, row.message
+    (tmp_path / "big.py").write_text(export + 'notes = """\n' + ("#" + "x" * 99 + "\n") * 45_000 + '"""\n')
+    row = grade_one("softmax", tmp_path / "big.py", seed=2)     # red team 23: 4.5 MB of "#" lines in a string, not
+    assert not row.passed and "`import attention_edu` is not allowed" in row.message, row.message     # markdown
 
 
 def test_asking_whether_a_module_is_installed_is_no_import(tmp_path):
