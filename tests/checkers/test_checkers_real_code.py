@@ -667,6 +667,22 @@ CORPUS = [
             dS = W * (dW - np.sum(W * dW, axis=-1, keepdims=True))
             return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(W, -1, -2) @ d_output   # no 1/sqrt(d_k)
         """, "dQ and dK without 1/sqrt(d_k)", ("attention_backward.dq-dk-unscaled",)),
+    ("split-torch-swap", "split_heads", """
+        def split_heads(X, num_heads):
+            width = X.shape[-1] // num_heads
+            parts = X.reshape(*X.shape[:-1], num_heads, width)
+            return parts.transpose(1, 2)                  # PyTorch's swap of two axes
+        """, "x.transpose(a, b) as PyTorch's swap: NumPy's transpose wants every axis", ("error.torch-keyword",)),
+    ("merge-torch-swap", "merge_heads", """
+        def merge_heads(X):
+            heads, length, width = X.shape[-3:]
+            together = X.transpose(1, 2)                  # PyTorch's swap again
+            return together.reshape(*X.shape[:-3], length, heads * width)
+        """, "x.transpose(a, b) as PyTorch's swap", ("error.torch-keyword",)),
+    ("jacobian-dot-not-outer", "softmax_jacobian", """
+        def softmax_jacobian(w):
+            return np.diagflat(w) - np.dot(w, w.T)        # for a 1-D w this is the number w . w
+        """, "w wᵀ taken as a dot product, a number; 1-D only", ("softmax_jacobian.dot-not-outer",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -717,6 +733,9 @@ FIRST_HINT = {
     "ds-no-keepdims": "backward_ds.missing-keepdims",       # was error.broadcast (hint study 5: m = n hid it)
     "backward-finite-fill-ds-masked": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 5)
     "backward-gradients-unscaled": "attention_backward.dq-dk-unscaled",     # was .chain, "2 times" (hint study 5)
+    "split-torch-swap": "error.torch-keyword",     # was error.other: only (-2, -1) was read as PyTorch's (study 6)
+    "merge-torch-swap": "error.torch-keyword",     # was error.other (hint study 6)
+    "jacobian-dot-not-outer": "softmax_jacobian.dot-not-outer",     # was value.mismatch (hint study 6)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -808,7 +827,7 @@ def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
     path.write_text(HEADER + "def backward_dv(W, d_output):\n    return W.transpose(-2, -1) @ d_output\n")
     assert cli.main(["check", "backward_dv", str(path), "--seed", "0"]) == 1
     out = capsys.readouterr().out
-    assert "Mistake 2 [error.torch-keyword]" in out and "np.swapaxes(x, -1, -2)" in out, out
+    assert "Mistake 2 [error.torch-keyword]" in out and "np.swapaxes(x, 1, 2)" in out, out
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     axes = ErrorInfo("ValueError", "axes don't match array", ("ValueError",), "line 2 in f: return x.transpose(0, 2, 1)")

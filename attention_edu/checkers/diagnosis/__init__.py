@@ -160,8 +160,8 @@ HINTS: dict[str, str] = {
     "error.exit": "Your function called exit(): return the result instead.",
     "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
-    "error.torch-keyword": "NumPy spells PyTorch's dim= and keepdim= as axis= and keepdims=, and its "
-        "x.transpose(-2, -1) as np.swapaxes(x, -1, -2): NumPy's transpose takes an order of every axis (TF's perm=).",
+    "error.torch-keyword": "NumPy spells PyTorch's dim= and keepdim= as axis= and keepdims=, and its two-axis "
+        "x.transpose(1, 2) as np.swapaxes(x, 1, 2): NumPy's transpose takes an order of every axis (TF's perm=).",
     "error.printed": "Your function printed more than the checker keeps, and the print failed: remove the debugging "
         "prints, or print shapes rather than whole arrays.",
     "harness.exit": "A function must hand its result back with return; remove the call that ends the process "
@@ -239,7 +239,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         ("error.printed", error.is_a("OSError") and "File too large" in text),   # the file its prints go to is full
         ("error.torch-keyword", error.is_a("TypeError") and re.search(
             r"unexpected keyword argument '(dim|keepdim|perm)'", text) or ("axes don't match" in text and re.search(
-                r"\.transpose\(\s*-\d+\s*,\s*-\d+\s*\)", line))),       # x.transpose(-2, -1): PyTorch's
+                r"\.transpose\((?!\s*(0\s*,\s*1|1\s*,\s*0)\s*\))\s*-?\d+\s*,\s*-?\d+\s*\)", line))),  # not 2-D's (1, 0)
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),

@@ -141,6 +141,9 @@ register_mistakes("softmax_jacobian", (
     ("column-squared", "small", lambda w: w[..., :, None] * np.eye(w.shape[-1]) - w[..., :, None] ** 2,
      "Your off-diagonal entries are −wᵢ², the same along each row: the outer product w wᵀ multiplies a column "
      "by a row, w[..., :, None] * w[..., None, :], not a column by itself."),
+    ("dot-not-outer", "small", lambda w: w[..., :, None] * np.eye(w.shape[-1]) - np.sum(w * w, -1)[..., None, None],
+     "Your w wᵀ is one number, w·w, taken from every entry: for a 1-D w, w.T is w itself, so np.dot(w, w.T) "
+     "is a dot product; the outer product is np.outer(w, w), or w[..., :, None] * w[..., None, :] for batches."),
     ("softmax-again", "small", lambda w: jacobian(softmax(w)),
      "Your J is the Jacobian at softmax(w): w already holds the softmax weights, so build J = diag(w) − w wᵀ "
      "from w itself, without a softmax."),
