@@ -83,10 +83,10 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
         if not (depth or quote or joined):   # IPython's calls only where a statement starts, never in a string
             lines[index] = _ipython_call(line, checkers)
             if not line.strip() or line.lstrip()[0] in "#%!":   # with no marker, a cell begins at the blank line
-                opened = jupytext and line.rstrip() == "# +"    # above a statement at column 0 (comments and magics
-                block = opened or block and line.rstrip() != "# -"     # between; not an else, nor a decorated def), or
-                gap = index if opened or not (line.strip() or block) else gap    # below jupytext's "# +" (a cell of
-            else:                                                                 # blank lines, up to its "# -")
+                opened = jupytext and bool(re.match(r"#\s*\+", line))  # above a statement at column 0 (comments,
+                block = opened or block and line.rstrip() != "# -"     # magics between; not an else, nor a decorated
+                gap = index if opened or not (line.strip() or block) else gap    # def), or below jupytext's "# +"
+            else:                                             # (metadata may follow: "# + tags=[...]") up to its "# -"
                 if gap is not None and not line[0].isspace() and not _GOES_ON.match(line) and last[:1] != "@":
                     breaks.append(gap)                   # (a form feed, as a space, starts no statement for Python)
                 gap, last = None, line.lstrip()

@@ -537,6 +537,24 @@ def test_jupytexts_light_format_keeps_a_cell_magic_with_its_cell(tmp_path, magic
     assert row.passed and row.error is None, row.message
 
 
+@pytest.mark.parametrize("opening", ['# + tags=["solution"]', '# + jupyter={"source_hidden": true}', "#+"])
+def test_jupytexts_light_cells_with_metadata_start_cells_of_their_own(tmp_path, opening):
+    """Outside false-fail hunt (stop 40): jupytext opens a light cell that has metadata with "# +" and the metadata
+    (``# + tags=["solution"]``: every solution cell of the shipped exercise notebooks has that tag), and leaves out the
+    "# -" of a "# +" cell just above it. Only a bare "# +" opened a cell, so such a cell ran joined to the one above:
+    a %%time on it stood below that cell's first line (a UsageError), a demo cell that raises stopped it, and a
+    %%writefile cell above swallowed it. Each was 0 of 25 for an honest export; each now passes."""
+    header = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+    above = {"time": "", "demo": "# +\nx = np.ones(6)\n\nx.reshape(4)\n",
+             "writefile": "# +\n# %%writefile helpers.py\nimport numpy as np\n\nK = 1.0\n"}
+    body = {"time": f"# %%time\n{SOFTMAX}", "demo": SOFTMAX,
+            "writefile": SOFTMAX.replace("return e", "return helpers.K * e").replace("def", "import helpers\n\n\ndef", 1)}
+    for kind in above:
+        (tmp_path / f"{kind}.py").write_text(f"{header}import numpy as np\n\n\n{above[kind]}\n{opening}\n{body[kind]}")
+        row = grade_one("softmax", tmp_path / f"{kind}.py", seed=2)
+        assert row.passed and row.error is None, (kind, row.message)
+
+
 def test_marker_less_exports_split_where_python_sees_a_new_statement(tmp_path):
     """Red team 20: the first split (at a top-level statement below a blank line, found by parsing the whole file) cut
     inside a string where a statement followed its closing quotes on the same line (a softmax hidden in the string
