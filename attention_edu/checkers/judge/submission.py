@@ -32,7 +32,7 @@ __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 DEFAULT_BUDGET = 60.0
 #: What a student reads when an import is refused ({name} is the module).
 NOT_ALLOWED = ("this exercise asks for your own NumPy code; `import {name}` is not allowed here: take it out of the "
-               "file you hand in (a helper module of your own: paste its code into the file)")
+               "file you hand in, or paste a helper module of your own into it")
 _WORKER = str(Path(__file__).with_name("worker.py"))
 #: The folders the judge imports the worker's own packages from: ``python -I`` leaves out PYTHONPATH and a user's own.
 _SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0])     # a package's parent
