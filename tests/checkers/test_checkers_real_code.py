@@ -640,6 +640,14 @@ CORPUS = [
             p = np.clip(weights, 1e-12, 1.0)
             return np.mean(-p * np.log(p))                # one number for the whole array
         """, "one number: a mean over every axis", ("shape.one-number",)),
+    ("entropy-heads-averaged", "attention_entropy", """
+        def attention_entropy(weights):
+            p = np.asarray(weights)
+            if p.ndim > 1:
+                p = p.mean(axis=0)                        # average over the first axis first
+            p = (p + 1e-10) / np.sum(p + 1e-10)
+            return float(-np.sum(p * np.log(p)))           # then one number
+        """, "one number: averaged over the first axis, renormalised, summed", ("shape.one-number",)),
     ("backward-finite-fill-ds-masked", "attention_backward", """
         def attention_backward(Q, K, V, d_output, mask=None):
             s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
@@ -762,6 +770,7 @@ NOT_NAMED = {
     "ds-columns-outer": "error.batched-transpose",           # no .T: np.outer flattens a batch
     "sdpa-3d-tf-mask": "attention.ignores-mask",             # the 3-D padding probe could not tell it from inverting
     "jacobian-diagonal-vector": "harness.shape",    # the determinism probe's repeat, read without the expected shape
+    "entropy-heads-averaged": "attention_entropy.single-number",    # shape.one-number said it (hint study 6)
 }
 
 
