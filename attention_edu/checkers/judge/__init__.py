@@ -160,15 +160,17 @@ _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")     # escapes, quo
 
 def scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
     """(brackets open, the quote of a string left open, whether a backslash joins the next line) after ``line``."""
-    tokens = _SIGNIFICANT.findall(line)
-    for token in tokens:
-        if quote:                                # a single quote also ends at the first of three
-            quote = "" if token == quote or len(quote) == 1 and token[0] == quote else quote
+    position, token = 0, ""
+    while match := _SIGNIFICANT.search(line, position):
+        token, position = match.group(), match.end()
+        if quote:                                # a single quote ends at the first of three, and the two left are
+            if token == quote or len(quote) == 1 and token[0] == quote:     # read again: "a"""" opens a """ string
+                quote, position = "", match.start() + len(quote)
         elif token == "#":
             return depth, quote, False
         elif token in ("'", '"', "'''", '"""'):
             quote = token
         elif token in "([{)]}":
             depth = max(depth + (1 if token in "([{" else -1), 0)
-    joined = tokens[-1:] == ["\\"]                # a lone backslash can only be the line's last character
+    joined = token == "\\"                       # a lone backslash can only be the line's last character
     return depth, "" if len(quote) == 1 and not joined else quote, joined

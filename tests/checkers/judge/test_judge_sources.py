@@ -5,9 +5,12 @@ the cell filter (which cells and statements of a notebook run)."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from attention_edu.checkers.judge.source import _INERT
 from attention_edu.checkers.judge.submission import NOT_ALLOWED, grade_one, notebook_cells
@@ -1032,3 +1035,46 @@ def test_the_options_of_a_stacked_magic_are_read_as_ipython_reads_them(tmp_path,
     wrong = "import numpy as np\ndef softmax(x):\n    e = np.exp(x)\n    return e / e.sum(axis=0, keepdims=True)\n"
     row = _grade(tmp_path, wrong, magic + "\n" + SOFTMAX)
     assert row.passed is runs, row.message
+
+
+def _mark_in_string(text: str) -> bool | None:
+    """Python's own answer: is the line MARK after ``text`` inside a string? None where Python cannot tell."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                 # "\(" is an invalid escape: a warning, not the question
+            compile(text + "\nMARK\n", "<scan>", "exec")
+        return False
+    except SyntaxError as error:
+        last = text.count("\n") + 2
+        if "unterminated triple-quoted" in error.msg or "unterminated string" in error.msg and error.lineno == last:
+            return True
+        return False if "was never closed" in error.msg else None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.text(alphabet="\"'a#\\(", max_size=10), min_size=1, max_size=3))
+def test_the_line_scanner_agrees_with_python_on_where_strings_run(lines):
+    """Red team 25: the scanner closed a one-quote string at a triple quote as a whole, so a line ``note = "a`` and
+    four more double quotes left no string open where Python opens a triple-quoted one; the marker-less split then ran the string's text (a right
+    softmax) as a cell. After every line the scanner must say a string runs on exactly where Python's compiler does."""
+    from attention_edu.checkers.judge import scan
+    depth, quote = 0, ""
+    for line in lines:
+        depth, quote, _ = scan(line, depth, quote)
+    truth = _mark_in_string("\n".join(lines))
+    assert truth is None or bool(quote) == truth, (lines, quote)
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_text_that_python_reads_as_a_string_is_never_run(tmp_path, quote):
+    """Red team 25, end to end: under nbconvert's header, a right softmax inside the triple-quoted string that a quote,
+    a letter and four quotes open ran as a cell of its own and replaced Python's own softmax, which returns zeros (25 of 25 for a wrong file)."""
+    wrong = "def softmax(x):\n    return np.asarray(x) * 0.0\n"
+    text = (f"#!/usr/bin/env python\n# coding: utf-8\n\nimport numpy as np\n\n{wrong}\nnote = {quote}a{quote * 4}\n\n"
+            f"{SOFTMAX}\n{quote * 3}\n")
+    (tmp_path / "hidden.py").write_text(text)
+    namespace: dict = {}
+    exec(compile(text, "hidden.py", "exec"), namespace)          # Python's softmax is the wrong one
+    assert not namespace["softmax"](np.ones(3)).any()
+    row = grade_one("softmax", tmp_path / "hidden.py", seed=2)
+    assert not row.passed and row.probes_passed < 5, row.message
