@@ -51,14 +51,17 @@ def test_ctrl_c_while_the_command_starts_is_one_line_too(console_script, tmp_pat
     stops with "Fatal Python error: init_import_site" before any line of the package or its entry point runs:
     that outcome is allowed, and only where no frame of the package is in it. So is a KeyboardInterrupt raised while
     the console script's own first line is still looking for ``attention_edu_cli`` on sys.path (pip writes that
-    line; no code of the package has run yet), told only where every frame is that line's or importlib's."""
+    line; no code of the package has run yet), told only where every frame is that line's or importlib's, and a bare
+    "KeyboardInterrupt" line with no frame at all (seen 2 times in 120 under load: CPython still reading that script,
+    before its first line runs)."""
     process = subprocess.Popen([console_script, "examples"], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     frames = re.findall(r'File "([^"]+)"', err)
-    finding = bool(frames) and all(f.startswith("<frozen ") or f == str(console_script) for f in frames)
+    finding = bool(frames) and all(f.startswith("<frozen ") or f == str(console_script) for f in frames) or (
+        err.strip() == "KeyboardInterrupt")
     if (err.startswith("Fatal Python error: init_import_site") or finding) and "KeyboardInterrupt" in err:
         assert "attention_edu/" not in err and "attention_edu_cli" not in err, err
         return
