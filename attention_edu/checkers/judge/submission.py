@@ -8,6 +8,7 @@ knows (the file it was given, the probes, the reference). Every string from the 
 import contextlib
 import importlib.util
 import os
+import pkgutil
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,9 @@ _WORKER = str(Path(__file__).with_name("worker.py"))
 _SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0])     # a package's parent
                  for spec in map(importlib.util.find_spec, ("numpy", "array_api_compat", "landlockpy"))
                  if spec and spec.origin})
+#: attention_edu and its modules, each the cells' ``ae`` in a %%writefile module (``from attention_edu.softmax import``)
+_MODULES = ["attention_edu", *(f"attention_edu.{module.name}"
+                               for module in pkgutil.iter_modules([str(Path(__file__).parents[2])]))]
 #: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
 PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
                                    merge_heads, multi_head_attention, softmax_jacobian)}
@@ -69,7 +73,7 @@ class Remote:
         read, library = sandbox.readable(tuple(packages)), [*packages, *sandbox.standard_library()]
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function, "read": read,
                        "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
-                       "helpers": sorted(helpers or {}), "builtins": BUILTINS}
+                       "helpers": sorted(helpers or {}), "builtins": BUILTINS, "modules": _MODULES}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline = time.monotonic() + budget
         self.child: Child | None = None

@@ -218,7 +218,7 @@ def main():
     if config["notebook"]:          # IPython's builtins display() and get_ipython(): the judge's stand-ins
         module.ae = Helper((inp, out), config["helpers"])
         vars(builtins).update({name: eval(code, {}) for name, code in config["builtins"].items()})
-        sys.modules["attention_edu"] = module.ae      # a %%writefile module's "from attention_edu import softmax"
+        sys.modules.update(dict.fromkeys(config["modules"], module.ae))   # a %%writefile module's attention_edu(.x)
     report, futures = {"cell_errors": [], "error": None}, 0
     for label, code in config["cells"]:
         linecache.cache[label] = (len(code), None, code.splitlines(True), label)     # an error shows its line

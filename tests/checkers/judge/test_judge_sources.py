@@ -807,16 +807,22 @@ def test_a_written_module_may_use_the_package_as_the_notebooks_cells_do(tmp_path
     """In class, a module a %%writefile cell wrote may import the package (``from attention_edu import softmax``,
     an earlier exercise's function) as the notebook's cells may. The grader rewrites only the cells' imports: the
     module's met the import rule, and a right notebook scored 0 ("asks for your own NumPy code; `import
-    attention_edu` is not allowed here"). In a notebook's worker, attention_edu is now the cells' ``ae``."""
+    attention_edu` is not allowed here"). In a notebook's worker, attention_edu is now the cells' ``ae``. A second
+    false-fail hunt (stop 40): the dotted forms, ``from attention_edu.softmax import softmax`` and ``import
+    attention_edu.masks as masks``, failed ("'attention_edu' is not a package"); each of its modules is ``ae`` too."""
     folder = tmp_path / "class"
     folder.mkdir()
-    for name, body in (("ada", ATTENTION_MODULE), ("bo", ATTENTION_MODULE.replace(" / np.sqrt(Q.shape[-1])", ""))):
+    dotted = ATTENTION_MODULE.replace("from attention_edu import softmax", "from attention_edu.softmax import softmax\n"
+                                      "import attention_edu.masks as masks")
+    for name, body in (("ada", ATTENTION_MODULE), ("bo", ATTENTION_MODULE.replace(" / np.sqrt(Q.shape[-1])", "")),
+                       ("ed", dotted)):
         _notebook(folder / f"{name}.ipynb", f"%%writefile attention.py\n{body}",
                   "from attention import scaled_dot_product_attention")
     (folder / "cy.py").write_text(ATTENTION_MODULE)         # a .py file: the package is still refused
     rows = {name: grade_one("scaled_dot_product_attention", folder / name, seed=2)
-            for name in ("ada.ipynb", "bo.ipynb", "cy.py")}
+            for name in ("ada.ipynb", "bo.ipynb", "cy.py", "ed.ipynb")}
     assert rows["ada.ipynb"].passed and rows["ada.ipynb"].error is None, rows["ada.ipynb"].message
+    assert rows["ed.ipynb"].passed and rows["ed.ipynb"].error is None, rows["ed.ipynb"].message
     assert not rows["bo.ipynb"].passed and rows["bo.ipynb"].error is None, rows["bo.ipynb"].message
     assert not rows["cy.py"].passed and "`import attention_edu` is not allowed here" in rows["cy.py"].error
 
