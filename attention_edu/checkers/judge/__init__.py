@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan", "commented"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -153,6 +153,11 @@ def python_text(path: str | Path) -> str:
             return handle.read()
     except (SyntaxError, UnicodeDecodeError) as err:      # an unknown encoding, a cookie against the BOM, bad bytes
         raise ValueError(f"{err}; save it as UTF-8") from None
+
+
+def commented(line: str) -> str:
+    """A line IPython runs and Python cannot, as a comment after ``pass``: a block of nothing else still compiles."""
+    return f"{line[:len(line) - len(line.lstrip())]}pass  # {line.lstrip()}"
 
 
 _SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")     # escapes, quotes, comments, brackets

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Iterator
 
-from . import python_text, scan
+from . import commented as _commented, python_text, scan
 
 __all__ = ["notebook_cells", "read_cells", "BUILTINS"]
 
@@ -72,7 +72,8 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     code = sum(len(line) + 1 for line in raw.split("\n") if not line.lstrip().startswith("#"))    # markdown aside
     if code > MAX_CODE or len(raw) > 16 * MAX_CODE or not (export or _IN.search(raw)):     # (a string's "#" lines too)
         return [(Path(path).name, raw)], False     # parsing costs 500 bytes a byte
-    text = _ESCAPED.sub(r"\1\2", raw) if jupytext else raw      # in jupytext's header only
+    cells = re.split(r"(?m)^(?=#[ \t]*(?:%%|\+|-[ \t]*$))", raw) if jupytext else []    # its magics: in code cells only
+    text = "".join(c if re.match(r"#.*\[(markdown|md|raw)\]", c) else _ESCAPED.sub(r"\1\2", c) for c in cells) or raw
     lines, checkers, starts, breaks, block, marker = text.split("\n"), _checker_names(), [-1], [], False, None
     depth, quote, joined, gap, last = 0, "", False, None, ""       # last: the last statement's first line
     for index, line in enumerate(lines):     # a marker in a string or above an indented line (blank lines between)
@@ -90,7 +91,8 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
                 if gap is not None and not line[0].isspace() and not _GOES_ON.match(line) and last[:1] != "@":
                     breaks.append(gap)                   # (a form feed, as a space, starts no statement for Python)
                 gap, last = None, line.lstrip()
-        depth, quote, joined = scan(line, depth, quote)
+        depth, quote, joined = scan(line, depth, quote) if depth or quote or joined or not _MAGIC.match(line) else (
+            depth, quote, line.endswith("\\"))               # IPython reads a magic's line alone (or joined by \)
     split = len(starts) == 1 and marker is None          # no marker: displays run (a lone setup() call is one)
     starts += breaks if split else [] if marker is None else [marker]
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
@@ -176,11 +178,6 @@ def _replace(lines: list[str], edits: list[tuple[ast.stmt, str]]) -> None:
         lines[first] = "".join(pieces) + data[at:].decode()
 
 
-def _commented(line: str) -> str:
-    """A line IPython runs and Python cannot, as a comment after ``pass``: a block of nothing else still compiles."""
-    return f"{line[:len(line) - len(line.lstrip())]}pass  # {line.lstrip()}"
-
-
 def _ipython_line(line: str) -> str:
     """A line as the grader runs it: magics, shell and help lines commented out, but %time x = 1 assigns x;
     a cell magic (below the cell's top, where _cell_code found those that run) raises, as IPython's UsageError."""
@@ -188,7 +185,12 @@ def _ipython_line(line: str) -> str:
     if text.startswith("%%") and not _HELP.fullmatch(text):
         return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
     if text[:6] in ("%time ", "%time\t"):
-        return line[:len(line) - len(text)] + text[6:].lstrip()
+        statement, indent = text[6:].lstrip(), line[:len(line) - len(text)]
+        try:          # IPython's %time compiles its own line alone as it runs (a backslash at the end joins the next)
+            ast.parse("" if statement.endswith("\\") else statement)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:   # "%time s = \"\"\"": no string opens
+            return f"{indent}raise SyntaxError({'%time: ' + str(getattr(error, 'msg', error))!r})"
+        return indent + statement
     return _commented(line) if _MAGIC.match(line) else line
 
 

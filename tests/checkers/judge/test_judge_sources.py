@@ -4,7 +4,9 @@ the cell filter (which cells and statements of a notebook run)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import types
 import warnings
 from pathlib import Path
 
@@ -1084,3 +1086,59 @@ def test_text_that_python_reads_as_a_string_is_never_run(tmp_path, quote):
     assert not namespace["softmax"](np.ones(3)).any()
     row = grade_one("softmax", tmp_path / "hidden.py", seed=2)
     assert not row.passed and row.probes_passed < 5, row.message
+
+
+PERCENT = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: percent\n# ---\n\n"
+UNIFORM = "def softmax(x):\n    return np.ones_like(x) / x.shape[-1]\n"     # wrong: uniform weights
+RIGHT_LAMBDA = ("softmax = lambda x: (lambda e: e / np.where((s := e.sum(-1, keepdims=True)) == 0, 1, s))(np.exp(x - "
+                "np.where(np.isfinite(m := x.max(-1, keepdims=True)), m, 0)))")
+
+
+@pytest.mark.parametrize("kind", ["nbconvert", "percent", "notebook", "markdown", "hidden-cell"])
+def test_a_time_magic_runs_its_own_line_alone_and_markdown_never_runs(tmp_path, kind):
+    """Red team 26: IPython's %time compiles its own line alone when it runs, so a %time line that opens a
+    triple-quoted string raises a SyntaxError there and opens no string; the grader ran the statement as code, and the string it opened carried
+    the lines below (comments, to Python and IPython) into the cell: a right softmax in a comment replaced the wrong
+    one the notebook defines (25 of 25). Under jupytext's header, "# %time" lines in a markdown cell ran as magics
+    too, and the line scanner read the magic's open quote so that a later "# %%" marker was ignored (a cell holding
+    the wrong def went into the string). Each file's own softmax is the uniform one, in IPython as in Python."""
+    opener = 'note = """'
+    files = {
+        "nbconvert": ("#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n\n\n"
+                      f"{UNIFORM}\n\n# In[2]:\n\n\nget_ipython().run_line_magic('time', {opener!r})\n"
+                      f'# """; {RIGHT_LAMBDA}\n'),
+        "percent": f'{PERCENT}# %%\nimport numpy as np\n{UNIFORM}\n# %%\n# %time {opener}\n# """; {RIGHT_LAMBDA}\n',
+        "markdown": (f"{PERCENT}# %%\nimport numpy as np\n{UNIFORM}\n# %% [markdown]\n# Timed in class:\n#\n"
+                     f"# %time {RIGHT_LAMBDA}\n"),
+        "hidden-cell": (f"{PERCENT}# %%\nimport numpy as np\n\n{SOFTMAX}\n# %%\n# %time {opener}\n\n# %%\n{UNIFORM}\n"
+                        '# %%\n# """\n'),
+    }
+    if kind == "notebook":
+        path = tmp_path / "sub.ipynb"
+        _notebook(path, f"import numpy as np\n{UNIFORM}", f'%time {opener}\n# """; {RIGHT_LAMBDA}')
+    else:
+        path = tmp_path / "sub.py"
+        path.write_text(files[kind])
+        magics = types.SimpleNamespace(run_line_magic=lambda name, line: exec(compile(line, "%time", "exec"), namespace))
+        namespace: dict = {"get_ipython": lambda: magics}           # %time as IPython runs it: its line compiled alone
+        with contextlib.suppress(SyntaxError):
+            exec(compile(files[kind], "sub.py", "exec"), namespace)  # Python's (and IPython's) softmax: the uniform one
+        assert np.allclose(namespace["softmax"](np.array([1.0, 2.0, 4.0])), 1 / 3)
+    row = grade_one("softmax", path, seed=2)
+    assert not row.passed and row.probes_passed < 5, row.message
+
+
+@pytest.mark.parametrize("kind", ["percent", "notebook"])
+def test_a_time_magic_on_a_whole_statement_still_runs_it(tmp_path, kind):
+    """The other side of red team 26's fix: ``%time softmax = ...`` on one line, or joined by a backslash, assigns as
+    in IPython, and a percent cell's commented "# %time" line still runs (in a code cell, not a markdown one)."""
+    joined = RIGHT_LAMBDA.replace(" = lambda x: ", " = \\\n    lambda x: ")
+    if kind == "notebook":
+        path = tmp_path / "sub.ipynb"
+        _notebook(path, f"import numpy as np\n{UNIFORM}", f"%time {joined}")
+    else:
+        path = tmp_path / "sub.py"
+        path.write_text(f"{PERCENT}# %%\nimport numpy as np\n{UNIFORM}\n# %% [markdown]\n# Notes.\n\n# %%\n"
+                        f"# %time {RIGHT_LAMBDA}\n")
+    row = grade_one("softmax", path, seed=2)
+    assert row.passed and row.error is None, row.message
