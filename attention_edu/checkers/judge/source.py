@@ -34,6 +34,8 @@ _ESCAPED = re.compile(r"^([ \t]*)# (%(?!%([ \t]|$))|!)", re.M)      # the magics
 _GET_IPYTHON = re.compile(       # (each part of a pattern a student's line meets matches one way only: time linear)
     r"([ \t]*(?:[\w.]+(?: *, *[\w.]+)* *= *)?)get_ipython\(\)\.(run_\w+_magic|system|getoutput)\((.*)\)\s*")
 _JUPYTEXT = re.compile(r"# ---\n(#.*\n){0,40}?#[ \t]+jupytext:")     # jupytext's header, at the file's top
+#: A jupytext cell Jupyter never runs: markdown, raw, or active in the .py only (tags=["active-py"], active="py")
+_PROSE = re.compile(r"#.*(\[(markdown|md|raw)\]|active(?!.*ipynb).*py)")
 _GOES_ON = re.compile(r"(else|elif|except|finally)\b")     # a line at column 0 that goes on the statement above
 #: What the grader binds where a notebook imports IPython, which it does not run: display prints; Markdown, HTML, Latex
 #: and Math are str; any other name does nothing, called, read, set or indexed, and holds nothing ("x" in it is False).
@@ -72,8 +74,8 @@ def read_cells(path: str | Path, notebook: bool) -> tuple[list[tuple[str, str]],
     code = sum(len(line) + 1 for line in raw.split("\n") if not line.lstrip().startswith("#"))    # markdown aside
     if code > MAX_CODE or len(raw) > 16 * MAX_CODE or not (export or _IN.search(raw)):     # (a string's "#" lines too)
         return [(Path(path).name, raw)], False     # parsing costs 500 bytes a byte
-    cells = re.split(r"(?m)^(?=#[ \t]*(?:%%|\+|-[ \t]*$))", raw) if jupytext else []    # its magics: in code cells only
-    text = "".join(c if re.match(r"#.*\[(markdown|md|raw)\]", c) else _ESCAPED.sub(r"\1\2", c) for c in cells) or raw
+    text = "".join(re.sub(r"\n.*", "\n", c) if _PROSE.match(c, 0, 200) else _ESCAPED.sub(r"\1\2", c)  # prose blank,
+                   for c in re.split(r"(?m)^(?=#[ \t]*(?:%%|\+|-[ \t]*$))", raw)) if jupytext else raw   # magics back
     lines, checkers, starts, breaks, block, marker = text.split("\n"), _checker_names(), [-1], [], False, None
     depth, quote, joined, gap, last = 0, "", False, None, ""       # last: the last statement's first line
     for index, line in enumerate(lines):     # a marker in a string or above an indented line (blank lines between)
@@ -179,12 +181,11 @@ def _replace(lines: list[str], edits: list[tuple[ast.stmt, str]]) -> None:
 
 
 def _ipython_line(line: str) -> str:
-    """A line as the grader runs it: magics, shell and help lines commented out, but %time x = 1 assigns x;
-    a cell magic (below the cell's top, where _cell_code found those that run) raises, as IPython's UsageError."""
+    """A line as the grader runs it: magics, shell, help commented out (%time runs its line); a %% line raises."""
     text = line.lstrip()
     if text.startswith("%%") and not _HELP.fullmatch(text):
         return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
-    if text[:6] in ("%time ", "%time\t"):
+    if text[:6] == "%time ":          # IPython ends a magic's name at a space ("%time\tx" is no magic it knows)
         statement, indent = text[6:].lstrip(), line[:len(line) - len(text)]
         try:          # IPython's %time compiles its own line alone as it runs (a backslash at the end joins the next)
             ast.parse("" if statement.endswith("\\") else statement)
@@ -197,8 +198,7 @@ def _ipython_line(line: str) -> str:
 def _cell_code(source: str, checkers: set[str], displays: bool = False) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and (unless ``displays``) displays only."""
     heads = list(itertools.takewhile(lambda line: not line.strip() or len(line) < 200 and _STACKED.fullmatch(
-        line.rstrip()),
-        source.splitlines(True)))      # %%time, %%capture: lines as IPython splits them (a long one: refused)
+        line.rstrip()), source.splitlines(True)))     # %%time, %%capture: as IPython splits lines (a long one: refused)
     source = "\n" * len(heads) + (inner := source[sum(map(len, heads)):])     # the magics' lines kept, empty
     if inner.lstrip().startswith("%%") and not _HELP.fullmatch(inner.lstrip().splitlines()[0]):   # a cell magic
         written = _WRITEFILE.match(inner.lstrip())     # (under %%time too) is not run, but %%writefile's module is

@@ -600,7 +600,8 @@ def test_reading_a_hostile_script_takes_time_linear_in_its_size(tmp_path):
     jupytext = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n"
     nbconvert = "#!/usr/bin/env python\n# coding: utf-8\n"
     for name, text in (("blank.py", jupytext + "\n" * 250_000), ("spaces.py", nbconvert + " " * 250_000 + "get_ipython()("),
-                       ("names.py", nbconvert + "a, " * 80_000 + "get_ipython().x("), ("tabs.py", jupytext + "\t" * 250_000)):
+                       ("names.py", nbconvert + "a, " * 80_000 + "get_ipython().x("), ("tabs.py", jupytext + "\t" * 250_000),
+                       ("active.py", jupytext + "# + " + "active" * 40_000)):      # a cell marker read for "active-py"
         (tmp_path / name).write_text(text)
         start = time.perf_counter()
         read_cells(tmp_path / name, False)
@@ -1141,4 +1142,43 @@ def test_a_time_magic_on_a_whole_statement_still_runs_it(tmp_path, kind):
         path.write_text(f"{PERCENT}# %%\nimport numpy as np\n{UNIFORM}\n# %% [markdown]\n# Notes.\n\n# %%\n"
                         f"# %time {RIGHT_LAMBDA}\n")
     row = grade_one("softmax", path, seed=2)
+    assert row.passed and row.error is None, row.message
+
+
+LIGHT = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+
+
+@pytest.mark.parametrize("kind", ["time-tab", "time-tab-export", "md-percent", "active-py-percent", "md-light",
+                                  "active-py-light"])
+def test_what_jupyter_never_runs_is_never_graded(tmp_path, kind):
+    """Red team 27: IPython ends a magic's name at a space, so ``%time<TAB>softmax = right`` is a magic it does not
+    know (a UsageError) and the softmax stays the wrong one; the grader ran the statement. And jupytext reads a cell
+    under ``# %% [markdown]``, ``# + [markdown]``, or marked active in the .py only (``tags=["active-py"]``,
+    ``active="py"``), as markdown or raw, which Jupyter never runs, code or not; the grader ran it. Each file holds a
+    right softmax, then the wrong one the notebook keeps (the grade is the wrong one's: under 5 of 25)."""
+    right = SOFTMAX.replace("def softmax(", "def right(")
+    prose = {"md-percent": "# %% [markdown]\nsoftmax = right\n", "md-light": "# + [markdown]\nsoftmax = right\n# -\n",
+             "active-py-percent": '# %% tags=["active-py"]\nsoftmax = right\n',
+             "active-py-light": '# + active="py"\nsoftmax = right\n# -\n'}
+    if kind == "time-tab":
+        path = tmp_path / "sub.ipynb"
+        _notebook(path, f"import numpy as np\n{right}", f"import numpy as np\n{UNIFORM}", "%time\tsoftmax = right")
+    else:
+        path = tmp_path / "sub.py"
+        path.write_text(f"#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n{right}\n\n"
+                        f"# In[2]:\n\n\n{UNIFORM}\n\n# In[3]:\n\n\nget_ipython().run_line_magic('time\\tsoftmax', '= right')\n"
+                        if kind == "time-tab-export" else
+                        f"{PERCENT if 'percent' in kind else LIGHT}import numpy as np\n\n\n{right}\n\n{UNIFORM}\n\n"
+                        f"{prose[kind]}")
+    row = grade_one("softmax", path, seed=2)
+    assert not row.passed and row.probes_passed < 5, row.message
+
+
+def test_a_jupytext_cell_active_in_the_notebook_still_runs(tmp_path):
+    """The other side: a cell active in both (``active="ipynb,py"``) is code, and markdown cells above it change
+    nothing of the code cells below them."""
+    text = (f"{LIGHT}import numpy as np\n\n\n{UNIFORM}\n\n# + [markdown]\n# Notes.\n# -\n\n"
+            f'# + active="ipynb,py"\n{SOFTMAX}# -\n')
+    (tmp_path / "sub.py").write_text(text)
+    row = grade_one("softmax", tmp_path / "sub.py", seed=2)
     assert row.passed and row.error is None, row.message
