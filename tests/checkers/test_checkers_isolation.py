@@ -263,6 +263,37 @@ def test_a_checked_function_cannot_signal_the_notebook_kernel():
     assert "kernel alive; False True" in done.stdout and "still checks: True" in done.stdout
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the seccomp filter is Linux's")
+def test_a_checked_function_leaves_no_process_behind(tmp_path):
+    """Red team 28: a function checked in a notebook forked a grandchild that left the call's process group with
+    setsid, so the kill at the call's end missed it: it ran on after the check and after the kernel, outside every
+    limit, and wrote a file 15 s later. The call's fork now takes the sandbox's seccomp filter: no process of its own
+    (its os.fork fails, and the verdict says so)."""
+    from attention_edu.checkers.judge.launcher import CAN_FILTER
+    if not CAN_FILTER:
+        pytest.skip("no seccomp filter on this machine's architecture")
+    mark = tmp_path / "left.txt"
+    kernel = textwrap.dedent(f"""
+        import os, time
+        import attention_edu as ae
+        def softmax(x):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    time.sleep(1.5)
+                    open({str(mark)!r}, "a").write("still here\\n")
+                os._exit(0)
+            return ae.softmax(x)
+        result = ae.checkers.check_softmax(softmax, timeout=2)
+        print("passed:", result.passed, "PermissionError" in str(result))
+    """)
+    done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "passed: False True" in done.stdout, done.stdout
+    time.sleep(3)
+    assert not mark.exists(), mark.read_text()
+
+
 @pytest.mark.parametrize("method", ["fork", "inline"])
 def test_a_notebooks_own_numpy_error_state_holds_in_its_check(monkeypatch, method):
     """Red team 19: check_softmax(fn) ran each call under the checker's own np.errstate(all="ignore"), which the

@@ -22,7 +22,7 @@ import warnings
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
-from . import ErrorInfo, Outcome, escape, protocol, worker
+from . import ErrorInfo, Outcome, escape, launcher, protocol, worker
 
 __all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
            "OUTPUT_LIMIT", "START_METHOD_ENV"]
@@ -40,9 +40,8 @@ HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs:
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
-            "SIGFPE": "crashed with a floating-point exception (SIGFPE)",
-            "SIGKILL": "was killed by SIGKILL (it killed itself, or the system stopped it, for instance "
-                       "for using too much memory)"}
+            "SIGFPE": "crashed with a floating-point exception (SIGFPE)", "SIGKILL": "was killed by SIGKILL (it "
+            "killed itself, or the system stopped it, for instance for using too much memory)"}
 
 
 def ending(exitcode: int | None) -> tuple[str, str]:
@@ -181,9 +180,10 @@ def _kill(pid: int) -> int:
 
 
 def _limit(memory_mb: float | None) -> None:
-    """A forked child's limits: the address space it has now plus ``memory_mb``; 1 MiB a file; where Landlock has
-    ABI 6+, no signal to a process outside it (the notebook's kernel: a check is for learning, see docs/teachers.md)."""
+    """A forked child's limits: its address space plus ``memory_mb``; 1 MiB a file; the sandbox's seccomp filter (no
+    process of its own, to outlive the call); with Landlock ABI 6+ no signal out of it (docs/teachers.md, notebooks)."""
     import resource      # POSIX only, as fork is
+    launcher.deny_calls()       # where the kernel offers it (Linux on x86_64 or aarch64)
     with contextlib.suppress(ImportError, OSError):      # no landlockpy, another OS, an older kernel
         from landlockpy import AccessFS, AccessNet, Ruleset, Scope
         with Ruleset(handled_fs=AccessFS.NONE, handled_net=AccessNet.NONE, scoped=Scope.SIGNAL) as ruleset:

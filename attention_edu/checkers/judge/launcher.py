@@ -80,7 +80,7 @@ def _enter_namespaces(disk_mb: int) -> str:
     return "active"
 
 
-def _deny_calls() -> str:
+def deny_calls() -> str:
     """Put this machine's seccomp filter on this process for good (the worker's: it holds across exec); ``"active"``,
     or why not. A call that names a process may name only this one, by the pid it sees as its own."""
     if not CAN_FILTER:
@@ -152,7 +152,7 @@ def _limit_and_exec(argv: list[str], config: dict, namespaces: bool) -> None:
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc_call("capset", struct.pack("Ii", _CAPABILITY_VERSION_3, 0), bytes(24))  # none: under no_new_privs
         # exec grants uid 0 none again, with no CAP_SETPCAP needed (SECBIT_NOROOT needed it: a container's root)
-        if config["seccomp"] and _deny_calls() == "active":
+        if config["seccomp"] and deny_calls() == "active":
             layers.append("seccomp")
     with os.fdopen(config["status_fd"], "w") as file:   # the layers as they are, just before exec
         json.dump({"layers": [*layers, "rlimits"]}, file)
@@ -243,7 +243,7 @@ def _launch(config: dict, argv: list[str]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--probe"]:    # for sandbox.available_layers, in a throw-away process: the filter last
         namespaces = _enter_namespaces(1) if _LINUX else f"unavailable: {sys.platform}"
-        print(json.dumps({"seccomp": _deny_calls(), **dict.fromkeys(NAMESPACE_LAYERS, namespaces)}))
+        print(json.dumps({"seccomp": deny_calls(), **dict.fromkeys(NAMESPACE_LAYERS, namespaces)}))
     elif sys.argv[1:2] == ["--launch"] and sys.argv[3:4] == ["--"]:
         _launch(json.loads(sys.argv[2]), sys.argv[4:])
     else:
