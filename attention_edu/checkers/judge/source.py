@@ -35,7 +35,7 @@ _GET_IPYTHON = re.compile(       # (each part of a pattern a student's line meet
     r"([ \t]*(?:[\w.]+(?: *, *[\w.]+)* *= *)?)get_ipython\(\)\.(run_\w+_magic|system|getoutput)\((.*)\)\s*")
 _JUPYTEXT = re.compile(r"# ---\n(#.*\n){0,40}?#[ \t]+jupytext:")     # jupytext's header, at the file's top
 #: A jupytext cell Jupyter never runs: markdown, raw, or active in the .py only (tags=["active-py"], active="py")
-_PROSE = re.compile(r"#.*(\[(markdown|md|raw)\]|active(?!.*ipynb).*py)")
+_PROSE = re.compile(r"#.*(\[(markdown|md|raw)\]|[\"']active-py[\"']|active=[\"']py[\"'])")
 _GOES_ON = re.compile(r"(else|elif|except|finally)\b")     # a line at column 0 that goes on the statement above
 #: What the grader binds where a notebook imports IPython, which it does not run: display prints; Markdown, HTML, Latex
 #: and Math are str; any other name does nothing, called, read, set or indexed, and holds nothing ("x" in it is False).

@@ -1175,10 +1175,13 @@ def test_what_jupyter_never_runs_is_never_graded(tmp_path, kind):
 
 
 def test_a_jupytext_cell_active_in_the_notebook_still_runs(tmp_path):
-    """The other side: a cell active in both (``active="ipynb,py"``) is code, and markdown cells above it change
-    nothing of the code cells below them."""
-    text = (f"{LIGHT}import numpy as np\n\n\n{UNIFORM}\n\n# + [markdown]\n# Notes.\n# -\n\n"
-            f'# + active="ipynb,py"\n{SOFTMAX}# -\n')
-    (tmp_path / "sub.py").write_text(text)
-    row = grade_one("softmax", tmp_path / "sub.py", seed=2)
-    assert row.passed and row.error is None, row.message
+    """The other side: a cell active in both (``active="ipynb,py"``) is code, a percent cell's free title that
+    happens to hold "active" and "py" (``# %% Interactive check with numpy``) is code, and markdown cells above them
+    change nothing of the code cells below."""
+    light = (f"{LIGHT}import numpy as np\n\n\n{UNIFORM}\n\n# + [markdown]\n# Notes.\n# -\n\n"
+             f'# + active="ipynb,py"\n{SOFTMAX}# -\n')
+    percent = f"{PERCENT}# %%\nimport numpy as np\n{UNIFORM}\n# %% [markdown]\n# Notes.\n\n# %% Interactive numpy\n{SOFTMAX}"
+    for name, text in (("light.py", light), ("percent.py", percent)):
+        (tmp_path / name).write_text(text)
+        row = grade_one("softmax", tmp_path / name, seed=2)
+        assert row.passed and row.error is None, (name, row.message)
