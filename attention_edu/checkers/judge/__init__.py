@@ -8,15 +8,19 @@ the helpers for the text a submission holds or prints.
 from __future__ import annotations
 
 import codecs
+import errno
+import io
 import json
+import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan",
-           "commented"]
+           "commented", "read_submission"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -144,14 +148,29 @@ def describe(value: Any) -> str:
     return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
 
 
-def python_text(path: str | Path) -> str:
+def read_submission(path: str | Path) -> bytes:
+    """A submission's bytes, read through one descriptor: a link, a FIFO, a device or a file over 16 MiB is refused
+    when it is opened, so a name swapped after the grader looked at it cannot change what is read (nor block it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise ValueError(f"a symbolic link, not a submission: {path}" if err.errno == errno.ELOOP else err) from None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):        # a FIFO or a device would hold or flood the grader
+            raise ValueError(f"not a regular file: {path}")
+        data = handle.read((16 << 20) + 1)
+    if len(data) > 16 << 20:
+        raise ValueError(f"larger than 16 MiB, not a submission: {path}")
+    return data
+
+
+def python_text(data: bytes) -> str:
     """A ``.py`` file's text as Python decodes it (BOM, coding cookie); ValueError where it cannot."""
     try:
-        with open(path, "rb") as handle:         # punycode (idna uses it) decodes in time quadratic in the length
-            if codecs.lookup(tokenize.detect_encoding(handle.readline)[0]).name in ("punycode", "idna"):
-                raise ValueError("its coding line names punycode or idna, which the grader does not decode")
-        with tokenize.open(path) as handle:      # tokenize.detect_encoding, then universal newlines
-            return handle.read()
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        if codecs.lookup(encoding).name in ("punycode", "idna"):    # idna uses punycode, quadratic in the length
+            raise ValueError("its coding line names punycode or idna, which the grader does not decode")
+        return io.TextIOWrapper(io.BytesIO(data), encoding).read()    # universal newlines, as tokenize.open reads
     except (SyntaxError, UnicodeDecodeError) as err:      # an unknown encoding, a cookie against the BOM, bad bytes
         raise ValueError(f"{err}; save it as UTF-8") from None
 

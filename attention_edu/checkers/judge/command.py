@@ -16,7 +16,7 @@ from typing import Any
 
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
                           written_atomically)
-from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts, student_seed
+from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
 from . import FIELDS, Row, csv_cell, escape
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
         parser.add_argument("--budget", type=positive_seconds, default=DEFAULT_BUDGET, metavar="SECONDS",
                             help=f"time for loading and every call in all (default {DEFAULT_BUDGET:g})")
         parser.add_argument("--memory", type=positive_megabytes, default=DEFAULT_MEMORY_MB, metavar="MB",
-                            help=f"extra memory a call may use (default {DEFAULT_MEMORY_MB})")
+                            help=f"memory beyond 512 MB for the interpreter (default {DEFAULT_MEMORY_MB})")
         parser.add_argument("--seed", type=non_negative_int, metavar="S",
                             help="seed of the hidden probes (default: fresh)")
         parser.set_defaults(run=run)
@@ -137,8 +137,8 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed: int) -> tuple[d
                disable=args.no_progress or not sys.stderr.isatty())
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
-        futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory,
-                               student_seed(seed, f) if args.per_student else seed, args.budget): f for f in files}
+        futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
+                               args.budget, args.per_student): f for f in files}
         pending = set(futures)
         try:
             while pending:

@@ -164,7 +164,7 @@ def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float |
     error = ErrorInfo.read(reply.get("error"))
     seconds = reply.get("seconds") if type(reply.get("seconds")) in (int, float) else 0.0
     if error is not None and error.is_a("MemoryError"):
-        limit = f"more than the {memory_mb:g} MB a call may use" if memory_mb else "more than the machine has"
+        limit = f"more than its limit (--memory {memory_mb:g} MB)" if memory_mb else "more than the machine has"
         return Outcome(error=error, ended=f"ran out of memory (MemoryError): it asked for {limit}",
                        ended_id="harness.memory", seconds=seconds)
     return Outcome(value=reply.get("value"), error=error, warnings=texts(reply, "warnings"), seconds=seconds,

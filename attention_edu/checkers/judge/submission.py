@@ -17,13 +17,13 @@ import threading
 import time
 from pathlib import Path
 
-from . import ErrorInfo, Outcome, Row, escape, sandbox
+from . import ErrorInfo, Outcome, Row, escape, read_submission, sandbox
 from ... import worked_examples
 from ...dot_product import scaled_dot_product_attention
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention, split_heads
 from ...softmax import softmax, softmax_jacobian
-from ..records import hidden_cases, probe_counts
+from ..records import hidden_cases, probe_counts, student_seed
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 from .source import BUILTINS, notebook_cells, read_cells
 
@@ -32,8 +32,9 @@ __all__ = ["notebook_cells", "Remote", "grade_one", "stop_all"]
 #: Seconds a submission may use in all (starting, importing and every call).
 DEFAULT_BUDGET = 60.0
 #: What a student reads when an import is refused ({name} is the module).
-NOT_ALLOWED = ("this exercise asks for your own NumPy code; `import {name}` is not allowed here: take it out of the "
-               "file you hand in, or paste a helper module of your own into it")
+NOT_ALLOWED = ("this exercise asks for your own NumPy code; `import {name}` is not allowed here (it may use the "
+               "exercise's modules and the standard library less what starts processes or reaches the network): take "
+               "it out of the file you hand in, or paste a helper module of your own into it")
 _WORKER = str(Path(__file__).with_name("worker.py"))
 #: The folders the judge imports the worker's own packages from: ``python -I`` leaves out PYTHONPATH and a user's own.
 _SITES = sorted({str(Path(spec.origin).parents[1 if spec.submodule_search_locations else 0])     # a package's parent
@@ -165,13 +166,14 @@ def _chapter_inputs(id: str) -> dict:
 
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
-              seed: int | None = None, budget: float = DEFAULT_BUDGET) -> Row:
-    """Grade one submission in its own sandboxed interpreter; never raises for anything it does."""
+              seed: int | None = None, budget: float = DEFAULT_BUDGET, per_student: bool = False) -> Row:
+    """Grade one submission in its own sandboxed interpreter; never raises for anything it does. ``per_student``
+    mixes the file's name and the bytes graded into ``seed`` (:func:`.records.student_seed`)."""
     from .. import EXERCISES
     from ..runner import run_checker
 
     start = time.perf_counter()
-    row, spec, path = Row(str(path), seed=seed), EXERCISES[exercise], Path(path)
+    row, spec, path, data = Row(str(path), seed=seed), EXERCISES[exercise], Path(path), b""
     name, ipynb = function or spec.function, path.suffix.lower() == ".ipynb"
     if path.is_symlink():        # it could name a classmate's file, or one the student may not read
         row.error = f"a symbolic link, not a submission: {path}"
@@ -186,11 +188,13 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            cells, notebook = read_cells(path, ipynb)      # a script nbconvert exported runs as its notebook
+            data = read_submission(path)        # the checks above again, on the one descriptor read (a swapped name)
+            cells, notebook = read_cells(path, ipynb, data)      # a script nbconvert exported runs as its notebook
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             json_error = type(err).__name__ == "JSONDecodeError"       # a renamed .py, a cut download
             not_json = "it is not JSON: " if json_error else ""
             row.error = f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})"
+    seed = row.seed = student_seed(seed, str(path), data) if per_student else seed
     if row.error is None:
         what = "running the notebook" if ipynb else "importing the file"
         if notebook and not ipynb:      # a script's cells run as __main__

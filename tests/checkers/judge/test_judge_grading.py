@@ -105,7 +105,8 @@ def test_same_seed_same_rows_and_per_student_seeds_differ(tmp_path, console_scri
     strip = [[{k: v for k, v in r.items() if k != "seconds"} for r in rows] for rows in runs]
     assert strip[0] == strip[1]
     seeds = {r["file"].rsplit("/", 1)[-1]: r["seed"] for r in runs[0]}
-    assert seeds == {name: student_seed(5, str(tmp_path / name)) for name in ("ana.py", "bo.py")}
+    assert seeds == {name: student_seed(5, str(tmp_path / name), (tmp_path / name).read_bytes())
+                     for name in ("ana.py", "bo.py")}
     a, b = (hidden_cases(EXERCISES["softmax"], s) for s in seeds.values())
     assert all(not np.array_equal(x.args[0], y.args[0]) for x, y in zip(a, b))
     assert [c.args[0].tolist() for c in a] == [c.args[0].tolist() for c in

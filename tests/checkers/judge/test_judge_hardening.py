@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -273,6 +274,36 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
         assert rows["eve", name]["passed"] is False and "symbolic link" in rows["eve", name]["error"]
     assert b"TEACHER_ONLY_TOKEN" not in done.stdout + done.stderr
     assert b"sandbox layers: none" not in done.stderr, done.stderr       # the links' rows ran in no sandbox
+
+
+@pytest.mark.parametrize("swap", ["link", "fifo"])
+def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, monkeypatch, softmax_source,
+                                                                           swap):
+    """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
+    student who may write in the submissions folder swapped in, between the two, a link to a classmate's right file
+    (graded under the swapper's name, 25/25) or a FIFO (the grader blocked in open for good). Here the swap comes
+    right after the grader's is_file() look, where the race's winning runs had it."""
+    (tmp_path / "alice.py").write_text(softmax_source)
+    mallory = tmp_path / "mallory.py"
+    mallory.write_text("def softmax(x):\n    return x\n")
+    is_file, swapped = Path.is_file, []
+
+    def look_then_swap(self):
+        answer = is_file(self)
+        if self == mallory and not swapped:
+            swapped.append(mallory.unlink())
+            mallory.symlink_to("alice.py") if swap == "link" else os.mkfifo(mallory)
+        return answer
+    monkeypatch.setattr(Path, "is_file", look_then_swap)
+    rows = []
+    grading = threading.Thread(target=lambda: rows.append(grade_one("softmax", mallory, seed=1)), daemon=True)
+    grading.start()
+    grading.join(60)
+    if grading.is_alive() and swap == "fifo":       # let the blocked open go before failing
+        os.close(os.open(mallory, os.O_WRONLY | os.O_NONBLOCK))
+    assert swapped and rows, "the grader hung on the swapped name"
+    reason = "symbolic link" if swap == "link" else "not a regular file"
+    assert not rows[0].passed and reason in rows[0].error, rows[0]
 
 
 @sandboxed
