@@ -86,7 +86,7 @@ def plain(value: Any, depth: int = 0) -> Any:
     """``value`` with everything that is not plain data replaced by :class:`Unsupported`.
 
     Exact types only: an ndarray subclass, an object with ``__array__`` or an array of objects
-    is described, not converted.
+    is described, not converted; a tuple's or list's subclass (a NamedTuple) crosses as its items.
     """
     kind = type(value)
     if depth > _MAX_DEPTH:
@@ -97,8 +97,9 @@ def plain(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_):
         return value
-    if kind in (list, tuple):
-        return kind(plain(v, depth + 1) for v in value)
+    if issubclass(kind, (list, tuple)):      # the items it holds, whatever its own __iter__ says
+        base = tuple if issubclass(kind, tuple) else list
+        return base(plain(v, depth + 1) for v in base.__iter__(value))
     if kind is dict and all(type(k) is str for k in value):
         return {k: plain(v, depth + 1) for k, v in value.items()}
     return _unsupported(_describe(value))     # named already here: a call run inline has no frame in between

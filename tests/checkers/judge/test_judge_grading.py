@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -378,6 +379,29 @@ def test_an_import_refused_in_a_call_is_kept_when_a_later_crash_restarts_the_wor
         "    e = np.exp(x - x.max(-1, keepdims=True))\n    return e / e.sum(-1, keepdims=True)\n")
     row = grade_one("softmax", tmp_path / "sly.py", seed=2)
     assert not row.passed and row.error is not None and "`import scipy` is not allowed here" in row.error, row
+
+
+def test_a_named_tuple_of_the_right_arrays_passes_grade(tmp_path):
+    """False-fail hunt 3: a NamedTuple (output, weights) crossed as "an Attention object" and scored 0 of 30."""
+    (tmp_path / "named.py").write_text(textwrap.dedent("""\
+        from typing import NamedTuple
+        import numpy as np
+
+        class Attention(NamedTuple):
+            output: np.ndarray
+            weights: np.ndarray
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            s = s if mask is None else np.where(mask, s, -np.inf)
+            top = s.max(-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(-1, keepdims=True)
+            w = e / np.where(total > 0, total, 1.0)
+            return Attention(w @ V, w)
+        """))
+    row = grade_one("scaled_dot_product_attention", tmp_path / "named.py", seed=3)
+    assert row.passed and row.probes_passed == row.probes_total, row
 
 
 def test_one_lost_call_costs_its_probes_not_the_rest(tmp_path, softmax_source):

@@ -3,6 +3,7 @@ the decoder with anything but ProtocolError, and never reaches pickle."""
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import os
@@ -81,6 +82,22 @@ def test_round_trip_and_what_is_refused():
     assert type(described).__name__ == "Liar (an ndarray subclass)"
     with pytest.raises(protocol.ProtocolError):
         protocol.encode(object())
+
+
+def test_a_tuple_subclass_crosses_as_the_items_it_holds():
+    """False-fail hunt 3: a NamedTuple of the two arrays (output, weights) was "an Attention object", 0 of 30. It
+    crosses as a plain tuple of what it holds, even where its own __iter__ says otherwise."""
+    Pair = collections.namedtuple("Pair", "output weights")
+
+    class Lying(tuple):
+        def __iter__(self):
+            return iter((np.zeros(1),))
+
+    for sent in (Pair(np.ones(2), np.eye(2)), Lying((np.ones(2), np.eye(2)))):
+        back = protocol.decode(protocol.encode(protocol.plain(sent)))
+        assert type(back) is tuple and len(back) == 2 and type(back[0]) is np.ndarray
+        assert np.array_equal(back[0], np.ones(2)) and np.array_equal(back[1], np.eye(2))
+    assert type(protocol.plain(type("Row", (list,), {})([1, np.ones(1)]))) is list
 
 
 def test_a_frame_over_the_cap_is_refused_before_it_is_read():
