@@ -7,6 +7,8 @@ the catalogue marks the chapter's printed value as an erratum, with that misprin
 named together with the right value.
 """
 
+import decimal
+import fractions
 import re
 from typing import Any
 
@@ -35,17 +37,27 @@ def _size(value: Any) -> int:
     return int(number)
 
 
+def _numbers(text: str) -> list[float]:
+    """The numbers written in ``text``, in order."""
+    return [float(s) for s in _NUMBER.findall(text.replace("−", "-"))]
+
+
 def _read(part: Part, value: Any) -> Any:
     """The student's value in comparable form, or None if it cannot be read."""
     try:
         if part.kind == "shape":            # "(10, 20)" as printed; "ten" is no shape, not ()
             return tuple(map(_size, _NUMBER.findall(value) if isinstance(value, str) else value)) or None
+        if isinstance(value, np.ndarray) and value.dtype.kind == "b" and value.shape == ():    # np.array(True)
+            value = value[()]
         if part.kind == "bool":
             return bool(value) if isinstance(value, (bool, np.bool_)) else None
-        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" as printed
-            value = [float(s) for s in _NUMBER.findall(value.replace("−", "-"))] or None   # "abc": unreadable
+        if isinstance(value, str) and part.kind == "array":      # "[0.27, 0.25]" or "[[1. 0.5]\n [1. 0.73]]" as printed
+            rows = [_numbers(row) for row in re.findall(r"\[([^][]*)\]", value)] if "[[" in value else []
+            value = rows if len({len(row) for row in rows}) == 1 else _numbers(value) or None   # "abc": unreadable
         elif isinstance(value, str):
             value = float(value.replace(",", "").replace("_", ""))
+        elif isinstance(value, (fractions.Fraction, decimal.Decimal)):      # numbers NumPy keeps as objects
+            value = float(value)
         array = np.asarray(value)
         if value is None or array.dtype.kind not in "biuf":    # complex, a date, an object: not a real number
             return None

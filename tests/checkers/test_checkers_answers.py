@@ -228,3 +228,22 @@ def test_right_answers_written_as_people_write_numbers_pass():
     zero = check_answer("dot.exercise-5", max_entropy=1.0986, entropy_cat_sat_mat=[1.017, 1.017, 0.975],
                         entropy_one_hot=0.01)
     assert not zero.passed and "inf" not in zero.summary and "off by more than rounding" in zero.summary, zero
+
+
+def test_honest_answer_forms_from_false_fail_hunt_3_are_read():
+    """np.array(True) for a yes/no answer was "give True or False"; Fraction(64) and Decimal("64") were "give a
+    number"; a 2 x 2 answer pasted as NumPy printed it was read flat, "shape (4,); the expected answer has shape
+    (2, 2)". Each is read now, and a wrong one still fails."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    assert check_answer("dot.exercise-4", is_symmetric_tied=np.array(True)).passed
+    assert check_answer("dot.exercise-4", is_symmetric_tied=np.array(False)).hint_id == "answer.not-symmetric"
+    for variance in (Fraction(64), Decimal("64")):
+        assert check_answer("fund.exercise-3", variance=variance, std=Fraction(8)).passed, variance
+    assert check_answer("fund.exercise-3", variance=Decimal("8"), std=8).hint_id == "answer.std-for-variance"
+    right = ae.worked_examples.get("dot.exercise-1").computed["output"]
+    printed = np.array2string(right, precision=4)
+    assert "\n" in printed and check_answer("dot.exercise-1", output=printed).passed, printed
+    assert not check_answer("dot.exercise-1", output=np.array2string(right.T, precision=4)).passed
+    assert not check_answer("dot.exercise-1", output="[[1 2 3]\n [4 5]]").passed      # rows of two lengths
