@@ -36,3 +36,12 @@ def test_readme_counts_match_the_catalogue():
     line = (f"**{counts['reproduced']} reproduced, {counts['rounding']} rounding, "
             f"{counts['erratum']} errata, {counts['illustrative']} illustrative**")
     assert line in README.read_text(), f"the README's counts are stale; they are now {line}"
+
+
+def test_readme_counts_the_mistake_registry_as_it_is():
+    """An outside audit found "A registry of 133 known mistakes" where the registry held 147."""
+    import attention_edu.checkers as checkers
+
+    text = " ".join(README.read_text().split())
+    line = f"A registry of {len(checkers.all_mistakes())} known mistakes"
+    assert line in text, f"the README's count of known mistakes is stale; it is now {line}"
