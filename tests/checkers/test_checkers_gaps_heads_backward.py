@@ -649,3 +649,20 @@ def test_right_code_in_other_styles_passes(exercise, fn):
     result = CHECKERS[exercise](fn)
     assert result.passed, str(result)
     assert result.hint_id is None and result.probes_passed == result.probes_total
+
+
+def test_split_and_merge_heads_that_cast_to_float32_are_told_the_dtype_is_lost():
+    """False-fail hunt 3: a split_heads that cast to float32 passed every value probe (float32's tolerance) and failed
+    the round trip with a hint that said nothing of the dtype, so the student could not find the cause."""
+    def split_f32(X, num_heads):
+        *lead, L, width = X.shape
+        return np.swapaxes(X.reshape(*lead, L, num_heads, width // num_heads), -3, -2).astype(np.float32)
+
+    def merge_f32(X):
+        *lead, H, L, d = X.shape
+        return np.swapaxes(X, -3, -2).reshape(*lead, L, H * d).astype(np.float32)
+
+    for name, fn in (("split_heads", split_f32), ("merge_heads", merge_f32)):
+        result = CHECKERS[name](fn)
+        trip = [m for m in result.mistakes if m["hint_id"] == f"{name}.property-round-trip"]
+        assert not result.passed and trip and "dtype" in trip[0]["hint"], str(result)

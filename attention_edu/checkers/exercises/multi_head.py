@@ -58,8 +58,8 @@ SPLIT_HEADS = Exercise(
     summary='Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).',
     signature="split_heads(X, num_heads) -> heads (..., H, L, d)", reference=split_heads,
     properties=(Property("split_heads.property-round-trip", "merge_heads(split_heads(X)) == X",
-                         "Splitting must lose nothing and keep every value in its place: merging the heads back "
-                         "has to give X exactly.", _split_round_trip),),
+                         "Splitting must lose nothing (no cast to another dtype either) and keep every value in "
+                         "its place: merging the heads back has to give X exactly.", _split_round_trip),),
 )
 
 MERGE_HEADS = Exercise(
@@ -67,8 +67,8 @@ MERGE_HEADS = Exercise(
     summary='Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).',
     signature="merge_heads(X) -> merged (..., L, H*d)", reference=merge_heads,
     properties=(Property("merge_heads.property-round-trip", "split_heads(merge_heads(X)) == X",
-                         "Merging must undo split_heads exactly: splitting your result again has to "
-                         "give X back.", _merge_round_trip),),
+                         "Merging must undo split_heads exactly (no cast to another dtype either): splitting "
+                         "your result again has to give X back.", _merge_round_trip),),
 )
 
 
