@@ -82,15 +82,18 @@ def _describe(value: Any) -> str:
     return f"{a} {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
 
 
-def plain(value: Any, depth: int = 0) -> Any:
-    """``value`` with everything that is not plain data replaced by :class:`Unsupported`.
-
-    Exact types only: an ndarray subclass, an object with ``__array__`` or an array of objects
-    is described, not converted; a tuple's or list's subclass (a NamedTuple) crosses as its items.
-    """
-    kind = type(value)
-    if depth > _MAX_DEPTH:
-        return Unsupported("a value nested too deeply")
+def plain(value: Any, depth: int = 0, left: list[int] | None = None) -> Any:
+    """``value`` with everything that is not plain data replaced by :class:`Unsupported`. Exact types only: an
+    ndarray subclass, an object with ``__array__`` or an array of objects is described, not converted; a tuple's or
+    list's subclass (a NamedTuple) crosses as its items. ``left`` counts down the values it may still visit."""
+    if left is None:      # the top: one Unsupported for a value too deep or too large (a list that holds itself)
+        try:
+            return plain(value, 0, [MAX_VALUES])
+        except ProtocolError:
+            return Unsupported(f"a value nested more than {_MAX_DEPTH} deep, or of more than {MAX_VALUES:,} values")
+    left[0], kind = left[0] - 1, type(value)
+    if depth > _MAX_DEPTH or left[0] < 0:
+        raise ProtocolError("too large")
     if value is None or value is Ellipsis or kind in (bool, int, float, str):
         return value
     if kind is np.ndarray and not value.dtype.hasobject:
@@ -99,9 +102,9 @@ def plain(value: Any, depth: int = 0) -> Any:
         return value
     if issubclass(kind, (list, tuple)):      # the items it holds, whatever its own __iter__ says
         base = tuple if issubclass(kind, tuple) else list
-        return base(plain(v, depth + 1) for v in base.__iter__(value))
+        return base(plain(v, depth + 1, left) for v in base.__iter__(value))
     if kind is dict and all(type(k) is str for k in value):
-        return {k: plain(v, depth + 1) for k, v in value.items()}
+        return {k: plain(v, depth + 1, left) for k, v in value.items()}
     return _unsupported(_describe(value))     # named already here: a call run inline has no frame in between
 
 

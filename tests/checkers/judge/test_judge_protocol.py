@@ -8,6 +8,7 @@ import io
 import json
 import os
 import pickle
+import signal
 
 import numpy as np
 import pytest
@@ -98,6 +99,31 @@ def test_a_tuple_subclass_crosses_as_the_items_it_holds():
         assert type(back) is tuple and len(back) == 2 and type(back[0]) is np.ndarray
         assert np.array_equal(back[0], np.ones(2)) and np.array_equal(back[1], np.eye(2))
     assert type(protocol.plain(type("Row", (list,), {})([1, np.ones(1)]))) is list
+
+
+def test_a_list_that_holds_itself_is_one_unsupported_value_at_once():
+    """Red team 31: a returned list of 4 items that are the list itself was walked to depth 32 (4 ** 32 steps), so a
+    function that returned at once read "did not finish" (harness.timeout). Too deep or too many values is now one
+    Unsupported, found within the message's cap of values."""
+    loop = [0, 0, 0, 0]
+    for i in range(4):
+        loop[i] = loop
+    deep = []
+    for _ in range(40):
+        deep = [deep]
+    def too_slow(*_):
+        raise TimeoutError("plain() walked for more than 10 s")
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(10)
+    try:
+        for value in (loop, (loop,), deep, list(range(protocol.MAX_VALUES + 1))):
+            sent = protocol.plain(value)
+            assert isinstance(sent, protocol.Unsupported) and "more than" in sent.what, sent
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    fine = [np.ones(2)] * 1000 + [[1.0, "x"]] * 100
+    assert protocol.decode(protocol.encode(protocol.plain(fine)))[-1] == [1.0, "x"]
 
 
 def test_a_frame_over_the_cap_is_refused_before_it_is_read():
