@@ -14,13 +14,14 @@ import json
 import os
 import re
 import stat
+import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan",
-           "commented", "read_submission"]
+           "commented", "read_submission", "list_submissions"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -148,16 +149,64 @@ def describe(value: Any) -> str:
     return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
 
 
-def read_submission(path: str | Path) -> bytes:
-    """A submission's bytes, read through one descriptor: a link, a FIFO, a device or a file over 16 MiB is refused
-    when it is opened, so a name swapped after the grader looked at it cannot change what is read (nor block it)."""
+def _identity(file: str | int) -> tuple[int, int] | None:
+    """(device, inode) of a path (a link itself, not what it names) or of an open descriptor; None if it is gone."""
+    try:
+        status = os.fstat(file) if isinstance(file, int) else os.stat(file, follow_symlinks=False)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
+    """The files given and the .py and .ipynb files below the folders given, each once (links and FIFOs too: their
+    rows say so), with their (device, inode) when listed. A folder is opened only as the one its parent listed, never
+    through a link, so one swapped for a link while grading runs leads nowhere (nor a file: :func:`read_submission`)."""
+    found: dict[str, tuple[int, int] | None] = {}
+    for text in paths:
+        if not os.path.isdir(text):
+            found.setdefault(os.path.normpath(text), _identity(text))
+            continue
+        files, folders = {}, [(text, None)]      # not os.walk, whose recursion ended 1,000 folders down (a zip's)
+        while folders:
+            folder, listed = folders.pop()
+            try:
+                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | (os.O_NOFOLLOW if listed else 0))
+                try:
+                    if listed not in (None, _identity(fd)):
+                        raise OSError(f"{folder} changed after its parent was listed (a folder swapped for a link?)")
+                    entries = [(e.name, os.stat(e.name, dir_fd=fd, follow_symlinks=False)) for e in os.scandir(fd)]
+                finally:
+                    os.close(fd)
+            except OSError as err:      # a path too long, no permission: named on stderr
+                print(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", file=sys.stderr)
+                continue
+            for name, status in entries:        # hidden folders, a Mac zip's folder and its ._ files: not submissions
+                path, is_dir = os.path.join(folder, name), stat.S_ISDIR(status.st_mode)
+                if is_dir and not name.startswith(".") and name != "__MACOSX":   # .git, .venv, .virtual_documents
+                    folders.append((path, (status.st_dev, status.st_ino)))
+                elif not is_dir and not name.startswith("._") and Path(name).suffix.lower() in (".py", ".ipynb"):
+                    files[os.path.normpath(path)] = status.st_dev, status.st_ino
+                elif stat.S_ISLNK(status.st_mode):        # a link to a folder, say: not followed, and not in silence
+                    print(f"attention-edu grade: not followed: {escape(path, False)} is a link", file=sys.stderr)
+        found.update({name: files[name] for name in sorted(files) if name not in found})
+    return found
+
+
+def read_submission(path: str | Path, listed: tuple[int, int] | None = None) -> bytes:
+    """A submission's bytes, read through one descriptor that refuses a link, a FIFO, a device, a file over 16 MiB and
+    any but the file ``listed`` (device, inode): a name swapped after the listing changes nothing read or blocks."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as err:
-        raise ValueError(f"a symbolic link, not a submission: {path}" if err.errno == errno.ELOOP else err) from None
+    except OSError as err:       # a link (ELOOP); gone, or not to be read (the teacher's to mend): as it is
+        if err.errno == errno.ELOOP:
+            raise ValueError(f"a symbolic link, not a submission: {path}") from None
+        raise
     with open(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):        # a FIFO or a device would hold or flood the grader
             raise ValueError(f"not a regular file: {path}")
+        if listed is not None and _identity(fd) != listed:
+            raise ValueError(f"not the file that was listed: {path} was replaced while grading ran")
         data = handle.read((16 << 20) + 1)
     if len(data) > 16 << 20:
         raise ValueError(f"larger than 16 MiB, not a submission: {path}")

@@ -17,7 +17,7 @@ from typing import Any
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
                           written_atomically)
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
-from . import FIELDS, Row, csv_cell, escape
+from . import FIELDS, Row, csv_cell, escape, list_submissions
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
@@ -98,7 +98,7 @@ def run_check(args: argparse.Namespace) -> int:
         return _usage("check", f"{args.file} is not a .py file or an .ipynb notebook")
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
-    if row.usage and row.error.startswith("no such file"):
+    if row.usage and "defines no function" not in row.error:       # no such file, a file it may not read
         return _usage("check", row.error)
     if row.usage:                                   # no function of that name
         advice = "give --function one of the functions found" if args.function else "pass --function NAME"
@@ -109,26 +109,7 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if row.passed and row.error is None else 1
 
 
-def _submissions(paths: list[str]) -> list[str]:
-    """The files given and the .py and .ipynb files below the folders given, each once (links, FIFOs: rows say so)."""
-    found: list[str] = []
-    for text in paths:
-        folders, files = ([text], []) if Path(text).is_dir() else ([], [os.path.normpath(text)])
-        while folders:      # not os.walk, whose recursion ended in a RecursionError 1,000 folders down (a zip's)
-            try:
-                entries = list(os.scandir(folders.pop()))
-            except OSError as err:      # a path too long, no permission: named on stderr
-                print(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", file=sys.stderr)
-                continue
-            folders += [e.path for e in entries if e.is_dir(follow_symlinks=False) and e.name not in (
-                ".ipynb_checkpoints", "__MACOSX")]      # Jupyter's copies, a Mac zip's
-            files += [os.path.normpath(e.path) for e in entries if not e.is_dir() and not e.name.startswith("._")
-                      and Path(e.name).suffix.lower() in (".py", ".ipynb")]
-        found += sorted(files)
-    return list(dict.fromkeys(found))
-
-
-def _grade_all(files: list[str], args: argparse.Namespace, seed: int) -> tuple[dict[str, Row], bool]:
+def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time (each with its own seed under ``--per-student``), with a progress bar
     on a terminal: (rows done, interrupted by Ctrl-C)."""
     from tqdm import tqdm
@@ -138,7 +119,7 @@ def _grade_all(files: list[str], args: argparse.Namespace, seed: int) -> tuple[d
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
-                               args.budget, args.per_student): f for f in files}
+                               args.budget, args.per_student, listed): f for f, listed in files.items()}
         pending = set(futures)
         try:
             while pending:
@@ -193,7 +174,7 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", "--csv and --gradescope write a gradebook, never a .py or .ipynb (a submission's name)")
     if missing := [p for p in args.paths if not os.path.exists(p)]:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
-    if not (files := _submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
+    if not (listed := list_submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
     if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
@@ -202,12 +183,12 @@ def run_grade(args: argparse.Namespace) -> int:
             return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
         print(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
               f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", file=sys.stderr)
-    seed = fresh_seed() if args.seed is None else args.seed
+    seed, files = fresh_seed() if args.seed is None else args.seed, list(listed)
     several = bool(args.gradescope) and len(files) != 1     # the grader does not choose one: none runs its budget
     names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
     came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
     why = f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"
-    rows, interrupted = _grade_all([] if several else files, args, seed)
+    rows, interrupted = _grade_all({} if several else listed, args, seed)
     done = [rows[f] for f in files if f in rows] if not several else [  # the names escaped, as grade_one's rows'
         Row(escape(f, False), seed=seed, error=why) for f in files]
     for row in done:

@@ -1,11 +1,10 @@
 """Calling a student's function in a child process, with only plain data coming back.
 
-:class:`Child` is the judge's end of a child that :mod:`.worker` runs: it sends a call frame, waits at most the
-call's time limit for the reply (then kills the child) and turns the reply, or how the child ended, into an
-:class:`Outcome`. :func:`call` forks one per call (a notebook's ``check_<exercise>(fn)``: an exit, a crash, a loop,
-a memory bomb or NumPy's settings changed end with it, never with the kernel); :class:`.submission.Remote` runs a
-submission in the sandbox. Where there is no safe ``fork`` (Windows; macOS, whose system libraries are not
-fork-safe), :func:`call` runs the function in this process, unprotected, and the result says so.
+:class:`Child` is the judge's end of a child that :mod:`.worker` runs: it sends a call frame, waits at most the call's
+time limit for the reply and turns the reply, or how the child ended, into an :class:`Outcome`. :func:`call` forks one
+per call (a notebook's ``check_<exercise>(fn)``: an exit, a crash, a loop, a memory bomb or NumPy's settings changed end
+with it, never with the kernel); :class:`.submission.Remote` runs a submission in the sandbox. Where ``fork`` is not
+safe (Windows, macOS), :func:`call` runs the function here, unprotected, and the result says so.
 """
 
 import contextlib
@@ -234,7 +233,8 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
                 os.close(read_end)
                 _limit(memory_mb)
                 np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
-                worker.answer_once(fn, args, names, write_end, printed.fileno())
+                worker.quiet(printed.fileno())         # its prints go to the file the judge reads
+                worker.send_reply(write_end, worker.answer(fn, args, names))
                 _exit(0)
             finally:
                 _exit(70)

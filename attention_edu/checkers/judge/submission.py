@@ -151,12 +151,6 @@ class Remote:
             if os.path.lexists(private) and shutil.which("rm"):
                 subprocess.run(["rm", "-rf", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
 
 def _chapter_inputs(id: str) -> dict:
     """``ae.worked_examples.get(id)`` in a notebook: the entry as the chapter prints it, never the library's answers."""
@@ -166,9 +160,10 @@ def _chapter_inputs(id: str) -> dict:
 
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
-              seed: int | None = None, budget: float = DEFAULT_BUDGET, per_student: bool = False) -> Row:
+              seed: int | None = None, budget: float = DEFAULT_BUDGET, per_student: bool = False,
+              listed: tuple[int, int] | None = None) -> Row:
     """Grade one submission in its own sandboxed interpreter; never raises for anything it does. ``per_student``
-    mixes the file's name and the bytes graded into ``seed`` (:func:`.records.student_seed`)."""
+    mixes the file's name and bytes into ``seed``; another file than ``listed`` (device, inode) is refused."""
     from .. import EXERCISES
     from ..runner import run_checker
 
@@ -188,12 +183,13 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:
-            data = read_submission(path)        # the checks above again, on the one descriptor read (a swapped name)
+            data = read_submission(path, listed)      # the checks above again, on the descriptor read (a swap)
             cells, notebook = read_cells(path, ipynb, data)      # a script nbconvert exported runs as its notebook
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
-            json_error = type(err).__name__ == "JSONDecodeError"       # a renamed .py, a cut download
-            not_json = "it is not JSON: " if json_error else ""
-            row.error = f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})"
+            not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""    # a renamed .py, say
+            row.usage = isinstance(err, PermissionError)        # the teacher's to mend: not graded, no score
+            row.error = (f"the grader may not read {path}: give it read permission and grade again" if row.usage else
+                         f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})")
     seed = row.seed = student_seed(seed, str(path), data) if per_student else seed
     if row.error is None:
         what = "running the notebook" if ipynb else "importing the file"
@@ -204,7 +200,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             earlier = {n: PACKAGE[n] for n in names[:names.index(exercise)] if n in PACKAGE}     # ae.softmax ...
             helpers = {**earlier, "worked_examples.get": _chapter_inputs} if notebook else {}
             allowed = spec.allowed_imports + (("matplotlib",) if notebook else ())
-            with Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget, helpers) as remote:
+            with contextlib.closing(Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget,
+                                           helpers)) as remote:
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):

@@ -1,14 +1,15 @@
 """The student's side of the judge: run a submission and answer calls with plain data (see docs/teachers.md).
 
-:func:`answer` makes each call, in the sandboxed ``python -I worker.py`` (:func:`main`) or in a notebook check's
-fork (:func:`answer_once`). It imports the standard library, ``landlockpy`` and, by path, ``protocol.py`` and
-``backend.py`` (NumPy comes through it); never the ``attention_edu`` package, which holds the answers.
+:func:`answer` makes each call, in the sandboxed ``python -I worker.py`` (:func:`main`) or in a notebook check's fork.
+It imports the standard library, ``landlockpy`` and, by path, ``protocol.py`` and ``backend.py`` (NumPy comes through
+it); never the ``attention_edu`` package, which holds the answers.
 """
 
 import builtins
 import contextlib
 import copy
 import importlib.util
+import io
 import linecache
 import os
 import sys
@@ -78,10 +79,9 @@ class Refuse:
 
 
 def restrict(read, write):
-    """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP (ABI 4+), no
-    signals or abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``. It binds this thread and those
-    started later (the judge's environment keeps BLAS to this one). Returns the ABI applied; raises ImportError
-    or OSError where Landlock is missing."""
+    """Landlock through ``landlockpy``: read beneath ``read``, write beneath ``write``, no TCP (ABI 4+), no signals or
+    abstract unix sockets out of the domain (ABI 6+), ``no_new_privs``. It binds this thread and those started later
+    (the judge's environment keeps BLAS to this one). Returns the ABI applied; ImportError or OSError without it."""
     from landlockpy import AccessFS, Ruleset, Scope
     reading = AccessFS.EXECUTE | AccessFS.READ_FILE | AccessFS.READ_DIR
     writing = ~(AccessFS.MAKE_CHAR | AccessFS.MAKE_BLOCK | AccessFS.IOCTL_DEV)    # devices stay out
@@ -130,8 +130,7 @@ def describe(error):
         message = str(error)
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(STDLIB)
               and not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
-    at = frames[-1] if frames else None
-    line = "" if at is None else f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "")
+    line = "".join(f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "") for at in frames[-1:])
     return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
             "message": message[:4000], "line": line[:400]}
 
@@ -170,7 +169,7 @@ def answer(function, args, names):
     return reply
 
 
-def _send(out, reply):
+def send_reply(out, reply):
     try:
         protocol.send(out, reply)
     except Exception as err:  # the value would not encode: say what came back instead
@@ -178,7 +177,14 @@ def _send(out, reply):
         protocol.send(out, reply)
 
 
-def _quiet(printed_fd):
+class _Printed(io.FileIO):     # fd 1 under print(): past the judge's file size limit, output is dropped, not raised
+    def write(self, data):
+        with contextlib.suppress(OSError):
+            return super().write(data)
+        return len(data)
+
+
+def quiet(printed_fd):
     """No input (``input()`` fails at once); fds 1 and 2 go to the file the judge reads."""
     def _no_input(prompt=""):
         raise EOFError("input() is not available while your function is checked: take values as arguments")
@@ -187,13 +193,7 @@ def _quiet(printed_fd):
         os.dup2(fd, target)
     os.close(null)
     builtins.input = _no_input
-    sys.stdout = sys.stderr = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-
-
-def answer_once(function, args, names, out, printed_fd):
-    """A notebook check's forked child (its limits set): captured output, one call, one reply."""
-    _quiet(printed_fd)
-    _send(out, answer(function, args, names))
+    sys.stdout = sys.stderr = io.TextIOWrapper(io.BufferedWriter(_Printed(1, "w", closefd=False)), "utf-8", "replace")
 
 
 def main():
@@ -211,7 +211,7 @@ def main():
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers})       # before any student code runs
-    _quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
+    quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
     sys.argv = [config["file"]]     # as ``python mine.py`` has it (not the judge's site folders)
@@ -243,7 +243,7 @@ def main():
             request = protocol.receive(inp, time.monotonic() + 3600)
         except (EOFError, TimeoutError):
             return 0
-        _send(out, answer(function, tuple(request["args"]), request["names"]))
+        send_reply(out, answer(function, tuple(request["args"]), request["names"]))
 
 
 if __name__ == "__main__":

@@ -110,13 +110,17 @@ def test_a_gradebook_is_never_written_over_a_submission(tmp_path, console_script
 
 def test_a_macos_zips_resource_copies_are_not_submissions(tmp_path, console_script):
     """Finder's zip holds __MACOSX/._right.py beside right.py (binary resource data under the same name):
-    graded as a second file, it made a Gradescope submission "2 files came in" and scored 0 of 25."""
+    graded as a second file, it made a Gradescope submission "2 files came in" and scored 0 of 25. So did a copy in
+    a hidden folder of a submitted repository (JupyterLab's .virtual_documents, .git, a .venv: false-fail hunt 4)."""
     folder = tmp_path / "submission"
     (folder / "__MACOSX").mkdir(parents=True)
     (folder / "right.py").write_text(RIGHT)
     apple_double = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        \x00\x02\x00\x00\x00\x09\x00\x00\x00\x32"
     for junk in (folder / "__MACOSX" / "._right.py", folder / "._right.py"):
         junk.write_bytes(apple_double)
+    for hidden in (".virtual_documents", ".git", ".venv/lib/site-packages/six"):
+        (folder / hidden).mkdir(parents=True)
+        (folder / hidden / "right.py").write_text(RIGHT)
     out = tmp_path / "results.json"
     done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--gradescope", str(out),
                            "--seed", "2", "--no-progress"], capture_output=True, text=True, timeout=300)

@@ -4,6 +4,7 @@ Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -94,7 +95,8 @@ def test_a_notebook_runs_as_in_class_once_per_grading(tmp_path, softmax_source):
     assert row.seconds < 10.0, row.seconds      # 16 probes re-running the 1 s cell would take 16 s
     cells = notebook_cells(tmp_path / "class.ipynb")
     assert [label for label, _ in cells] == ["code cell 1", "code cell 2", "code cell 3", "code cell 5"]
-    with Remote(cells, "class.ipynb", "softmax", ("numpy", "math", "matplotlib"), notebook=True) as remote:
+    with contextlib.closing(Remote(cells, "class.ipynb", "softmax", ("numpy", "math", "matplotlib"),
+                                   notebook=True)) as remote:
         assert remote.start()["cell_errors"] == []             # the plot cell ran too (Agg backend)
 
 
@@ -402,6 +404,24 @@ def test_a_named_tuple_of_the_right_arrays_passes_grade(tmp_path):
         """))
     row = grade_one("scaled_dot_product_attention", tmp_path / "named.py", seed=3)
     assert row.passed and row.probes_passed == row.probes_total, row
+
+
+def test_printing_past_the_file_size_limit_is_cut_not_an_error(tmp_path, softmax_source):
+    """False-fail hunt 4: a progress line printed a million times (31 MB with its \\r, one line in Jupyter) went past
+    the 16 MiB the printed-output file may hold, and the student's own print() raised OSError (File too large): 0 of
+    25. In a notebook's check_softmax(fn), 1 MiB printed by fn did the same. What goes past is dropped now."""
+    (tmp_path / "progress.py").write_text(
+        "for i in range(1_000_000):\n    print(f'\\rbuilding table: {i + 1}/1000000', end='')\nprint()\n"
+        + softmax_source)
+    row = grade_one("softmax", tmp_path / "progress.py", seed=1)
+    assert row.passed and row.error is None, row
+    namespace = {}
+    exec(softmax_source, namespace)
+
+    def chatty(x):
+        print("x" * (3 << 20))
+        return namespace["softmax"](x)
+    assert check_softmax(chatty).passed
 
 
 def test_one_lost_call_costs_its_probes_not_the_rest(tmp_path, softmax_source):

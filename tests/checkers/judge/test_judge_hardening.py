@@ -306,6 +306,68 @@ def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_p
     assert not rows[0].passed and reason in rows[0].error, rows[0]
 
 
+def test_a_folder_swapped_for_a_link_after_the_listing_grades_nothing_of_another(tmp_path, monkeypatch,
+                                                                                 softmax_source):
+    """Red team 32: O_NOFOLLOW guards a path's last part only, so a student who could write in her own folder swapped
+    its subfolder for a link to a classmate's folder (or to one only the grader may read) after the class was listed:
+    the grader opened her file through the link and graded the classmate's right softmax as hers (25/25). Now each
+    folder is opened only as the folder its parent listed, and a file must be the one listed."""
+    from attention_edu.checkers.judge import list_submissions
+
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "softmax.py").write_text(softmax_source)
+    work = tmp_path / "mallory" / "work"
+    work.mkdir(parents=True)
+    (work / "softmax.py").write_text("def softmax(x):\n    return x\n")
+
+    def swap():
+        work.rename(tmp_path / "mallory" / "old")
+        work.symlink_to(tmp_path / "alice")
+    listed = list_submissions([str(tmp_path)])          # swapped after the listing, before her turn
+    swap()
+    row = grade_one("softmax", work / "softmax.py", seed=1, listed=listed[str(work / "softmax.py")])
+    assert not row.passed and "not the file that was listed" in row.error, row
+    (tmp_path / "mallory" / "work").unlink()
+    (tmp_path / "mallory" / "old").rename(work)
+    scandir = os.scandir
+
+    def listing_then_swap(folder):                      # swapped between her folder's listing and its subfolder's
+        entries = list(scandir(folder))
+        if isinstance(folder, int) and os.readlink(f"/proc/self/fd/{folder}") == str(tmp_path / "mallory"):
+            swap()
+        return iter(entries)
+    monkeypatch.setattr(os, "scandir", listing_then_swap)
+    assert list(list_submissions([str(tmp_path)])) == [str(tmp_path / "alice" / "softmax.py")]
+
+
+def test_a_file_the_grader_may_not_read_is_not_graded_and_a_folder_link_is_named(tmp_path, monkeypatch, capsys,
+                                                                                  softmax_source):
+    """False-fail hunt 4: a file handed in that the grading user could not read (mode 0600, another owner) was the
+    student's failure, 0 of 25 ("could not be read as text"); and a folder reached through a link (a section of the
+    class linked in) was left out without a word. The first is now "not graded" (no score) with a sentence for the
+    teacher, from grade and check alike (exit 2); the second is named on stderr. (Root reads every file: the refusal
+    is the kernel's answer, raised here as the kernel raises it.)"""
+    from attention_edu.checkers.judge import list_submissions, submission
+    from attention_edu.cli import main
+
+    (tmp_path / "locked.py").write_text(softmax_source)
+
+    def refused(path, listed=None):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(submission, "read_submission", refused)
+    row = grade_one("softmax", tmp_path / "locked.py", seed=1)
+    assert row.status == "not graded" and not row.attempted and row.probes_total is None, row
+    assert "the grader may not read" in row.error and "give it read permission" in row.error, row
+    assert main(["check", "softmax", str(tmp_path / "locked.py")]) == 2
+    assert "the grader may not read" in capsys.readouterr().err
+    (tmp_path / "class" / "section-a").mkdir(parents=True)
+    (tmp_path / "section-b").mkdir()
+    (tmp_path / "section-b" / "bob.py").write_text(softmax_source)
+    (tmp_path / "class" / "section-b").symlink_to(tmp_path / "section-b")
+    assert list_submissions([str(tmp_path / "class")]) == {}
+    assert "not followed: " + str(tmp_path / "class" / "section-b") + " is a link" in capsys.readouterr().err
+
+
 @sandboxed
 def test_a_huge_notebook_is_refused_unread(tmp_path, console_script, softmax_source):
     folder = tmp_path / "class"

@@ -725,15 +725,16 @@ def test_an_exported_ipython_call_the_grader_cannot_read_back_is_not_told_as_an_
     assert row.passed and row.error is None, row.message
 
 
-def test_debugging_prints_past_the_output_limit_are_told_as_such(tmp_path):
-    """print(x) left in with np.set_printoptions(threshold=sys.maxsize): after 16 MiB of output every print
-    raised "OSError: [Errno 27] File too large" and the hint was "Read the error and the line it points to"
-    (red team 11A); the hint now says the prints are the cause."""
+def test_debugging_prints_past_the_output_limit_are_dropped_not_an_error(tmp_path):
+    """print(x) left in with np.set_printoptions(threshold=sys.maxsize): after 16 MiB of output every print raised
+    "OSError: [Errno 27] File too large" (red team 11A), and a right function failed for its prints (false-fail hunt
+    4, where a progress line printed at import did the same). What goes past the limit is dropped now, as a notebook
+    cuts long output: the function passes, and its report still warns of the prints."""
     debug = SOFTMAX.replace("    top = ", "    print('debug', '.' * (1 << 20))\n    top = ")
     (tmp_path / "chatty.py").write_text("import numpy as np\n" + debug)
     row = grade_one("softmax", tmp_path / "chatty.py", seed=2)
-    assert not row.passed and row.hint_id == "error.printed", row.message
-    assert "remove the debugging prints" in row.message and "File too large (line 3 in softmax: " in row.message
+    assert row.passed and row.error is None, row.message
+    assert "your function printed while it ran" in row.message and "remove debugging prints" in row.message
 
 
 def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_path):
