@@ -11,10 +11,29 @@ from typing import Any
 from .judge import escape
 from .records import PROBES
 
-__all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "STRICT_ENV"]
+__all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "describe", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
 STRICT_ENV = "ATTENTION_EDU_STRICT"
+
+
+def describe(value: Any) -> str:
+    """What a student's function gave, for a sentence (a value that crossed from a child is named as it came).
+
+    >>> import numpy as np
+    >>> describe(None), describe([1.0]), describe(np.ones(2)), describe(np.ones(2, dtype=object)), describe(3)
+    ('None', 'a list of 1 value', 'an array of dtype float64', 'an array of dtype object', 'an int')
+    """
+    from .judge.protocol import Unsupported, _describe
+    if value is None:
+        return "None"
+    if isinstance(value, Unsupported):
+        return value.what
+    if type(value).__module__ != "builtins":
+        return _describe(value)         # an array, an ndarray subclass, an object
+    kind = type(value).__name__
+    count = f" of {len(value)} value{'s' if len(value) != 1 else ''}" if type(value) in (list, tuple) else ""
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,9 @@ from ..backend import host_numpy as np
 from .diagnosis import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint, rank_of
 from .diagnosis.mutants import failed_all, fingerprint, is_stub
-from .judge import describe
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
-from .result import CheckResult, finish, print_notes
+from .result import CheckResult, describe, finish, print_notes
 
 __all__ = ["run_checker", "report"]
 

@@ -8,6 +8,7 @@ the helpers for the text a submission holds or prints.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import io
 import json
@@ -18,10 +19,10 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "describe", "escape", "csv_cell", "python_text", "scan",
-           "commented", "read_submission", "list_submissions"]
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "csv_cell", "python_text", "scan", "commented",
+           "read_submission", "list_submissions", "Refused"]
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
 FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
@@ -130,23 +131,8 @@ def csv_cell(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
-def describe(value: Any) -> str:
-    """What a student's function gave, for a sentence (a value that crossed from a child is named as it came).
-
-    >>> import numpy as np
-    >>> describe(None), describe([1.0]), describe(np.ones(2)), describe(np.ones(2, dtype=object)), describe(3)
-    ('None', 'a list of 1 value', 'an array of dtype float64', 'an array of dtype object', 'an int')
-    """
-    from .protocol import Unsupported, _describe
-    if value is None:
-        return "None"
-    if isinstance(value, Unsupported):
-        return value.what
-    if type(value).__module__ != "builtins":
-        return _describe(value)         # an array, an ndarray subclass, an object
-    kind = type(value).__name__
-    count = f" of {len(value)} value{'s' if len(value) != 1 else ''}" if type(value) in (list, tuple) else ""
-    return ("an " if kind[:1] in "aeiou" else "a ") + kind + count
+class Refused(ValueError):
+    """A file that :func:`read_submission` does not read as a submission (a link, a FIFO, over 16 MiB)."""
 
 
 def _identity(file: str | int) -> tuple[int, int] | None:
@@ -156,6 +142,20 @@ def _identity(file: str | int) -> tuple[int, int] | None:
     except OSError:
         return None
     return status.st_dev, status.st_ino
+
+
+def _entries(folder: str, listed: tuple[int, int] | None) -> Iterator[tuple[str, os.stat_result]]:
+    """(name, lstat) of each entry of ``folder``, opened only if it is the folder ``listed`` (device, inode; None:
+    whatever the path names); an entry gone meanwhile (its owner took it back) is left out, not the folder."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | (os.O_NOFOLLOW if listed else 0))
+    try:
+        if listed not in (None, _identity(fd)):
+            raise OSError(f"{folder} changed after its parent was listed (a folder swapped for a link?)")
+        for entry in os.scandir(fd):
+            with contextlib.suppress(FileNotFoundError):
+                yield entry.name, entry.stat(follow_symlinks=False)
+    finally:
+        os.close(fd)
 
 
 def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
@@ -171,13 +171,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
         while folders:
             folder, listed = folders.pop()
             try:
-                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | (os.O_NOFOLLOW if listed else 0))
-                try:
-                    if listed not in (None, _identity(fd)):
-                        raise OSError(f"{folder} changed after its parent was listed (a folder swapped for a link?)")
-                    entries = [(e.name, os.stat(e.name, dir_fd=fd, follow_symlinks=False)) for e in os.scandir(fd)]
-                finally:
-                    os.close(fd)
+                entries = list(_entries(folder, listed))
             except OSError as err:      # a path too long, no permission: named on stderr
                 print(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", file=sys.stderr)
                 continue
@@ -200,16 +194,17 @@ def read_submission(path: str | Path, listed: tuple[int, int] | None = None) -> 
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:       # a link (ELOOP); gone, or not to be read (the teacher's to mend): as it is
         if err.errno == errno.ELOOP:
-            raise ValueError(f"a symbolic link, not a submission: {path}") from None
+            raise Refused(f"a symbolic link, not a submission: {path}") from None
         raise
     with open(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):        # a FIFO or a device would hold or flood the grader
-            raise ValueError(f"not a regular file: {path}")
-        if listed is not None and _identity(fd) != listed:
-            raise ValueError(f"not the file that was listed: {path} was replaced while grading ran")
+            raise Refused(f"not a regular file: {path}")
+        if listed is not None and _identity(fd) != listed:      # an editor's save, say: the teacher grades it again
+            raise FileNotFoundError(f"not the file that was listed: {path} was replaced while grading ran")
         data = handle.read((16 << 20) + 1)
     if len(data) > 16 << 20:
-        raise ValueError(f"larger than 16 MiB, not a submission: {path}")
+        raise Refused(f"larger than 16 MiB, not a submission: {path}" + (" (clear its outputs: Edit > Clear Outputs "
+                      "of All Cells, then save it)" if str(path).lower().endswith(".ipynb") else ""))
     return data
 
 

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import ErrorInfo, Outcome, Row, escape, read_submission, sandbox
+from . import ErrorInfo, Outcome, Refused, Row, escape, read_submission, sandbox
 from ... import worked_examples
 from ...dot_product import scaled_dot_product_attention
 from ...masks import causal_mask, padding_mask
@@ -170,26 +170,21 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     start = time.perf_counter()
     row, spec, path, data = Row(str(path), seed=seed), EXERCISES[exercise], Path(path), b""
     name, ipynb = function or spec.function, path.suffix.lower() == ".ipynb"
-    if path.is_symlink():        # it could name a classmate's file, or one the student may not read
-        row.error = f"a symbolic link, not a submission: {path}"
-    elif not path.exists():
+    if not os.path.lexists(path):
         row.error, row.usage = f"no such file: {path}", True
-    elif not path.is_file():       # a FIFO or a device would hold or flood the grader
-        row.error = f"not a regular file: {path}"
-    elif path.stat().st_size > 16 << 20:         # json.loads of a huge notebook would cost the judge GBs
-        row.error = f"larger than 16 MiB, not a submission: {path}" + (
-            " (clear its outputs: Edit > Clear Outputs of All Cells, then save it)" if ipynb else "")
     elif path.suffix.lower() not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
-        try:
-            data = read_submission(path, listed)      # the checks above again, on the descriptor read (a swap)
+        try:        # a link (a classmate's file?), a FIFO, a device, over 16 MiB (json.loads: GBs): Refused, unread
+            data = read_submission(path, listed)
             cells, notebook = read_cells(path, ipynb, data)      # a script nbconvert exported runs as its notebook
+        except OSError as err:      # gone or replaced meanwhile, not to be read, a path too long: the teacher's to mend
+            row.usage, row.error = True, (f"the grader could not read {path} ({err.strerror or err}): see to it, "
+                                          "then grade it again")
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""    # a renamed .py, say
-            row.usage = isinstance(err, PermissionError)        # the teacher's to mend: not graded, no score
-            row.error = (f"the grader may not read {path}: give it read permission and grade again" if row.usage else
-                         f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})")
+            row.error = str(err) if isinstance(err, Refused) else (
+                f"the file could not be read as {'a notebook' if ipynb else 'text'} ({not_json}{err})")
     seed = row.seed = student_seed(seed, str(path), data) if per_student else seed
     if row.error is None:
         what = "running the notebook" if ipynb else "importing the file"

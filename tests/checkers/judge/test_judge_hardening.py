@@ -282,19 +282,20 @@ def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_p
     """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
     student who may write in the submissions folder swapped in, between the two, a link to a classmate's right file
     (graded under the swapper's name, 25/25) or a FIFO (the grader blocked in open for good). Here the swap comes
-    right after the grader's is_file() look, where the race's winning runs had it."""
+    right after the grader's last look before it reads (is_file() then; whether the name exists now), where the
+    race's winning runs had it."""
     (tmp_path / "alice.py").write_text(softmax_source)
     mallory = tmp_path / "mallory.py"
     mallory.write_text("def softmax(x):\n    return x\n")
-    is_file, swapped = Path.is_file, []
+    lexists, swapped = os.path.lexists, []
 
-    def look_then_swap(self):
-        answer = is_file(self)
-        if self == mallory and not swapped:
+    def look_then_swap(path):
+        answer = lexists(path)
+        if Path(path) == mallory and not swapped:
             swapped.append(mallory.unlink())
             mallory.symlink_to("alice.py") if swap == "link" else os.mkfifo(mallory)
         return answer
-    monkeypatch.setattr(Path, "is_file", look_then_swap)
+    monkeypatch.setattr(os.path, "lexists", look_then_swap)
     rows = []
     grading = threading.Thread(target=lambda: rows.append(grade_one("softmax", mallory, seed=1)), daemon=True)
     grading.start()
@@ -340,6 +341,57 @@ def test_a_folder_swapped_for_a_link_after_the_listing_grades_nothing_of_another
     assert list(list_submissions([str(tmp_path)])) == [str(tmp_path / "alice" / "softmax.py")]
 
 
+def test_an_entry_gone_or_replaced_after_the_listing_costs_nobody_a_row_or_a_mark(tmp_path, monkeypatch,
+                                                                                 softmax_source):
+    """Red team 33: (a) the listing stat'ed every entry of a folder at once, so a student renaming her own file to and
+    fro in a shared drop folder made the whole folder "could not list" about one run in eight (no classmate graded);
+    (b) an honest file saved again while grading ran (an editor's or Jupyter's atomic save: a new inode) scored 0 of
+    25 as "not the file that was listed". Now the entry gone is left out, and a replaced file is "not graded"."""
+    from attention_edu.checkers.judge import list_submissions
+
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    for name in ("alice.txt", "bob.py", "cy.py"):
+        (drop / name).write_text(softmax_source)
+    scandir = os.scandir
+
+    def listed_then_gone(folder):
+        entries = list(scandir(folder))
+        (drop / "alice.txt").unlink(missing_ok=True)        # between the folder's read and each entry's stat
+        return iter(entries)
+    monkeypatch.setattr(os, "scandir", listed_then_gone)
+    listed = list_submissions([str(drop)])
+    monkeypatch.undo()
+    assert list(listed) == [str(drop / "bob.py"), str(drop / "cy.py")]
+    (drop / ".bob.py.tmp").write_text(softmax_source)
+    (drop / ".bob.py.tmp").rename(drop / "bob.py")          # saved again, unchanged, as editors save
+    row = grade_one("softmax", drop / "bob.py", seed=1, listed=listed[str(drop / "bob.py")])
+    assert row.status == "not graded" and row.probes_total is None, row
+    assert "not the file that was listed" in row.error and "grade it again" in row.error, row
+    assert grade_one("softmax", drop / "cy.py", seed=1, listed=listed[str(drop / "cy.py")]).passed
+
+
+def test_a_path_longer_than_the_system_takes_is_its_own_row_and_the_class_is_graded(tmp_path, console_script,
+                                                                                   softmax_source):
+    """Red team 33: a file listed through its folder's descriptor but whose whole path is longer than PATH_MAX made
+    pathlib raise ENAMETOOLONG out of grade_one: a traceback, exit 1, no gradebook, no row for anyone."""
+    (tmp_path / "class" / "bob").mkdir(parents=True)
+    (tmp_path / "class" / "bob" / "bob.py").write_text(softmax_source)
+    fd, length = os.open(tmp_path / "class", os.O_RDONLY), len(os.fsencode(tmp_path / "class"))
+    while length + 101 < 4050:           # folders of 100 characters, the deepest still listable: past 4,096 with the file
+        os.mkdir("d" * 100, dir_fd=fd)
+        fd, parent, length = os.open("d" * 100, os.O_RDONLY, dir_fd=fd), fd, length + 101
+        os.close(parent)
+    with open(os.open("a" * 200 + ".py", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as handle:
+        handle.write("def softmax(x):\n    return x\n")
+    os.close(fd)
+    done = subprocess.run([console_script, "grade", str(tmp_path / "class"), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    rows = _rows(tmp_path / "grades.csv")
+    assert rows["bob.py"]["passed"] == "True" and rows["a" * 200 + ".py"]["status"] == "not graded", rows
+
+
 def test_a_file_the_grader_may_not_read_is_not_graded_and_a_folder_link_is_named(tmp_path, monkeypatch, capsys,
                                                                                   softmax_source):
     """False-fail hunt 4: a file handed in that the grading user could not read (mode 0600, another owner) was the
@@ -357,9 +409,9 @@ def test_a_file_the_grader_may_not_read_is_not_graded_and_a_folder_link_is_named
     monkeypatch.setattr(submission, "read_submission", refused)
     row = grade_one("softmax", tmp_path / "locked.py", seed=1)
     assert row.status == "not graded" and not row.attempted and row.probes_total is None, row
-    assert "the grader may not read" in row.error and "give it read permission" in row.error, row
+    assert "the grader could not read" in row.error and "Permission denied" in row.error, row
     assert main(["check", "softmax", str(tmp_path / "locked.py")]) == 2
-    assert "the grader may not read" in capsys.readouterr().err
+    assert "the grader could not read" in capsys.readouterr().err
     (tmp_path / "class" / "section-a").mkdir(parents=True)
     (tmp_path / "section-b").mkdir()
     (tmp_path / "section-b" / "bob.py").write_text(softmax_source)
