@@ -192,9 +192,11 @@ def read_submission(path: str | Path, listed: tuple[int, int] | None = None) -> 
     any but the file ``listed`` (device, inode): a name swapped after the listing changes nothing read or blocks."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as err:       # a link (ELOOP); gone, or not to be read (the teacher's to mend): as it is
+    except OSError as err:       # a link (ELOOP), a socket (ENXIO); gone, or not to be read (the teacher's): as it is
         if err.errno == errno.ELOOP:
             raise Refused(f"a symbolic link, not a submission: {path}") from None
+        if err.errno == errno.ENXIO:
+            raise Refused(f"not a regular file: {path}") from None
         raise
     with open(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):        # a FIFO or a device would hold or flood the grader

@@ -6,6 +6,7 @@ knows (the file it was given, the probes, the reference). Every string from the 
 """
 
 import contextlib
+import errno
 import importlib.util
 import os
 import pkgutil
@@ -170,17 +171,15 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
     start = time.perf_counter()
     row, spec, path, data = Row(str(path), seed=seed), EXERCISES[exercise], Path(path), b""
     name, ipynb = function or spec.function, path.suffix.lower() == ".ipynb"
-    if not os.path.lexists(path):
-        row.error, row.usage = f"no such file: {path}", True
-    elif path.suffix.lower() not in (".py", ".ipynb"):
+    if path.suffix.lower() not in (".py", ".ipynb"):
         row.error = f"not a Python file or notebook: {path}"
     else:
         try:        # a link (a classmate's file?), a FIFO, a device, over 16 MiB (json.loads: GBs): Refused, unread
             data = read_submission(path, listed)
             cells, notebook = read_cells(path, ipynb, data)      # a script nbconvert exported runs as its notebook
         except OSError as err:      # gone or replaced meanwhile, not to be read, a path too long: the teacher's to mend
-            row.usage, row.error = True, (f"the grader could not read {path} ({err.strerror or err}): see to it, "
-                                          "then grade it again")
+            row.usage, row.error = True, f"no such file: {path}" if err.errno == errno.ENOENT else (
+                f"the grader could not read {path} ({err.strerror or err}): see to it, then grade it again")
         except Exception as err:      # the student's file, whatever it holds (a codec not for text: LookupError)
             not_json = "it is not JSON: " if type(err).__name__ == "JSONDecodeError" else ""    # a renamed .py, say
             row.error = str(err) if isinstance(err, Refused) else (

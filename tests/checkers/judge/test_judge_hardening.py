@@ -14,6 +14,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -276,35 +277,35 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
     assert b"sandbox layers: none" not in done.stderr, done.stderr       # the links' rows ran in no sandbox
 
 
-@pytest.mark.parametrize("swap", ["link", "fifo"])
-def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, monkeypatch, softmax_source,
-                                                                           swap):
+@pytest.mark.parametrize("swap", ["link", "fifo", "socket"])
+def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, softmax_source, swap):
     """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
     student who may write in the submissions folder swapped in, between the two, a link to a classmate's right file
-    (graded under the swapper's name, 25/25) or a FIFO (the grader blocked in open for good). Here the swap comes
-    right after the grader's last look before it reads (is_file() then; whether the name exists now), where the
-    race's winning runs had it."""
+    (graded under the swapper's name, 25/25) or a FIFO (the grader blocked in open for good). The grader's last look
+    is now the listing, and the one open refuses what it finds there. (Red team 34: a socket bound at the name was
+    "not graded", as if the file could not be read, where the guide says it fails.)"""
+    from attention_edu.checkers.judge import list_submissions
+
     (tmp_path / "alice.py").write_text(softmax_source)
     mallory = tmp_path / "mallory.py"
     mallory.write_text("def softmax(x):\n    return x\n")
-    lexists, swapped = os.path.lexists, []
-
-    def look_then_swap(path):
-        answer = lexists(path)
-        if Path(path) == mallory and not swapped:
-            swapped.append(mallory.unlink())
-            mallory.symlink_to("alice.py") if swap == "link" else os.mkfifo(mallory)
-        return answer
-    monkeypatch.setattr(os.path, "lexists", look_then_swap)
+    listed = list_submissions([str(tmp_path)])[str(mallory)]
+    mallory.unlink()
+    if swap == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(mallory))
+    else:
+        mallory.symlink_to("alice.py") if swap == "link" else os.mkfifo(mallory)
     rows = []
-    grading = threading.Thread(target=lambda: rows.append(grade_one("softmax", mallory, seed=1)), daemon=True)
+    grading = threading.Thread(target=lambda: rows.append(grade_one("softmax", mallory, seed=1, listed=listed)),
+                               daemon=True)
     grading.start()
     grading.join(60)
     if grading.is_alive() and swap == "fifo":       # let the blocked open go before failing
         os.close(os.open(mallory, os.O_WRONLY | os.O_NONBLOCK))
-    assert swapped and rows, "the grader hung on the swapped name"
+    assert rows, "the grader hung on the swapped name"
     reason = "symbolic link" if swap == "link" else "not a regular file"
-    assert not rows[0].passed and reason in rows[0].error, rows[0]
+    assert rows[0].status == "failed" and rows[0].probes_passed == 0 and reason in rows[0].error, rows[0]
 
 
 def test_a_folder_swapped_for_a_link_after_the_listing_grades_nothing_of_another(tmp_path, monkeypatch,
@@ -389,7 +390,9 @@ def test_a_path_longer_than_the_system_takes_is_its_own_row_and_the_class_is_gra
                            str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     rows = _rows(tmp_path / "grades.csv")
-    assert rows["bob.py"]["passed"] == "True" and rows["a" * 200 + ".py"]["status"] == "not graded", rows
+    long_row = rows["a" * 200 + ".py"]
+    assert rows["bob.py"]["passed"] == "True" and long_row["status"] == "not graded", rows
+    assert "(File name too long)" in long_row["error"], long_row         # red team 34: not "no such file"
 
 
 def test_a_file_the_grader_may_not_read_is_not_graded_and_a_folder_link_is_named(tmp_path, monkeypatch, capsys,
