@@ -213,7 +213,8 @@ def read_submission(path: str | Path, listed: tuple[int, int] | None = None) -> 
 def python_text(data: bytes) -> str:
     """A ``.py`` file's text as Python decodes it (BOM, coding cookie); ValueError where it cannot."""
     try:
-        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        lines = io.BytesIO(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))   # Python's lines: a lone \r ends one
+        encoding = tokenize.detect_encoding(lines.readline)[0]      # (read by \n alone, a \r file were one line)
         if codecs.lookup(encoding).name in ("punycode", "idna"):    # idna uses punycode, quadratic in the length
             raise ValueError("its coding line names punycode or idna, which the grader does not decode")
         return io.TextIOWrapper(io.BytesIO(data), encoding).read()    # universal newlines, as tokenize.open reads

@@ -881,6 +881,28 @@ def test_large_replies_on_every_call_cannot_make_the_grader_hold_gigabytes(tmp_p
     assert rows["honest.py"]["passed"] == "True" and rows["hoard.py"]["passed"] == "False", rows
 
 
+def test_a_file_of_lone_carriage_returns_is_decoded_as_python_decodes_it(tmp_path, softmax_source):
+    """Red team 35: a file whose lines end in a lone \\r was one line to the grader's coding-line search, so a
+    "coding: latin-1" in a comment on line 3 made the grader decode it as latin-1 where Python reads UTF-8: a softmax
+    that is right only under the grader's reading passed 25/25, and an honest file with "positional coding:
+    sinusoidal" in a comment failed as "unknown encoding". Python finds a coding line on lines 1 and 2 only."""
+    from attention_edu.checkers.judge import python_text
+
+    sly = ('# softmax for the course\nimport numpy as np\nMARK = "\u00e9"  # coding: latin-1\n'
+           + softmax_source.replace("def softmax(x):", "def softmax(x):\n    if len(MARK) == 1:\n        return x * 0.5"))
+    honest = "# Exercise 1\nimport numpy as np\n\n# next week: positional coding: sinusoidal\n" + softmax_source
+    for text in (sly, honest, "# coding: latin-1\nMARK = '\u00e9'\n"):
+        data = text.replace("\n", "\r").encode("latin-1" if text.startswith("# coding") else "utf-8")
+        python, grader = {}, {}
+        exec(compile(data, "x.py", "exec"), python)
+        exec(python_text(data), grader)
+        assert python.get("MARK") == grader.get("MARK"), (python.get("MARK"), grader.get("MARK"))
+    for name, text in (("sly.py", sly), ("honest.py", honest)):
+        (tmp_path / name).write_bytes(text.replace("\n", "\r").encode("utf-8"))
+    assert not grade_one("softmax", tmp_path / "sly.py", seed=1).passed
+    assert grade_one("softmax", tmp_path / "honest.py", seed=1).passed
+
+
 @pytest.mark.parametrize("cookie, body", [("punycode", b""), ("idna", b".xn--")])
 def test_a_codec_that_decodes_in_quadratic_time_cannot_hold_grade(tmp_path, console_script, softmax_source,
                                                                    cookie, body):
