@@ -31,8 +31,12 @@ HOSTILE = ["def softmax(x):\n    while True:\n        pass\n",
 
 
 def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as folder:
+        return bench(Path(folder))
+
+
+def bench(folder: Path) -> int:
     script = str(Path(sys.executable).parent / "attention-edu")
-    folder = Path(tempfile.mkdtemp(prefix="bench-grade-"))
     honest = set()
     for index in range(30):
         if index % 5 == 4:
