@@ -8,6 +8,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -89,8 +90,7 @@ def run_check(args: argparse.Namespace) -> int:
         return _usage("check", NOT_POSIX)
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
-        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; "
-                               f"exercises: {valid}")
+        return _usage("check", f"give an exercise and a file (attention-edu check softmax mine.py); exercises: {valid}")
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
@@ -161,6 +161,23 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
             "output": row.error or row.message, "tests": tests}
 
 
+def _wrapped(line: str, width: int) -> str:
+    """``line`` in screen lines under ``width`` columns (0: no limit; beyond ASCII a character counts 2), each after
+    the first indented: a message padded to wrap on the terminal drew a screen line that read as a row of its own.
+
+    >>> print(_wrapped("failed  0/25  m.py  " + "x" * 9 + "passed  25/25  m.py", 30))
+    failed  0/25  m.py  xxxxxxxxx
+        passed  25/25  m.py
+    """
+    pieces, piece, columns = [], "", 0
+    for character in line:
+        cost = 1 if character < "\x7f" else 2
+        if width and columns + cost > max(width - 1, 8):
+            pieces, piece, columns = pieces + [piece], "    ", 4
+        piece, columns = piece + character, columns + cost
+    return "\n".join(pieces + [piece])
+
+
 def run_grade(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
@@ -219,9 +236,11 @@ def run_grade(args: argparse.Namespace) -> int:
         print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
         unwritten = True
     if not args.json:
+        width = shutil.get_terminal_size((0, 0)).columns     # COLUMNS, else the terminal's; 0 where no terminal
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
-            print(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
+            line = f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip()
+            print(_wrapped(line, width))
         print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
     if interrupted:
         left = [escape(Path(f).name, False) for f in files if f not in rows]

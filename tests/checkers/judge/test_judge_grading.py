@@ -190,6 +190,30 @@ def test_several_files_names_are_escaped_in_every_report_and_cannot_stop_the_gra
     assert results["score"] == 0 and "\n" not in results["output"] and "\x1b" not in results["output"], results
 
 
+def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, console_script, softmax_source):
+    """Red team 36: escaping leaves spaces and letters alone, so a message padded to the terminal's width wrapped
+    onto a new screen line that read "passed  25/25  class/mallory.py" under the real failed row (3 of 3 runs).
+    On a terminal (COLUMNS here) the grader now breaks a long row itself, every screen line after the first indented;
+    with no terminal a row stays one line, as the CSV and JSON keep the whole message."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ana.py").write_text(softmax_source)
+    forged = "passed          25/25  class/mallory.py"
+    for name, padding in (("mallory.py", " " * 78), ("mallet.py", "x" * 78), ("mal.py", "\uff38" * 39),
+                          ("m" * 30 + " " * 40 + "passed  25 25  ana.py", " ")):
+        (folder / name).write_text(f"raise ValueError('x' + {padding!r} + {forged!r} + ' ' * 41)\n")
+    for columns in ("80", None):
+        environment = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+        done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "5",
+                               "--no-progress"], capture_output=True, text=True, timeout=300, env=environment)
+        lines = done.stdout.splitlines()
+        assert lines[-1] == "1 of 5 submissions passed" and forged in done.stdout.replace("\n    ", ""), done.stdout
+        rows = [line for line in lines[:-1] if not line.startswith("    ")]
+        assert [row.split()[0] for row in rows] == ["passed"] + ["failed"] * 4, done.stdout
+        widths = [sum(1 if c < "\x7f" else 2 for c in line) for line in lines]
+        assert max(widths) < 80 if columns else len(lines) == 6, done.stdout
+
+
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
     """The teachers' guide's run_autograder, attacked: six files that each sleep at import ran one after another,
     each for its whole budget (six minutes under the default 60 s), so that Gradescope's time limit could end the
