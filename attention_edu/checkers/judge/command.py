@@ -236,7 +236,7 @@ def run_grade(args: argparse.Namespace) -> int:
         print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
         unwritten = True
     if not args.json:
-        width = shutil.get_terminal_size((0, 0)).columns     # COLUMNS, else the terminal's; 0 where no terminal
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 0     # COLUMNS, else the window's
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
             line = f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip()

@@ -193,8 +193,8 @@ def test_several_files_names_are_escaped_in_every_report_and_cannot_stop_the_gra
 def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, console_script, softmax_source):
     """Red team 36: escaping leaves spaces and letters alone, so a message padded to the terminal's width wrapped
     onto a new screen line that read "passed  25/25  class/mallory.py" under the real failed row (3 of 3 runs).
-    On a terminal (COLUMNS here) the grader now breaks a long row itself, every screen line after the first indented;
-    with no terminal a row stays one line, as the CSV and JSON keep the whole message."""
+    On a terminal (a pseudo-terminal here, 80 columns) the grader now breaks a long row itself, every screen line
+    after the first indented; where stdout is no terminal a row stays one line, as in the CSV and JSON."""
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "ana.py").write_text(softmax_source)
@@ -202,16 +202,28 @@ def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, cons
     for name, padding in (("mallory.py", " " * 78), ("mallet.py", "x" * 78), ("mal.py", "\uff38" * 39),
                           ("m" * 30 + " " * 40 + "passed  25 25  ana.py", " ")):
         (folder / name).write_text(f"raise ValueError('x' + {padding!r} + {forged!r} + ' ' * 41)\n")
-    for columns in ("80", None):
-        environment = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
-        done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "5",
-                               "--no-progress"], capture_output=True, text=True, timeout=300, env=environment)
-        lines = done.stdout.splitlines()
-        assert lines[-1] == "1 of 5 submissions passed" and forged in done.stdout.replace("\n    ", ""), done.stdout
+    command = [console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "5", "--no-progress"]
+    for terminal in (True, False):
+        leader, follower = os.openpty() if terminal else (None, subprocess.PIPE)
+        process = subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL,
+                                   env=dict(os.environ, COLUMNS="80"))
+        if terminal:
+            os.close(follower)
+            chunks = []
+            with contextlib.suppress(OSError):          # EIO: the grader closed its end
+                while chunk := os.read(leader, 65536):
+                    chunks.append(chunk)
+            os.close(leader)
+            printed = b"".join(chunks).decode().replace("\r\n", "\n")
+        else:
+            printed = process.communicate(timeout=300)[0].decode()
+        assert process.wait(timeout=300) == 0, printed
+        lines = printed.splitlines()
+        assert lines[-1] == "1 of 5 submissions passed" and forged in printed.replace("\n    ", ""), printed
         rows = [line for line in lines[:-1] if not line.startswith("    ")]
-        assert [row.split()[0] for row in rows] == ["passed"] + ["failed"] * 4, done.stdout
+        assert [row.split()[0] for row in rows] == ["passed"] + ["failed"] * 4, printed
         widths = [sum(1 if c < "\x7f" else 2 for c in line) for line in lines]
-        assert max(widths) < 80 if columns else len(lines) == 6, done.stdout
+        assert max(widths) < 80 if terminal else len(lines) == 6, printed
 
 
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
