@@ -1,17 +1,19 @@
 """What a checker hands back: a :class:`CheckResult` that reads well in a terminal (``str``) and in Jupyter (a
 coloured box); in strict mode one that did not pass is raised as :class:`CheckFailed` instead, so that a course's CI
-can grade notebooks by running them.
+can grade notebooks by running them. :func:`say` prints the commands' lines, which may hold a student's text.
 """
 
+import contextlib
 import html
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from .judge import escape
 from .records import PROBES
 
-__all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "describe", "STRICT_ENV"]
+__all__ = ["CheckResult", "CheckFailed", "finish", "print_notes", "describe", "say", "screen_lines", "STRICT_ENV"]
 
 #: Environment variable that turns strict mode on for every checker (e.g. in CI).
 STRICT_ENV = "ATTENTION_EDU_STRICT"
@@ -204,3 +206,40 @@ def print_notes(log: list) -> tuple[str, ...]:
     count = len(printed.splitlines())
     return notes + (f'your function printed while it ran ({count} line{"s" if count != 1 else ""}, '
                      f'first: "{first}"); remove debugging prints once it works.',)
+
+
+def screen_lines(text: str, width: int) -> str:
+    """``text`` in screen lines under ``width`` columns (0: no limit; beyond ASCII a character counts 2), each after
+    the first of a line indented: a message padded to wrap on the terminal drew a screen line that read as a row.
+
+    >>> print(screen_lines("failed  0/25  m.py  " + "x" * 12 + "passed  25/25  m.py", 30))
+    failed  0/25  m.py
+        xxxxxxxxxxxxpassed
+        25/25  m.py
+    """
+    pieces, piece, columns, limit = [], "", 0, max(width - 1, 8)
+    for character in text:
+        if character == "\n":
+            pieces.append(piece)
+            piece, columns = "", 0
+            continue
+        cost = 1 if character < "\x7f" else 2
+        if width and columns + cost > limit:
+            head, space, tail = piece.rpartition(" ")        # at a space where there is one, mid-word if not
+            tail_columns = sum(1 if c < "\x7f" else 2 for c in tail)
+            if not (space and head.strip() and 4 + tail_columns + cost <= limit):
+                head, tail, tail_columns = piece, "", 0
+            pieces.append(head.rstrip())
+            piece, columns = "    " + tail, 4 + tail_columns
+        piece, columns = piece + character, columns + cost
+    return "\n".join(pieces + [piece])
+
+
+def say(text: str, stream: Any = None) -> None:
+    """Print ``text`` on ``stream`` (stdout by default), on a terminal in :func:`screen_lines` of its width (COLUMNS,
+    else the window's), so that no student's text (a message, a file name) is left to the terminal to wrap."""
+    stream, width = stream or sys.stdout, 0
+    if stream.isatty():
+        with contextlib.suppress(OSError, ValueError):
+            width = int(os.environ.get("COLUMNS") or os.get_terminal_size(stream.fileno()).columns)
+    print(screen_lines(text, width), file=stream)

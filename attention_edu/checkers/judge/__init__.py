@@ -162,6 +162,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
     """The files given and the .py and .ipynb files below the folders given, each once (links and FIFOs too: their
     rows say so), with their (device, inode) when listed. A folder is opened only as the one its parent listed, never
     through a link, so one swapped for a link while grading runs leads nowhere (nor a file: :func:`read_submission`)."""
+    from ..result import say       # here: result.py imports this module
     found: dict[str, tuple[int, int] | None] = {}
     for text in paths:
         if not os.path.isdir(text):
@@ -173,7 +174,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
             try:
                 entries = list(_entries(folder, listed))
             except OSError as err:      # a path too long, no permission: named on stderr
-                print(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", file=sys.stderr)
+                say(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", sys.stderr)
                 continue
             for name, status in entries:        # hidden folders, a Mac zip's folder and its ._ files: not submissions
                 path, is_dir = os.path.join(folder, name), stat.S_ISDIR(status.st_mode)
@@ -182,7 +183,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
                 elif not is_dir and not name.startswith("._") and Path(name).suffix.lower() in (".py", ".ipynb"):
                     files[os.path.normpath(path)] = status.st_dev, status.st_ino
                 elif stat.S_ISLNK(status.st_mode):        # a link to a folder, say: not followed, and not in silence
-                    print(f"attention-edu grade: not followed: {escape(path, False)} is a link", file=sys.stderr)
+                    say(f"attention-edu grade: not followed: {escape(path, False)} is a link", sys.stderr)
         found.update({name: files[name] for name in sorted(files) if name not in found})
     return found
 

@@ -8,7 +8,6 @@ import argparse
 import csv
 import json
 import os
-import shutil
 import signal
 import sys
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -18,6 +17,7 @@ from typing import Any
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
                           written_atomically)
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
+from ..result import say
 from . import FIELDS, Row, csv_cell, escape, list_submissions
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
@@ -70,7 +70,7 @@ def filesystem_layer() -> str | None:
 
 
 def _usage(command: str, message: str) -> int:
-    print(f"attention-edu {command}: {message}", file=sys.stderr)
+    say(f"attention-edu {command}: {message}", sys.stderr)
     return 2
 
 
@@ -90,7 +90,8 @@ def run_check(args: argparse.Namespace) -> int:
         return _usage("check", NOT_POSIX)
     valid = ", ".join(EXERCISES)
     if not args.exercise or not args.file:
-        return _usage("check", f"give an exercise and a file (attention-edu check softmax mine.py); exercises: {valid}")
+        return _usage("check", f"give an exercise and a file, e.g. attention-edu check softmax mine.py; "
+                               f"exercises: {valid}")
     name = exercise_name(args.exercise)
     if name not in EXERCISES:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
@@ -103,7 +104,7 @@ def run_check(args: argparse.Namespace) -> int:
     if row.usage:                                   # no function of that name
         advice = "give --function one of the functions found" if args.function else "pass --function NAME"
         return _usage("check", f"{row.error}; name it {args.function or EXERCISES[name].function} or {advice}")
-    print(row.message)
+    say(row.message)
     if args.verbose:
         print(f"(hidden cases drawn with seed {seed}; sandbox layers: {', '.join(row.sandbox) or 'none'})")
     return 0 if row.passed and row.error is None else 1
@@ -161,23 +162,6 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
             "output": row.error or row.message, "tests": tests}
 
 
-def _wrapped(line: str, width: int) -> str:
-    """``line`` in screen lines under ``width`` columns (0: no limit; beyond ASCII a character counts 2), each after
-    the first indented: a message padded to wrap on the terminal drew a screen line that read as a row of its own.
-
-    >>> print(_wrapped("failed  0/25  m.py  " + "x" * 9 + "passed  25/25  m.py", 30))
-    failed  0/25  m.py  xxxxxxxxx
-        passed  25/25  m.py
-    """
-    pieces, piece, columns = [], "", 0
-    for character in line:
-        cost = 1 if character < "\x7f" else 2
-        if width and columns + cost > max(width - 1, 8):
-            pieces, piece, columns = pieces + [piece], "    ", 4
-        piece, columns = piece + character, columns + cost
-    return "\n".join(pieces + [piece])
-
-
 def run_grade(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
@@ -214,9 +198,8 @@ def run_grade(args: argparse.Namespace) -> int:
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
-    print(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
-          f"{' (per student)' if args.per_student else ''};"
-          f" sandbox layers: {layers}", file=sys.stderr)
+    say(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
+        f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", sys.stderr)
     if args.json:
         print(json.dumps(records, indent=2))
     unwritten = False
@@ -231,20 +214,18 @@ def run_grade(args: argparse.Namespace) -> int:
             row = Row(names or "no .py or .ipynb file", seed=seed, error=why) if several else done[0]
             with written_atomically(args.gradescope) as partial:
                 partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-            print(f"wrote Gradescope results for {row.file} to {args.gradescope}", file=sys.stderr)   # not in --json
+            say(f"wrote Gradescope results for {row.file} to {args.gradescope}", sys.stderr)   # not in --json
     except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
         print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
         unwritten = True
     if not args.json:
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 0     # COLUMNS, else the window's
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
-            line = f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip()
-            print(_wrapped(line, width))
+            say(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
         print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
     if interrupted:
         left = [escape(Path(f).name, False) for f in files if f not in rows]
-        print(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
-              f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", file=sys.stderr)
+        say(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
+            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", sys.stderr)
         return 130
     return 1 if unwritten else 0

@@ -190,40 +190,46 @@ def test_several_files_names_are_escaped_in_every_report_and_cannot_stop_the_gra
     assert results["score"] == 0 and "\n" not in results["output"] and "\x1b" not in results["output"], results
 
 
+def _on_a_terminal(command, columns="80"):
+    """What ``command`` shows on a pseudo-terminal (stdout and stderr both, as on a teacher's screen), \r\n read as \n."""
+    leader, follower = os.openpty()
+    process = subprocess.Popen(command, stdout=follower, stderr=follower, env=dict(os.environ, COLUMNS=columns))
+    os.close(follower)
+    chunks = []
+    with contextlib.suppress(OSError):          # EIO: every process holding the terminal has ended
+        while chunk := os.read(leader, 65536):
+            chunks.append(chunk)
+    os.close(leader)
+    process.wait(timeout=300)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
 def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, console_script, softmax_source):
-    """Red team 36: escaping leaves spaces and letters alone, so a message padded to the terminal's width wrapped
-    onto a new screen line that read "passed  25/25  class/mallory.py" under the real failed row (3 of 3 runs).
-    On a terminal (a pseudo-terminal here, 80 columns) the grader now breaks a long row itself, every screen line
-    after the first indented; where stdout is no terminal a row stays one line, as in the CSV and JSON."""
+    """Red teams 36 and 37: escaping leaves spaces and letters alone, so a message padded to the terminal's width
+    wrapped onto a new screen line that read "passed  25/25  class/mallory.py" under the real failed row, and so
+    did the name of a link on stderr's "not followed: ... is a link" (3 of 3 runs each). On a terminal the commands
+    now break every line that may hold a student's text themselves, each screen line after the first indented;
+    where the output is no terminal a row stays one line, as in the CSV and JSON."""
     folder = tmp_path / "class"
-    folder.mkdir()
+    (folder / "bob").mkdir(parents=True)
     (folder / "ana.py").write_text(softmax_source)
     forged = "passed          25/25  class/mallory.py"
     for name, padding in (("mallory.py", " " * 78), ("mallet.py", "x" * 78), ("mal.py", "\uff38" * 39),
                           ("m" * 30 + " " * 40 + "passed  25 25  ana.py", " ")):
         (folder / name).write_text(f"raise ValueError('x' + {padding!r} + {forged!r} + ' ' * 41)\n")
+    os.symlink("nowhere", folder / "bob" / ("x" * 35 + forged.replace("/", "\u2215") + " " * 40))
     command = [console_script, "grade", str(folder), "--exercise", "softmax", "--seed", "5", "--no-progress"]
-    for terminal in (True, False):
-        leader, follower = os.openpty() if terminal else (None, subprocess.PIPE)
-        process = subprocess.Popen(command, stdout=follower, stderr=subprocess.DEVNULL,
-                                   env=dict(os.environ, COLUMNS="80"))
-        if terminal:
-            os.close(follower)
-            chunks = []
-            with contextlib.suppress(OSError):          # EIO: the grader closed its end
-                while chunk := os.read(leader, 65536):
-                    chunks.append(chunk)
-            os.close(leader)
-            printed = b"".join(chunks).decode().replace("\r\n", "\n")
-        else:
-            printed = process.communicate(timeout=300)[0].decode()
-        assert process.wait(timeout=300) == 0, printed
-        lines = printed.splitlines()
-        assert lines[-1] == "1 of 5 submissions passed" and forged in printed.replace("\n    ", ""), printed
-        rows = [line for line in lines[:-1] if not line.startswith("    ")]
-        assert [row.split()[0] for row in rows] == ["passed"] + ["failed"] * 4, printed
-        widths = [sum(1 if c < "\x7f" else 2 for c in line) for line in lines]
-        assert max(widths) < 80 if terminal else len(lines) == 6, printed
+    shown = _on_a_terminal(command)
+    lines = shown.splitlines()
+    assert forged in shown.replace("\n    ", "") and "is a link" in shown, shown
+    starts = [line.split()[0] for line in lines if line and not line.startswith("    ")]
+    assert starts == ["attention-edu", "graded"] + ["passed"] + ["failed"] * 4 + ["1"], shown
+    assert max(sum(1 if c < "\x7f" else 2 for c in line) for line in lines) < 80, shown
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=300, env=dict(os.environ, COLUMNS="80"))
+    assert len(piped.stdout.splitlines()) == 6 and forged in piped.stdout, piped.stdout        # no terminal
+    shown = _on_a_terminal([console_script, "check", "softmax", str(folder / "mallory.py")], columns="60")
+    assert shown.startswith("check softmax: failed.") and all(line.startswith("    ") for line in shown.splitlines()[1:]
+                                                                 if "passed" in line), shown
 
 
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
