@@ -1,5 +1,5 @@
-"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures) and the hidden probes
-drawn from a grading run's seed.
+"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures, graded rows) and the hidden
+probes drawn from a grading run's seed.
 
 Plain data: the other modules of the package import these and nothing here imports them back. The public cases of
 an exercise are fixed (their names teach); :func:`hidden_cases` adds cases like them, drawn from a seed, so that no
@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 
-__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "probe_counts", "hidden_cases",
-           "student_seed", "fresh_seed"]
+__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "FIELDS", "Row", "probe_counts",
+           "hidden_cases", "student_seed", "fresh_seed"]
 
 #: Probe ids in the order they run, with the titles used in messages.
 PROBES: dict[str, str] = {
@@ -115,6 +115,37 @@ class Failure:
     hint: str = ""             # a property's own hint, given instead of its hint id's
     outcome: Any = None        # the call's Outcome (see .harness)
     expected: tuple = ()       # what the reference gave for the same inputs
+
+
+#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
+FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
+          "mistakes", "seed", "sandbox", "seconds", "error")
+
+
+@dataclass
+class Row:
+    """One graded submission."""
+
+    file: str
+    passed: bool = False
+    attempted: bool = False
+    status: str = "not graded"
+    hint_id: str | None = None
+    probe: str | None = None
+    probes_passed: int | None = None
+    probes_total: int | None = None
+    mistakes: list = field(default_factory=list)
+    seed: int | None = None
+    sandbox: list = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    probes_failed: dict = field(default_factory=dict)     # by group: see CheckResult.probes_failed
+    usage: bool = False          # the error is the caller's (no such file/function), not the student's
+    message: str = ""            # the full check message
+
+    def record(self) -> dict[str, Any]:
+        """The row as ``--json`` prints it: the :data:`FIELDS`, in order."""
+        return {key: getattr(self, key) for key in FIELDS}
 
 
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:

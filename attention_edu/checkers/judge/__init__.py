@@ -11,7 +11,6 @@ import codecs
 import contextlib
 import errno
 import io
-import json
 import os
 import re
 import stat
@@ -21,12 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "csv_cell", "python_text", "scan", "commented",
-           "read_submission", "list_submissions", "Refused"]
+from ..records import FIELDS, Row     # one graded submission, a record
 
-#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
-FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
-          "mistakes", "seed", "sandbox", "seconds", "error")
+__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "python_text", "scan", "commented",
+           "read_submission", "list_submissions", "Refused"]
 
 
 @dataclass(frozen=True)
@@ -82,32 +79,6 @@ class Outcome:
         return self.error is None and not self.timed_out and not self.ended
 
 
-@dataclass
-class Row:
-    """One graded submission."""
-
-    file: str
-    passed: bool = False
-    attempted: bool = False
-    status: str = "not graded"
-    hint_id: str | None = None
-    probe: str | None = None
-    probes_passed: int | None = None
-    probes_total: int | None = None
-    mistakes: list = field(default_factory=list)
-    seed: int | None = None
-    sandbox: list = field(default_factory=list)
-    seconds: float = 0.0
-    error: str | None = None
-    probes_failed: dict = field(default_factory=dict)     # by group: see CheckResult.probes_failed
-    usage: bool = False          # the error is the caller's (no such file/function), not the student's
-    message: str = ""            # the full check message
-
-    def record(self) -> dict[str, Any]:
-        """The row as ``--json`` prints it: the :data:`FIELDS`, in order."""
-        return {key: getattr(self, key) for key in FIELDS}
-
-
 def escape(text: Any, newlines: bool = True) -> Any:
     r"""``text`` with every control character written as an escape (``\x1b``, ``\r``); the newline
     too unless ``newlines`` (a one-line field, where a student's newline could draw a line of its own).
@@ -119,16 +90,6 @@ def escape(text: Any, newlines: bool = True) -> Any:
         return text
     return "".join(c if (c == "\n" and newlines) or c.isprintable() else c.encode("unicode_escape").decode("ascii")
                    for c in text)
-
-
-def csv_cell(value: Any) -> Any:
-    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
-
-    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
-    ('\'=HYPERLINK("x")', '["a"]', 3)
-    """
-    value = json.dumps(value) if isinstance(value, list) else value
-    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 class Refused(ValueError):
@@ -228,22 +189,47 @@ def commented(line: str) -> str:
     return f"{line[:len(line) - len(line.lstrip())]}pass  # {line.lstrip()}"
 
 
-_SIGNIFICANT = re.compile(r"\\.|'''|\"\"\"|['\"#\\()\[\]{}]")     # escapes, quotes, comments, brackets
+#: A named escape (``\N{...}``) or any other, a quote with the letters before it, a comment, a bracket, a colon
+_SIGNIFICANT = re.compile(r"\\N\{[\w -]*\}|\\.?|([rRbBuUfFtT]{0,2})('''|\"\"\"|['\"])|[#()\[\]{}:]")
+#: Prefixes of strings whose replacement fields are code that may hold strings and lines (Python 3.12+, PEP 701)
+FORMATTED = frozenset(prefix for letter in "ft"[:(sys.version_info >= (3, 12)) + (sys.version_info >= (3, 14))]
+                      for prefix in (letter, "r" + letter, letter + "r"))
 
 
-def scan(line: str, depth: int, quote: str) -> tuple[int, str, bool]:
-    """(brackets open, the quote of a string left open, whether a backslash joins the next line) after ``line``."""
-    position, token = 0, ""
+def scan(line: str, depth: int, quote: str, formatted: frozenset | None = None) -> tuple[int, str, bool]:
+    """(brackets open, the strings left open, whether a backslash joins the next line) after ``line``. ``quote`` (from
+    the line before) is "" or the strings open, innermost last, "|" between: a quote; an f-string's, after "f" ("rf":
+    raw); a replacement field in it ("{" and the brackets open there); the field's format spec (":"). ``formatted``:
+    the f-string prefixes read as Python 3.12+ reads them (default :data:`FORMATTED`, this Python's)."""
+    formatted = FORMATTED if formatted is None else formatted
+    stack, position, token = quote.split("|") if quote else [], 0, ""
     while match := _SIGNIFICANT.search(line, position):
-        token, position = match.group(), match.end()
-        if quote:                                # a single quote ends at the first of three, and the two left are
-            if token == quote or len(quote) == 1 and token[0] == quote:     # read again: "a"""" opens a """ string
-                quote, position = "", match.start() + len(quote)
-        elif token == "#":
-            return depth, quote, False
-        elif token in ("'", '"', "'''", '"""'):
-            quote = token
-        elif token in "([{)]}":
+        token, position, top = match.group(), match.end(), stack[-1] if stack else "{0"
+        code, string = top[0] == "{", stack[-2] if top == ":" else top     # a spec's text is its f-string's
+        closing = string.lstrip("rf")                    # the quote that ends that string
+        if not code and match[2] and (match[2] == closing or len(closing) == 1 and match[2][0] == closing):
+            stack, position = stack[:-2 if top == ":" else -1], match.start(2) + len(closing)   # "a"""": a, then ""
+        elif not code and string[0] in "rf":             # an f-string's text, or its field's format spec
+            if token.startswith("\\N") and string[0] == "r":
+                position = match.start() + 2             # raw: \N is two characters, and a field may follow
+            elif token in "{}" and top != ":" and line[position:position + 1] == token:
+                position += 1                            # {{ and }}: a brace in the text
+            elif token == "{":
+                stack.append("{0")                       # a replacement field: code
+            elif token == "}" and top == ":":
+                stack.pop()                              # the spec ends, and its field
+        elif code and token == "#":
+            break
+        elif code and match[2]:                          # a string opens: an f-string if its letters say so
+            letters = "" if line[match.start() - 1:match.start()].isidentifier() else match[1].lower()
+            stack.append(("r" * ("r" in letters) + "f" if letters in formatted else "") + match[2])
+        elif code and stack and token in "}:" and top == "{0":
+            stack[-1:] = [":"] if token == ":" else []   # the field's format spec begins, or the field ends
+        elif code and token in "([{)]}" and stack:      # a bracket in a field
+            stack[-1] = "{" + str(max(int(top[1:]) + (1 if token in "([{" else -1), 0))
+        elif code and token in "([{)]}":                 # a bracket in the line's code
             depth = max(depth + (1 if token in "([{" else -1), 0)
-    joined = token == "\\"                       # a lone backslash can only be the line's last character
-    return depth, "" if len(quote) == 1 and not joined else quote, joined
+    joined = token == "\\"                               # a lone backslash can only be the line's last character
+    if stack and not joined and stack[-1][0] not in "{:" and len(stack[-1].lstrip("rf")) == 1:
+        stack.pop()                                      # a one-quote string ends with its line (an error there)
+    return depth, "|".join(stack), joined

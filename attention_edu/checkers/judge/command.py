@@ -18,12 +18,12 @@ from ...arguments import (non_negative_int, output_path, positive_int, positive_
                           written_atomically)
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
 from ..result import say
-from . import FIELDS, Row, csv_cell, escape, list_submissions
+from . import FIELDS, Row, escape, list_submissions
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
-__all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results"]
+__all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results", "csv_cell"]
 
 
 def register(subparsers: Any) -> None:
@@ -136,6 +136,16 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int) -> tu
             return rows, True
     bar.close()
     return rows, False
+
+
+def csv_cell(value: Any) -> Any:
+    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
+
+    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
+    ('\'=HYPERLINK("x")', '["a"]', 3)
+    """
+    value = json.dumps(value) if isinstance(value, list) else value
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
 
 
 def results(exercise: Exercise, row: Row) -> dict[str, Any]:

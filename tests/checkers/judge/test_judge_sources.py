@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import types
 import warnings
 from pathlib import Path
@@ -1088,6 +1089,79 @@ def test_text_that_python_reads_as_a_string_is_never_run(tmp_path, quote):
     assert not namespace["softmax"](np.ones(3)).any()
     row = grade_one("softmax", tmp_path / "hidden.py", seed=2)
     assert not row.passed and row.probes_passed < 5, row.message
+
+
+#: The f-string prefixes of Python 3.12+, where a replacement field is code that may hold strings and lines (PEP 701)
+NESTED = frozenset({"f", "rf", "fr"})
+
+
+@pytest.mark.parametrize("lines, nested, plain", [
+    (['note = f"{(total', '          != 0).sum()} rows"'], [True, False], [False, False]),
+    (['notes = f"{"""', "# In[4]:", '"""}"'], [True, True, False], [False, False, True]),
+    (['s = f"{x["a"]}"'], [False], [False]),
+    (['s = f"{{x" + "}}"'], [False], [False]),
+    (['s = rf"\\N{x}" + f"\\N{DIGIT ONE}"'], [False], [False]),
+    (['s = f"{x:{"a"}}"', "t = f'{x:\"}'"], [False, False], [False, False]),
+    (['s = f"""{x', '}"""'], [True, False], [True, False]),
+    (['s = f"{x  # a comment', '}"'], [True, False], [False, False]),
+    (['s = f"{x:', '>{width}}"'], [True, False], [False, False]),
+    (['s = af"{"', 'x = 1'], [False, False], [False, False]),          # af: a name, then a plain string
+    (["s = f'{ {1: 2}[1] }'", "(f'{x!r:>{w}}'"], [False, False], [False, False]),
+])
+def test_the_line_scanner_reads_f_strings_as_python_3_12_does(lines, nested, plain):
+    """Python 3.12 reads an f-string's replacement field as code (PEP 701): it may hold strings in the same quote
+    and run over lines. The scanner read every f-string as a plain string, so on 3.12 (found by an outside test on
+    3.12 and 3.13) a line inside a field was taken for a shell command and commented out (an honest notebook
+    failed with a SyntaxError), and a cell marker inside a string opened in a field split the cell: a right softmax
+    in that string ran and passed a wrong file 25/25. After each line, is a string open? Python 3.12's reading
+    (``nested``) and 3.11's (``plain``), on every Python; the third line of the second case opens a new string on
+    3.11, whose f"{" is a whole string."""
+    from attention_edu.checkers.judge import scan
+    for formatted, expected in ((NESTED, nested), (frozenset(), plain)):
+        depth, quote, states = 0, "", []
+        for line in lines:
+            depth, quote, _ = scan(line, depth, quote, formatted)
+            states.append(bool(quote))
+        assert states == expected and depth == (1 if lines[-1].startswith("(") else 0), (formatted, lines, quote)
+
+
+def test_a_cell_marker_in_a_string_opened_in_an_f_string_field_is_text(tmp_path, monkeypatch):
+    """The outside test's attack, read as Python 3.12 reads it (the scanner's prefixes set to 3.12's here, so the
+    split is checked on every Python): the export's own softmax is the wrong one above; the right one stands in a
+    string opened inside an f-string's field, between "# In[4]:" and "# In[5]:", and must stay in that cell."""
+    from attention_edu.checkers import judge
+    from attention_edu.checkers.judge.source import read_cells
+    monkeypatch.setattr(judge, "FORMATTED", NESTED)
+    wrong = "def softmax(x):\n    e = np.exp(x)\n    return e / np.sum(e, axis=0, keepdims=True)\n"
+    text = (f"#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n\n\n# In[2]:\n\n\n{wrong}\n\n"
+            f'# In[3]:\n\n\nnotes = f"{{"""\n# In[4]:\n\n\n{SOFTMAX}\n\n# In[5]:\n"""}}"\n')
+    (tmp_path / "export.py").write_text(text)
+    cells, notebook = read_cells(tmp_path / "export.py", False)
+    assert notebook and len(cells) == 3 and SOFTMAX in cells[2][1] and cells[2][1].lstrip().startswith("notes"), cells
+    monkeypatch.setattr(judge, "FORMATTED", frozenset())       # as 3.11 reads it: f"{" is a whole string
+    assert len(read_cells(tmp_path / "export.py", False)[0]) == 5
+
+
+def test_a_line_inside_an_f_string_field_is_never_read_as_a_magic(tmp_path, monkeypatch):
+    """The outside test's false fail, read as Python 3.12 reads it: "!= 0).sum()" on a line of its own inside a
+    replacement field was commented out as a shell command, and the honest cell failed with a SyntaxError."""
+    from attention_edu.checkers import judge
+    monkeypatch.setattr(judge, "FORMATTED", NESTED)
+    cell = SOFTMAX.replace("    return", '    note = f"{(total\n               != 0).sum()} rows"\n    return')
+    assert _code(tmp_path, "import numpy as np", cell)[1].strip() == cell.strip()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="nested f-strings are Python 3.12+ syntax (the scanner's "
+                    "reading of them is tested above on every Python)")
+def test_on_python_3_12_the_f_string_attack_fails_and_the_honest_cell_passes(tmp_path):
+    """End to end on a Python that runs nested f-strings: the wrong file fails, the honest notebook passes."""
+    wrong = "def softmax(x):\n    e = np.exp(x)\n    return e / np.sum(e, axis=0, keepdims=True)\n"
+    text = (f"#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n\n\n# In[2]:\n\n\n{wrong}\n\n"
+            f'# In[3]:\n\n\nnotes = f"{{"""\n# In[4]:\n\n\n{SOFTMAX}\n\n# In[5]:\n"""}}"\n')
+    (tmp_path / "export.py").write_text(text)
+    assert not grade_one("softmax", tmp_path / "export.py", seed=2).passed
+    cell = SOFTMAX.replace("    return", '    note = f"{(total\n               != 0).sum()} rows"\n    return')
+    assert _grade(tmp_path, "import numpy as np", cell).passed
 
 
 PERCENT = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: percent\n# ---\n\n"
