@@ -5,8 +5,11 @@ the cell filter (which cells and statements of a notebook run)."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import random
 import sys
+import tokenize
 import types
 import warnings
 from pathlib import Path
@@ -1123,6 +1126,52 @@ def test_the_line_scanner_reads_f_strings_as_python_3_12_does(lines, nested, pla
             depth, quote, _ = scan(line, depth, quote, formatted)
             states.append(bool(quote))
         assert states == expected and depth == (1 if lines[-1].startswith("(") else 0), (formatted, lines, quote)
+
+
+def _statement_level(lines: list[str], after: list[str]) -> tuple[bool, int] | None:
+    """Python's tokenizer on a valid program: before the line MARK placed after ``lines`` (``after`` follows it), is
+    a string or an f-string open, and how many brackets outside them? None where the tokenizer cannot say."""
+    text, mark = "\n".join([*lines, "MARK", *after]) + "\n", len(lines) + 1
+    fstrings, depth = 0, 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and token.string == "MARK" and token.start == (mark, 0):
+                return fstrings > 0, depth
+            if token.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", None)) and token.end[0] >= mark:
+                return True, depth
+            fstrings += {getattr(tokenize, "FSTRING_START", None): 1, getattr(tokenize, "FSTRING_END", None): -1}.get(
+                token.type, 0)
+            if token.type == tokenize.OP and not fstrings and token.string in "([{)]}":
+                depth = max(depth + (1 if token.string in "([{" else -1), 0)
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return None
+
+
+def test_the_line_scanner_agrees_with_this_pythons_tokenizer_on_valid_programs():
+    """Before every line of a valid program the scanner must say what this Python's tokenizer says: a string open
+    (an f-string's field counts: a line there starts no statement) and how many brackets. On 3.12+ that is PEP 701's
+    reading of f-strings (nested quotes, fields over lines), on 3.10 and 3.11 the older one. Random programs from
+    pieces that meet at quotes, braces and colons, kept where they compile (a few thousand of 40,000)."""
+    from attention_edu.checkers.judge import scan
+    pieces = ['"', "'", "a", "f", "{", "}", ":", "#", "(", ")", " ", "r", '"""', "\'\'\'", 'f"""{', "f'{", 'f"{', "!r", "\\"]
+    draw, checked = random.Random(42), 0
+    for _ in range(40_000):
+        lines, after = ([("".join(draw.choice(pieces) for _ in range(draw.randint(0, 8))))
+                         for _ in range(draw.randint(low, 3))] for low in (1, 0))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile("\n".join([*lines, "MARK", *after]) + "\n", "<program>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        truth, depth, quote, joined = _statement_level(lines, after), 0, "", False
+        for line in lines:
+            depth, quote, joined = scan(line, depth, quote)
+        if truth is not None and not joined:
+            checked += 1
+            assert (bool(quote), depth) == truth, (lines, after, quote, depth)
+    assert checked > 1000, checked
 
 
 def test_a_cell_marker_in_a_string_opened_in_an_f_string_field_is_text(tmp_path, monkeypatch):
