@@ -221,7 +221,8 @@ def scan(line: str, depth: int, quote: str, formatted: frozenset | None = None) 
         elif code and token == "#":
             break
         elif code and match[2]:                          # a string opens: an f-string if its letters say so
-            letters = "" if line[match.start() - 1:match.start()].isidentifier() else match[1].lower()
+            before = line[match.start() - 1:match.start()]     # the end of a name (x1f"a"): the letters are its
+            letters = "" if before and ("_" + before).isidentifier() else match[1].lower()
             stack.append(("r" * ("r" in letters) + "f" if letters in formatted else "") + match[2])
         elif code and stack and token in "}:" and top == "{0":
             stack[-1:] = [":"] if token == ":" else []   # the field's format spec begins, or the field ends

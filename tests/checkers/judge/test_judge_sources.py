@@ -1109,6 +1109,7 @@ NESTED = frozenset({"f", "rf", "fr"})
     (['s = f"{x  # a comment', '}"'], [True, False], [False, False]),
     (['s = f"{x:', '>{width}}"'], [True, False], [False, False]),
     (['s = af"{"', 'x = 1'], [False, False], [False, False]),          # af: a name, then a plain string
+    (['s = x1f"{"', 'x = 1'], [False, False], [False, False]),         # x1f: a name too
     (["s = f'{ {1: 2}[1] }'", "(f'{x!r:>{w}}'"], [False, False], [False, False]),
 ])
 def test_the_line_scanner_reads_f_strings_as_python_3_12_does(lines, nested, plain):
