@@ -241,5 +241,5 @@ def say(text: str, stream: Any = None) -> None:
     stream, width = stream or sys.stdout, 0
     if stream.isatty():
         with contextlib.suppress(OSError, ValueError):
-            width = int(os.environ.get("COLUMNS") or os.get_terminal_size(stream.fileno()).columns)
+            width = max(int(os.environ.get("COLUMNS") or os.get_terminal_size(stream.fileno()).columns), 0)
     print(screen_lines(text, width), file=stream)
