@@ -235,10 +235,13 @@ def screen_lines(text: str, width: int) -> str:
     return "\n".join(pieces + [piece])
 
 
-def say(text: str, stream: Any = None) -> None:
-    """Print ``text`` on ``stream`` (stdout by default), on a terminal in :func:`screen_lines` of its width (COLUMNS,
-    else the window's), so that no student's text (a message, a file name) is left to the terminal to wrap."""
-    stream, width = stream or sys.stdout, 0
+def say(text: str, stderr: bool = False) -> None:
+    """Print ``text`` on stdout (or stderr), on a terminal in :func:`screen_lines` of its width (COLUMNS, else the
+    window's), so that no student's text (a message, a file name) is left to the terminal to wrap; not at all where
+    the stream is closed (``2>&-``: None), so that nothing meant for stderr lands in ``--json``'s stdout."""
+    stream, width = sys.stderr if stderr else sys.stdout, 0
+    if stream is None:
+        return
     if stream.isatty():
         with contextlib.suppress(OSError, ValueError):
             width = max(int(os.environ.get("COLUMNS") or os.get_terminal_size(stream.fileno()).columns), 0)

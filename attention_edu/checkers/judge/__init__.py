@@ -135,7 +135,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
             try:
                 entries = list(_entries(folder, listed))
             except OSError as err:      # a path too long, no permission: named on stderr
-                say(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", sys.stderr)
+                say(f"attention-edu grade: could not list a folder: {escape(str(err), False)}", stderr=True)
                 continue
             for name, status in entries:        # hidden folders, a Mac zip's folder and its ._ files: not submissions
                 path, is_dir = os.path.join(folder, name), stat.S_ISDIR(status.st_mode)
@@ -144,7 +144,7 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
                 elif not is_dir and not name.startswith("._") and Path(name).suffix.lower() in (".py", ".ipynb"):
                     files[os.path.normpath(path)] = status.st_dev, status.st_ino
                 elif stat.S_ISLNK(status.st_mode):        # a link to a folder, say: not followed, and not in silence
-                    say(f"attention-edu grade: not followed: {escape(path, False)} is a link", sys.stderr)
+                    say(f"attention-edu grade: not followed: {escape(path, False)} is a link", stderr=True)
         found.update({name: files[name] for name in sorted(files) if name not in found})
     return found
 
@@ -212,6 +212,8 @@ def scan(line: str, depth: int, quote: str, formatted: frozenset | None = None) 
         elif not code and string[0] in "rf":             # an f-string's text, or its field's format spec
             if token.startswith("\\N") and string[0] == "r":
                 position = match.start() + 2             # raw: \N is two characters, and a field may follow
+            elif token[:1] == "\\" and token[1:] in ("{", "}"):
+                position = match.start() + 1             # a backslash escapes no brace: \{{ is \ and {{, \{x} a field
             elif token in "{}" and top != ":" and line[position:position + 1] == token:
                 position += 1                            # {{ and }}: a brace in the text
             elif token == "{":

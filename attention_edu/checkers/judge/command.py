@@ -70,7 +70,7 @@ def filesystem_layer() -> str | None:
 
 
 def _usage(command: str, message: str) -> int:
-    say(f"attention-edu {command}: {message}", sys.stderr)
+    say(f"attention-edu {command}: {message}", stderr=True)
     return 2
 
 
@@ -116,7 +116,7 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int) -> tu
     from tqdm import tqdm
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=len(files), desc=f"grading {args.exercise}", unit="submission", file=sys.stderr,
-               disable=args.no_progress or not sys.stderr.isatty())
+               disable=args.no_progress or not (sys.stderr and sys.stderr.isatty()))     # None: 2>&-
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
@@ -192,8 +192,8 @@ def run_grade(args: argparse.Namespace) -> int:
     if (layer := filesystem_layer()) is not None:
         if args.require_sandbox:
             return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
-        print(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
-              f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", file=sys.stderr)
+        say(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
+            f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", stderr=True)
     seed, files = fresh_seed() if args.seed is None else args.seed, list(listed)
     several = bool(args.gradescope) and len(files) != 1     # the grader does not choose one: none runs its budget
     names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
@@ -209,7 +209,7 @@ def run_grade(args: argparse.Namespace) -> int:
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
     say(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
-        f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", sys.stderr)
+        f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", stderr=True)
     if args.json:
         print(json.dumps(records, indent=2))
     unwritten = False
@@ -224,9 +224,9 @@ def run_grade(args: argparse.Namespace) -> int:
             row = Row(names or "no .py or .ipynb file", seed=seed, error=why) if several else done[0]
             with written_atomically(args.gradescope) as partial:
                 partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-            say(f"wrote Gradescope results for {row.file} to {args.gradescope}", sys.stderr)   # not in --json
+            say(f"wrote Gradescope results for {row.file} to {args.gradescope}", stderr=True)   # not in --json
     except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
-        print(f"attention-edu grade: the gradebook could not be written ({error.strerror})", file=sys.stderr)
+        say(f"attention-edu grade: the gradebook could not be written ({error.strerror})", stderr=True)
         unwritten = True
     if not args.json:
         for row in done:
@@ -236,6 +236,6 @@ def run_grade(args: argparse.Namespace) -> int:
     if interrupted:
         left = [escape(Path(f).name, False) for f in files if f not in rows]
         say(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
-            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", sys.stderr)
+            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", stderr=True)
         return 130
     return 1 if unwritten else 0

@@ -232,6 +232,26 @@ def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, cons
                                                                  if "passed" in line), shown
 
 
+def test_grade_with_a_stream_closed_writes_its_gradebook(tmp_path, console_script, softmax_source):
+    """Red team 38: run with stderr closed (``2>&-``, as cron or a CI step may), grade crashed before grading
+    (sys.stderr is None) and wrote no gradebook; with stdout closed it wrote the CSV, then crashed (exit 1). And
+    what goes to stderr must never land in --json's stdout."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ana.py").write_text(softmax_source)
+    (folder / "bo.py").write_text(WRONG)
+    grade = f"exec {console_script} grade {folder} --exercise softmax --seed 2 --no-progress"
+    for closed, output in (("2>&-", "--csv marks.csv"), (">&-", "--csv marks.csv"), ("2>&-", "--json")):
+        done = subprocess.run(["sh", "-c", f"{grade} {output} {closed}"], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, (closed, done.stdout, done.stderr)
+        if output == "--json":
+            assert [r["passed"] for r in json.loads(done.stdout)] == [True, False], done.stdout
+        else:
+            assert [r["passed"] for r in csv.DictReader((tmp_path / "marks.csv").open())] == ["True", "False"]
+            (tmp_path / "marks.csv").unlink()
+
+
 def test_gradescope_writes_results_at_once_for_many_files_or_none(tmp_path, console_script):
     """The teachers' guide's run_autograder, attacked: six files that each sleep at import ran one after another,
     each for its whole budget (six minutes under the default 60 s), so that Gradescope's time limit could end the

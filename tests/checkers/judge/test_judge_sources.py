@@ -1110,6 +1110,8 @@ NESTED = frozenset({"f", "rf", "fr"})
     (['s = f"{x:', '>{width}}"'], [True, False], [False, False]),
     (['s = af"{"', 'x = 1'], [False, False], [False, False]),          # af: a name, then a plain string
     (['s = x1f"{"', 'x = 1'], [False, False], [False, False]),         # x1f: a name too
+    (['p = rf"\\{{"', 'if True: notes = """'], [False, True], [False, True]),   # red team 38: \ escapes no brace
+    (['p = rf"\\{x}" + f"\\{{"'], [False], [False]),
     (["s = f'{ {1: 2}[1] }'", "(f'{x!r:>{w}}'"], [False, False], [False, False]),
 ])
 def test_the_line_scanner_reads_f_strings_as_python_3_12_does(lines, nested, plain):
@@ -1155,7 +1157,8 @@ def test_the_line_scanner_agrees_with_this_pythons_tokenizer_on_valid_programs()
     reading of f-strings (nested quotes, fields over lines), on 3.10 and 3.11 the older one. Random programs from
     pieces that meet at quotes, braces and colons, kept where they compile (a few thousand of 40,000)."""
     from attention_edu.checkers.judge import scan
-    pieces = ['"', "'", "a", "f", "{", "}", ":", "#", "(", ")", " ", "r", '"""', "\'\'\'", 'f"""{', "f'{", 'f"{', "!r", "\\"]
+    pieces = ['"', "'", "a", "f", "{", "}", ":", "#", "(", ")", " ", "r", '"""', "\'\'\'", 'f"""{', "f'{", 'f"{', "!r", "\\",
+              'rf"', "\\{"]
     draw, checked = random.Random(42), 0
     for _ in range(40_000):
         lines, after = ([("".join(draw.choice(pieces) for _ in range(draw.randint(0, 8))))
