@@ -84,6 +84,18 @@ INTERRUPTED = {
                "sys.meta_path.insert(0, Interrupt())\n"
                "import attention_edu_cli\n"
                "sys.exit(attention_edu_cli.main())\n"),
+    # a C extension's import (NumPy's) turns the KeyboardInterrupt it meets into an ImportError: CI saw the traceback
+    "swallowed": ("import os, signal, sys, importlib.abc\n"
+                  "class Swallow(importlib.abc.MetaPathFinder):\n"
+                  "    def find_spec(self, name, path, target=None):\n"
+                  "        if name == 'numpy':\n"
+                  "            try:\n"
+                  "                os.kill(os.getpid(), signal.SIGINT)\n"
+                  "            except KeyboardInterrupt as error:\n"
+                  "                raise ImportError('could not import module \"datetime\"') from error\n"
+                  "sys.meta_path.insert(0, Swallow())\n"
+                  "import attention_edu_cli\n"
+                  "sys.exit(attention_edu_cli.main())\n"),
     "parser": ("import sys, attention_edu.cli as cli\n"
                "def interrupted():\n"
                "    raise KeyboardInterrupt\n"
@@ -100,3 +112,14 @@ def test_an_interrupted_import_or_parser_says_one_line(tmp_path, moment):
     done = subprocess.run([sys.executable, "-c", INTERRUPTED[moment]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60)
     assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
+
+
+def test_a_ctrl_c_the_shell_ignores_stays_ignored_while_the_package_imports(tmp_path):
+    """A command started with SIGINT ignored (``nohup``, a background job of a script) is not ended by one."""
+    import sys
+
+    script = ("import signal, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nsys.argv[1:] = ['examples']\n"
+              + INTERRUPTED["swallowed"])
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.strip(), "the command did not run"
