@@ -62,16 +62,29 @@ def main(argv: list[str] | None = None) -> int:
     SystemExit: 0
     """
     command = "attention-edu"
-    if threading.current_thread() is threading.main_thread():
+    _signals.clear()
+    watching = threading.current_thread() is threading.main_thread()
+    if watching:
         for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
             if hasattr(signal, name):
-                signal.signal(getattr(signal, name), _terminated)
+                signal.signal(getattr(signal, name), _interrupted)
+        watching = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not one the shell ignores
+    if watching:
+        signal.signal(signal.SIGINT, _interrupted)
     try:
         args = build_parser().parse_args(argv)     # registering imports every command's module
         command = f"attention-edu {args.command}"
         return _run(args)
     except KeyboardInterrupt:
         pass
+    except Exception:
+        # a C extension's import turns the KeyboardInterrupt it meets into an ImportError (NumPy's and
+        # torch's do), so whatever ends a command after a Ctrl-C is the Ctrl-C's doing
+        if not _signals:
+            raise
+    finally:
+        if watching:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     # Out of the except block the interrupted frames are freed, so an open progress bar
     # closes (and ends its line) before the one line that says what happened.
     gc.collect()
@@ -79,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     return 130
 
 
-def _terminated(signum: int, frame: object) -> None:
+_signals: list[int] = []  # the signals main has seen in this call
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    _signals.append(signum)
     raise KeyboardInterrupt       # SIGTERM (kill, timeout) or SIGHUP ends a command as Ctrl-C does
 
 

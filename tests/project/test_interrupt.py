@@ -96,6 +96,14 @@ INTERRUPTED = {
                   "sys.meta_path.insert(0, Swallow())\n"
                   "import attention_edu_cli\n"
                   "sys.exit(attention_edu_cli.main())\n"),
+    "converted": ("import os, signal, sys, attention_edu.cli as cli\n"
+                  "def converted():\n"
+                  "    try:\n"
+                  "        os.kill(os.getpid(), signal.SIGINT)\n"
+                  "    except KeyboardInterrupt:\n"
+                  "        raise ImportError('could not import module') from None\n"
+                  "cli.build_parser = converted\n"
+                  "sys.exit(cli.main(['examples']))\n"),
     "parser": ("import sys, attention_edu.cli as cli\n"
                "def interrupted():\n"
                "    raise KeyboardInterrupt\n"
