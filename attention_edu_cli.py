@@ -28,10 +28,10 @@ def main() -> int:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
         if pressed:
             raise KeyboardInterrupt
+        return run()  # a Ctrl-C in the instant before run's own guard lands here too
     except KeyboardInterrupt:
         print("attention-edu: interrupted (Ctrl-C)", file=sys.stderr)
         return 130
-    return run()
 
 
 if __name__ == "__main__":
