@@ -69,9 +69,10 @@ def padding_mask(lengths: Any, n: int) -> Any:
 
     Parameters
     ----------
-    lengths : int array (B,)
+    lengths : int array (B,), or a list or tuple of ints
         True length of each sequence, 0 ≤ lengths[b] ≤ n. The mask is created
-        on the same backend and device as ``lengths``.
+        on the same backend and device as ``lengths``; for a list or tuple, with
+        NumPy, as :func:`causal_mask` is for its plain ints.
     n : int
         Padded length (number of keys).
 
@@ -91,10 +92,14 @@ def padding_mask(lengths: Any, n: int) -> Any:
     array([[[1, 1, 0, 0]],
     <BLANKLINE>
            [[1, 1, 1, 0]]])
+    >>> padding_mask([1], 3)
+    array([[[ True, False, False]]])
     """
     n = positive_int("padding_mask", "n", n)
     if lengths is None:
         raise TypeError("padding_mask: lengths is None; pass an int array of shape (B,)")
+    if isinstance(lengths, (list, tuple)):
+        lengths = _plain_lengths(lengths)
     dims = Dims("padding_mask")
     xp = dims.namespace("lengths", lengths)
     if not xp.isdtype(lengths.dtype, "integral"):
@@ -106,6 +111,16 @@ def padding_mask(lengths: Any, n: int) -> Any:
     positions = xp.reshape(xp.arange(n, device=device), (1, 1, n))  # (1, 1, n)
     limits = xp.reshape(lengths, (lengths.shape[0], 1, 1))  # (B, 1, 1)
     return positions < limits  # (B, 1, n)
+
+
+def _plain_lengths(lengths: list | tuple) -> Any:
+    """A list or tuple of ints as NumPy's int64 array (B,); anything else in it is a TypeError."""
+    for length in lengths:
+        if isinstance(length, bool) or not hasattr(length, "__index__"):
+            raise TypeError(f"padding_mask: lengths is a {type(lengths).__name__} holding {length!r:.40} "
+                            f"({type(length).__name__}); every length must be an int")
+    xp = checked_backend("padding_mask", None).xp
+    return xp.asarray([int(length) for length in lengths], dtype=xp.int64)
 
 
 def apply_mask(scores: Any, mask: Any | None) -> Any:

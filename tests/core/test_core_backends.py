@@ -102,6 +102,15 @@ def test_padding_mask_on_every_backend(backend):
     np.testing.assert_array_equal(ae.to_numpy(mask), expected)
 
 
+@pytest.mark.parametrize("lengths", [[1, 3, 0], (1, 3, 0), [np.int32(1), 3, np.int64(0)]])
+def test_padding_mask_of_plain_lengths_is_numpys(lengths):
+    """A list or tuple of ints, as a course writes ``padding_mask([2, 4, 0], 5)``, gives NumPy's mask."""
+    mask = ae.padding_mask(lengths, 4)
+    assert type(mask) is np.ndarray and mask.dtype == bool
+    expected = np.array([[[1, 0, 0, 0]], [[1, 1, 1, 0]], [[0, 0, 0, 0]]], bool)
+    np.testing.assert_array_equal(mask, expected)
+
+
 def test_normal_gives_the_same_values_on_every_backend(backend):
     """Parameters are drawn on the host with one seeded generator, then moved once."""
     host = numpy_backend(backend.dtype).normal((3, 4), seed=42)
