@@ -1,7 +1,7 @@
 """``attention-edu train``: train a seq2seq model from scratch and report its held-out exact match.
 
     attention-edu train --task reverse --attention bahdanau --seed 0 --out model.npz
-    attention-edu train --task dates --attention none --json     # last stdout line: JSON metrics
+    attention-edu train --task dates --attention none --json     # stdout: one JSON line of metrics
 
 A progress bar (loss, next-character accuracy, time left) goes to stderr;
 results go to stdout. Exit 0 on success, 2 on a usage error (an ``--out`` whose
@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-per-length", type=positive_int, default=200, metavar="N",
                    help="held-out sources per length (reverse, sort, induction; 10 N dates) (default 200)")
     p.add_argument("--out", type=output_path, metavar="FILE.npz", help="save the trained model here")
-    p.add_argument("--json", action="store_true", help="print the metrics as one JSON line last")
+    p.add_argument("--json", action="store_true", help="print the metrics as one JSON line, alone on stdout (the summary goes to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -84,12 +84,13 @@ def run(args: argparse.Namespace) -> int:
         "seconds_per_step", "exact_match", "exact_match_by_length")}
     metrics["final_loss"] = history["loss"][-1]
     metrics["out"] = None if args.out is None else str(args.out)
+    summary = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     print(f"{args.task} with attention {args.attention}, seed {args.seed}: {history['steps']} steps "
-          f"in {history['seconds']:.1f} s; held-out exact match {history['exact_match']:.1%}")
+          f"in {history['seconds']:.1f} s; held-out exact match {history['exact_match']:.1%}", file=summary)
     print("by source length: " + "  ".join(
-        f"{n}: {share:.0%}" for n, share in history["exact_match_by_length"].items()))
+        f"{n}: {share:.0%}" for n, share in history["exact_match_by_length"].items()), file=summary)
     if args.out is not None:
-        print(f"saved {args.out}")
+        print(f"saved {args.out}", file=summary)
     if args.json:
         print(json.dumps(metrics))
     return 0

@@ -5,7 +5,7 @@
 
 ``train`` with a transformer task is dispatched here by the seq2seq ``train``
 command (the task chooses the model); it prints the held-out exact match and
-the head scores, with ``--json`` one JSON object last. ``heads`` warns on stderr, as ``translate``
+the head scores; with ``--json``, those go to stderr and stdout is one JSON object alone. ``heads`` warns on stderr, as ``translate``
 does, when the text is not like the sources the model was trained on. Exit 0 on success, 2 on
 a usage error (bad text for ``heads``, or a file for ``heads`` that is missing or not a
 transformer checkpoint, as ``translate`` does), 1 when a checkpoint cannot be written or
@@ -46,17 +46,18 @@ def run_train(args: argparse.Namespace) -> int:
         except OSError as err:
             print(f"attention-edu train: cannot write {args.out}: {err}", file=sys.stderr)
             return 1
+    summary = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     print(f"{args.task} with a transformer ({model.config.layers} layers x {model.config.heads} heads, "
           f"d_model {model.config.d_model}{', MLP' if model.config.mlp else ', attention only'}), seed "
           f"{args.seed}: {history['steps']} steps in {history['seconds']:.1f} s; held-out exact match "
-          f"{history['exact_match']:.1%}, answer tokens right {history['answer_accuracy']:.1%}")
+          f"{history['exact_match']:.1%}, answer tokens right {history['answer_accuracy']:.1%}", file=summary)
     print("heads (layer.head): weight on previous token / induction target / source of output; accuracy lost "
-          "when ablated")
+          "when ablated", file=summary)
     for s in scores:
         print(f"  {s['layer']}.{s['head']}: {s['previous_token']:.2f} / {s['induction']:.2f} / "
-              f"{s['source_of_output']:.2f}; {s['accuracy_drop']:+.1%}")
+              f"{s['source_of_output']:.2f}; {s['accuracy_drop']:+.1%}", file=summary)
     if args.out is not None:
-        print(f"saved {args.out}")
+        print(f"saved {args.out}", file=summary)
     if args.json:
         metrics = {key: history[key] for key in ("task", "seed", "steps", "batch_size", "config", "weight_decay",
                                                  "curriculum", "seconds", "train_seconds", "exact_match", "answer_accuracy")}

@@ -17,17 +17,24 @@ from attention_edu.seq2seq.model import Seq2Seq
 QUICK = ["--steps", "3", "--batch-size", "8", "--eval-per-length", "1", "--quiet"]
 
 
-def test_train_json_has_the_design_fields_on_the_last_line_and_saves_a_model(tmp_path, capsys):
+def test_train_json_is_stdout_alone_with_the_design_fields_and_saves_a_model(tmp_path, capsys):
     out = tmp_path / "m.npz"
     assert main(["train", "--task", "reverse", "--attention", "none", "--seed", "3", "--out", str(out),
                  "--json", *QUICK]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    metrics = json.loads(last)
+    printed = capsys.readouterr()
+    metrics = json.loads(printed.out)  # one JSON object and nothing else; the summary is on stderr
+    assert printed.out.count("\n") == 1 and "held-out exact match" in printed.err and "saved" in printed.err
     assert {"task", "attention", "seed", "seconds", "exact_match", "exact_match_by_length"} <= set(metrics)
     assert metrics["task"] == "reverse" and metrics["attention"] == "none" and metrics["seed"] == 3
     assert set(metrics["exact_match_by_length"]) == {str(n) for n in range(4, 25)}
     assert all(0 <= v <= 1 for v in metrics["exact_match_by_length"].values())
     assert out.exists()
+
+
+def test_train_without_json_prints_its_summary_on_stdout(capsys):
+    assert main(["train", "--task", "reverse", "--attention", "none", *QUICK]) == 0
+    printed = capsys.readouterr()
+    assert "held-out exact match" in printed.out and "{" not in printed.out and printed.err == ""
 
 
 @pytest.mark.parametrize("argv, message", [

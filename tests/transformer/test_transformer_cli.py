@@ -24,7 +24,9 @@ def checkpoint(tmp_path):
 def test_train_a_transformer_task_prints_json_with_head_scores_and_saves(tmp_path, capsys, task):
     out = tmp_path / "m.npz"
     assert main(["train", "--task", task, "--seed", "3", "--out", str(out), "--json", *QUICK]) == 0
-    metrics = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    printed = capsys.readouterr()
+    metrics = json.loads(printed.out)  # one JSON object and nothing else; the summary and heads are on stderr
+    assert printed.out.count("\n") == 1 and "heads (layer.head)" in printed.err and "saved" in printed.err
     assert {"task", "seed", "seconds", "exact_match", "head_scores"} <= set(metrics)
     assert metrics["task"] == task and metrics["seed"] == 3 and 0 <= metrics["exact_match"] <= 1
     layers, heads = metrics["config"]["layers"], metrics["config"]["heads"]
@@ -32,6 +34,12 @@ def test_train_a_transformer_task_prints_json_with_head_scores_and_saves(tmp_pat
         (layer, head) for layer in range(layers) for head in range(heads)]
     assert all(0 <= s["previous_token"] <= 1 and 0 <= s["induction"] <= 1 for s in metrics["head_scores"])
     assert out.exists()
+
+
+def test_train_without_json_prints_the_heads_on_stdout(capsys):
+    assert main(["train", "--task", "sort", *QUICK]) == 0
+    printed = capsys.readouterr()
+    assert "heads (layer.head)" in printed.out and "{" not in printed.out and printed.err == ""
 
 
 def test_train_to_a_missing_directory_is_a_usage_error_before_training(tmp_path, capsys):
