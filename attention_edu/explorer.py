@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from .backend import host_numpy as np
 from .backend import to_numpy
-from .explorer_static import VIRIDIS, static_form
+from .explorer_static import TABLE_CELLS, VIRIDIS, static_form
 from .shapes import Dims, ShapeError, positive_int
 
 __all__ = ["Explorer", "explore"]
@@ -73,11 +73,17 @@ class Explorer:
         return data
 
     def _static(self) -> str:
-        """The first head, as a table or an image with the numbers: shown where no script runs."""
+        """Every head, as a table or an image with the numbers: shown where no script runs. Past TABLE_CELLS
+        weights in all, the first head alone, so that the page stays light."""
         L, H, m, n = self.weights.shape
-        where = "" if L * H == 1 else f" (layer 1 of {L}, head 1 of {H}; run the notebook trusted for the others)"
-        mask = None if self.mask is None else self.mask[0, 0]
-        return static_form(self.weights[0, 0], self.queries, self.keys, mask, where)
+        every = L * H * m * n <= TABLE_CELLS
+        forms = []
+        for layer, head in itertools.product(range(L), range(H)) if every else [(0, 0)]:
+            where = "" if L * H == 1 else f" (layer {layer + 1} of {L}, head {head + 1} of {H}" + (
+                ")" if every else "; run the notebook trusted for the others)")
+            mask = None if self.mask is None else self.mask[layer, head]
+            forms.append(static_form(self.weights[layer, head], self.queries, self.keys, mask, where))
+        return "".join(forms)
 
     def to_html(self) -> str:
         """One self-contained piece of HTML: static table, data, style and script, all inline."""

@@ -2,7 +2,8 @@
 
 An untrusted notebook in JupyterLab, GitHub's notebook preview and nbconvert
 drop or never run the explorer's script; this form, built in Python, still
-shows the first head's heatmap and numbers. Small matrices become a table
+shows each head's heatmap and numbers (the first head's alone past
+TABLE_CELLS weights in all). Small matrices become a table
 coloured inline (the numbers in the cells); larger ones a heatmap image
 (a PNG written here with zlib, no imaging library) with the numbers as text.
 
@@ -23,7 +24,8 @@ __all__ = ["VIRIDIS", "static_form"]
 # matplotlib's viridis at nine evenly spaced points (colour-blind safe, readable in grey);
 # the page's script and this form interpolate between them.
 VIRIDIS = ["#440154", "#472c7a", "#3b518b", "#2c718e", "#21908d", "#27ad81", "#5cc863", "#aadc32", "#fde725"]
-TABLE_CELLS = 1024  # up to this many weights per head, a table; beyond, an image and the numbers as text
+TABLE_CELLS = 1024  # up to this many weights per head, a table (every head's, up to this many in all); beyond,
+#                    an image and the numbers as text
 
 
 def colours(t):
@@ -75,7 +77,7 @@ def static_form(weights, queries, keys, mask, where: str) -> str:
                 continue
             ink = "#000" if weights[i, j] / top > 0.6 else "#fff"
             colour = "#" + bytes(rgb[i, j]).hex()
-            cells.append(f'<td style="background:{colour};color:{ink}">{text[i][j].replace("0.", ".", 1)}</td>')
+            cells.append(f'<td style="background:{colour};color:{ink}">{text[i][j]}</td>')
         rows.append(f"<tr><th>{html.escape(queries[i])}</th>{''.join(cells)}</tr>")
     return (f'<p style="font-size:11px;margin:2px 0">{caption}</p><table class="ae-static-table" '
             f'style="border-collapse:collapse;font:11px monospace;text-align:center">' + "".join(rows) + "</table>")

@@ -83,20 +83,31 @@ def test_numbers_that_are_not_attention_weights_are_refused(weights, mask, messa
         ae.explore(np.array(weights), mask=None if mask is None else np.array(mask))
 
 
-def test_the_static_form_prints_the_first_head_rounded_and_marks_exactly_the_masked_pairs(rng):
+def test_the_static_form_prints_every_head_rounded_and_marks_exactly_the_masked_pairs(rng):
+    """It printed the first head alone (a reader without scripts never saw the others), as ".88" for 0.88."""
     mask = ae.causal_mask(4, 5)
     w = ae.softmax(np.where(mask, rng.normal(size=(2, 4, 5)), -np.inf))
     static = re.search(r'<div class="ae-static">(.*?)</div>', ae.explore(w, mask=mask).to_html(), re.S)[1]
+    assert re.findall(r"head (\d) of 2\)", static) == ["1", "2"]
     rows = re.findall(r"<tr><th>[^<]*</th>(<td.*?)</tr>", static)
-    assert len(rows) == 4
-    for i, row in enumerate(rows):
+    assert len(rows) == 8
+    for k, row in enumerate(rows):
+        head, i = divmod(k, 4)
         values = re.findall(r"<td[^>]*>([^<]*)</td>", row)
         assert len(values) == 5
         for j, text in enumerate(values):
             if mask[i, j]:
-                assert float(text) == pytest.approx(w[0, i, j], abs=0.005 + 1e-9)
+                assert text == f"{w[head, i, j]:.2f}"
             else:
                 assert text == "–"
+
+
+def test_past_1024_weights_in_all_the_static_form_is_the_first_head_and_says_so(rng):
+    w = ae.softmax(rng.normal(size=(2, 3, 12, 15)))  # 1,080 weights, 180 a head
+    static = re.search(r'<div class="ae-static">(.*?)</div><script', ae.explore(w).to_html(), re.S)[1]
+    assert static.count("<table") == 1 and "layer 1 of 2, head 1 of 3; run the notebook trusted" in static
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", static)
+    assert cells == [f"{v:.2f}" for v in w[0, 0].ravel()]
 
 
 def test_the_html_is_self_contained_and_two_explorers_get_different_ids(rng):

@@ -203,11 +203,15 @@ def test_the_static_form_shows_where_scripts_do_not_run(browser, page_of_explore
     page = watched_page(context)
     page.goto(page_of_explorers["url"])
     tables = page.locator(".ae-static-table")
-    assert tables.count() == 3 and tables.nth(0).is_visible()
+    assert tables.count() == 4 and tables.nth(0).is_visible()  # one, two heads, one
     assert page.locator(".ae-ui").count() == 0
     cells = tables.nth(0).locator("td").all_inner_texts()
     assert [float(c) for c in cells] == pytest.approx(page_of_explorers["catsat"].weights.ravel(), abs=0.005)
-    assert tables.nth(1).locator("td", has_text="–").count() == int((~page_of_explorers["mask"]).sum())
+    for head in (0, 1):
+        cells = tables.nth(1 + head).locator("td").all_inner_texts()
+        shown = np.array([np.nan if c == "–" else float(c) for c in cells]).reshape(5, 5)
+        assert np.isnan(shown).tolist() == (~page_of_explorers["mask"]).tolist()
+        np.testing.assert_allclose(np.nan_to_num(shown), page_of_explorers["heads"].weights[head], atol=0.005)
     page.screenshot(path=tmp_path / "7-no-script-static.png", full_page=True)
     assert page.offsite == []
     context.close()
