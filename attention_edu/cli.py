@@ -63,12 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     """
     command = "attention-edu"
     _signals.clear()
-    watching = threading.current_thread() is threading.main_thread()
-    if watching:
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:
         for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), _interrupted)
-        watching = signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not one the shell ignores
+    # a Ctrl-C the shell ignores (nohup, a script's background job) stays ignored
+    watching = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if watching:
         signal.signal(signal.SIGINT, _interrupted)
     try:

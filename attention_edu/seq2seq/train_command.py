@@ -4,7 +4,8 @@
     attention-edu train --task dates --attention none --json     # stdout: one JSON line of metrics
 
 A progress bar (loss, next-character accuracy, time left) goes to stderr;
-results go to stdout. Exit 0 on success, 2 on a usage error (an ``--out`` whose
+results go to stdout (with ``--json``, the JSON alone: the summary goes to
+stderr). Exit 0 on success, 2 on a usage error (an ``--out`` whose
 folder is missing or read-only is one, refused before training), 1 when the
 checkpoint cannot be written or training fails.
 """
@@ -50,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--eval-per-length", type=positive_int, default=200, metavar="N",
                    help="held-out sources per length (reverse, sort, induction; 10 N dates) (default 200)")
     p.add_argument("--out", type=output_path, metavar="FILE.npz", help="save the trained model here")
-    p.add_argument("--json", action="store_true", help="print the metrics as one JSON line, alone on stdout (the summary goes to stderr)")
+    p.add_argument("--json", action="store_true",
+                   help="print the metrics as one JSON line, alone on stdout (the summary goes to stderr)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 

@@ -5,8 +5,9 @@
 
 ``train`` with a transformer task is dispatched here by the seq2seq ``train``
 command (the task chooses the model); it prints the held-out exact match and
-the head scores; with ``--json``, those go to stderr and stdout is one JSON object alone. ``heads`` warns on stderr, as ``translate``
-does, when the text is not like the sources the model was trained on. Exit 0 on success, 2 on
+the head scores; with ``--json``, those go to stderr and stdout is one JSON
+object alone. ``heads`` warns on stderr, as ``translate`` does, when the text is
+not like the sources the model was trained on. Exit 0 on success, 2 on
 a usage error (bad text for ``heads``, or a file for ``heads`` that is missing or not a
 transformer checkpoint, as ``translate`` does), 1 when a checkpoint cannot be written or
 training fails.
