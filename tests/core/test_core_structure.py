@@ -44,7 +44,7 @@ LAYERS = {
     "costs": 5, "blockwise": 5, "layers": 5, "seq2seq": 5, "transformer": 5, "worked_examples": 5, "checkers": 5,
     "plotting": 5, "explorer": 5, "explorer_static": 5,
     "bench": 6,
-    "cli": 7,
+    "cli": 7, "__main__": 7,
 }
 TOP = max(LAYERS.values()) + 1
 HOST_LIBRARIES = {"numpy", "cupy", "array_api_compat"}

@@ -17,6 +17,18 @@ def test_version_prints_the_package_version(console_script):
     assert done.returncode == 0 and done.stdout.strip() == f"attention-edu {ae.__version__}"
 
 
+def test_python_dash_m_runs_the_same_command(tmp_path):
+    """``python -m attention_edu``, for an environment whose scripts folder is not on PATH."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "attention_edu", "--version"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"attention-edu {ae.__version__}"
+    done = subprocess.run([sys.executable, "-m", "attention_edu"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "the following arguments are required: COMMAND" in done.stderr
+
+
 def test_output_into_a_closed_pipe_ends_quietly(console_script):
     """`attention-edu examples --json | head -1`: the reader closes the pipe after one line (of 3 MB)."""
     done = subprocess.run(f"'{console_script}' examples --json | head -1; exit ${{PIPESTATUS[0]}}", shell=True,
