@@ -179,6 +179,7 @@ TRIGGERS = {
     "value.order": ("attention_backward", lambda *a: (lambda dQ, dK, dV: (dK, dQ, dV))(*backward(*a)), None),
     "error.boolean-index": ("scaled_dot_product_attention", _boolean_index, None),
     "error.truth-value": ("scaled_dot_product_attention", _truth_value, None),
+    "error.function-value": ("softmax", lambda x: np.exp(x) / np.exp(x).sum, None),
     "error.float-size": ("split_heads", lambda X, h: np.swapaxes(X.reshape(X.shape[:-1] + (h, X.shape[-1] / h)), -3, -2),
                          None),
     "value.mask-count": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n or m), bool), k=(n or m) - m + 1),

@@ -691,6 +691,27 @@ CORPUS = [
         def softmax_jacobian(w):
             return np.diagflat(w) - np.dot(w, w.T)        # for a 1-D w this is the number w . w
         """, "w wᵀ taken as a dot product, a number; 1-D only", ("softmax_jacobian.dot-not-outer",)),
+    ("sdpa-four-axes-masked-array", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            scores = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(Q.shape[-1])   # (batch, heads, n, d) written in
+            if mask is not None:
+                scores = np.ma.masked_array(scores, mask=mask)            # hides where mask is True
+            weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+            return weights @ V, weights
+        """, "4-D only (every axis of the transpose written out); the mask inverted", ("error.fixed-ndim",)),
+    ("causal-triu-not-kept", "causal_mask", """
+        def causal_mask(m, n=None):
+            def mask(size):
+                np.triu(np.ones((size, size)), k=1)        # computed, then dropped
+                return (1 - mask) > 0                       # mask is the function here
+            return mask(m)
+        """, "the triu's result is never kept, so the function itself is used as the array",
+     ("error.function-value",)),
+    ("softmax-max-not-called", "softmax", """
+        def softmax(x):
+            e = np.exp(x - x.max)                           # the method, not its value
+            return e / e.sum(axis=-1, keepdims=True)
+        """, "x.max without its call (and a scalar max, not per row)", ("error.function-value",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -744,6 +765,9 @@ FIRST_HINT = {
     "split-torch-swap": "error.torch-keyword",     # was error.other: only (-2, -1) was read as PyTorch's (study 6)
     "merge-torch-swap": "error.torch-keyword",     # was error.other (hint study 6)
     "jacobian-dot-not-outer": "softmax_jacobian.dot-not-outer",     # was value.mismatch (hint study 6)
+    "sdpa-four-axes-masked-array": "error.fixed-ndim",    # was error.other: no rank ran, .transpose(0, 1, 3, 2) (study 7)
+    "causal-triu-not-kept": "error.function-value",       # was error.other: 'int' and 'function' (hint study 7)
+    "softmax-max-not-called": "error.function-value",     # was error.other
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -840,7 +864,7 @@ def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     axes = ErrorInfo("ValueError", "axes don't match array", ("ValueError",), "line 2 in f: return x.transpose(0, 2, 1)")
-    assert explain_error(axes, ()) == "error.other"          # the rank split (report) then tells it as a fixed rank
+    assert explain_error(axes, ()) == "error.fixed-ndim"     # an order of every axis written out (hint study 7)
     remapped = "operands could not be broadcast together with remapped shapes [original->remapped]: (2,3)->(2,3)"
     for line, hint_id in (("return np.einsum('bsd,dd->bsd', X, W)", "error.broadcast"),
                           ("return Q @ K.T", "error.batched-transpose")):

@@ -12,8 +12,7 @@ from typing import Any
 from ...backend import host_numpy as np, to_numpy
 from ..judge.harness import ErrorInfo
 
-__all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show", "HINTS",
-           "explain_error"]
+__all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show", "HINTS", "explain_error"]
 
 # itemsize -> (rtol, atol relative to the largest expected magnitude). Float64 gets float32's: at its own, float32-
 # accurate code got marks that varied by seed. A float16 answer is no licence to be 1 % off: close() takes float32's.
@@ -209,6 +208,8 @@ HINTS: dict[str, str] = {
         "shape; a mask that only broadcasts, such as (B, 1, n), cannot index: use np.where(mask, scores, -np.inf).",
     "error.float-size": "A size or an index must be an int, and / always gives a float: use integer division, "
         "X.shape[-1] // num_heads.",
+    "error.function-value": "A name in that line is a function, not a value: call it (x.max(), not x.max), or keep "
+        "the result of the line that computes it (mask = np.triu(...), not np.triu(...) alone on its line).",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
@@ -240,8 +241,10 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
-        # reshape(B, L, H, d) of an (L, D) array: every axis read as the one before it, so one size too many
+        ("error.function-value", re.search(r"'(function|builtin_function_or_method|method)'( object| and|$)", text)),
+        # reshape(B, L, H, d) of an (L, D) array (one size too many), or x.transpose(0, 1, 3, 2) on another rank
         ("error.fixed-ndim", error.is_a("AxisError") or error.is_a("IndexError") or value and "values to unpack" in text
-         or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))),
+         or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
+         or "axes don't match" in text and re.search(r"\.transpose\(\s*\d+(\s*,\s*\d+){2,}\s*\)", line)),
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")
