@@ -707,6 +707,22 @@ CORPUS = [
             return mask(m)
         """, "the triu's result is never kept, so the function itself is used as the array",
      ("error.function-value",)),
+    ("mha-batch-from-rows", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            batch = X_q.shape[0]                            # the rows of a 2-D X_q, not a batch
+            def heads(Y, W):
+                P = Y @ W
+                return P.reshape(batch, -1, num_heads, P.shape[-1] // num_heads).transpose(0, 2, 1, 3)
+            Q, K, V = heads(X_q, W_Q), heads(X_kv, W_K), heads(X_kv, W_V)
+            s = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -1e9)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = e / e.sum(axis=-1, keepdims=True)
+            out = (w @ V).transpose(0, 2, 1, 3).reshape(batch, -1, num_heads * V.shape[-1])
+            return out @ W_O, w
+        """, "3-D only: X_q.shape[0] read as the batch (and a finite fill, no head axis on the mask)",
+     ("error.fixed-ndim",)),
     ("softmax-max-not-called", "softmax", """
         def softmax(x):
             e = np.exp(x - x.max)                           # the method, not its value
@@ -768,6 +784,7 @@ FIRST_HINT = {
     "sdpa-four-axes-masked-array": "error.fixed-ndim",    # was error.other: no rank ran, .transpose(0, 1, 3, 2) (study 7)
     "causal-triu-not-kept": "error.function-value",       # was error.other: 'int' and 'function' (hint study 7)
     "softmax-max-not-called": "error.function-value",     # was error.other
+    "mha-batch-from-rows": "error.fixed-ndim",   # was error.other: reshape(X_q.shape[0], -1, H, d) of K (study 7)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -14,8 +14,7 @@ from ..judge.harness import ErrorInfo
 
 __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show", "HINTS", "explain_error"]
 
-# itemsize -> (rtol, atol relative to the largest expected magnitude). Float64 gets float32's: at its own, float32-
-# accurate code got marks that varied by seed. A float16 answer is no licence to be 1 % off: close() takes float32's.
+# itemsize -> (rtol, atol × largest |expected|); float64 takes float32's (its own made marks vary by seed), float16 too
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
 _RESHAPE = re.compile(r"cannot reshape array of size \d+ into shape \([\d,]+\)")     # NumPy's words (-1: newaxis)
 
@@ -242,9 +241,10 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"'(function|builtin_function_or_method|method)'( object| and|$)", text)),
-        # reshape(B, L, H, d) of an (L, D) array (one size too many), or x.transpose(0, 1, 3, 2) on another rank
+        # reshape(B, L, H, d) of (L, D) (a size too many, or B = a 2-D input's rows); x.transpose(0, 1, 3, 2)
         ("error.fixed-ndim", error.is_a("AxisError") or error.is_a("IndexError") or value and "values to unpack" in text
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
-         or "axes don't match" in text and re.search(r"\.transpose\(\s*\d+(\s*,\s*\d+){2,}\s*\)", line)),
+         or "axes don't match" in text and re.search(r"\.transpose\(\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
+         or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)),
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")
