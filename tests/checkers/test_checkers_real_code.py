@@ -888,6 +888,25 @@ def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
         assert explain_error(ErrorInfo("ValueError", remapped, ("ValueError",), line), ()) == hint_id
 
 
+@pytest.mark.parametrize("kind, message, hint_id", [
+    ("TypeError", "unsupported operand type(s) for -: 'int' and 'function'", "error.function-value"),
+    ("TypeError", "unsupported operand type(s) for -: 'builtin_function_or_method' and 'int'", "error.function-value"),
+    ("TypeError", "unsupported operand type(s) for /: 'method' and 'float'", "error.function-value"),
+    ("TypeError", "'function' object is not subscriptable", "error.function-value"),
+    ("AttributeError", "'function' object has no attribute 'shape'", "error.function-value"),
+    ("TypeError", "bad operand type for unary -: 'method'", "error.function-value"),
+    # a keyword or a value that only happens to be called 'method' or 'function'
+    ("TypeError", "quantile() got an unexpected keyword argument 'method'", "error.other"),
+    ("ValueError", "unknown mode 'function' (expected 'valid' or 'same')", "error.other"),
+])
+def test_a_function_where_its_value_was_meant_is_told_by_its_type_name(kind, message, hint_id):
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+
+    error = ErrorInfo(kind, message, (kind, "Exception"), "line 3 in f: return x - x.max")
+    assert explain_error(error, ()) == hint_id
+
+
 def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_path, capsys):
     """Red team 17: K.transpose(1, 0), NumPy code for 2-D input, was told as PyTorch's spelling once that reading
     came in; only the negative pair PyTorch code writes (x.transpose(-2, -1)) is read so. And dQ divided by √n was told
