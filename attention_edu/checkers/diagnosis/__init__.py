@@ -14,7 +14,7 @@ from ..judge.harness import ErrorInfo
 
 __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference", "show", "HINTS", "explain_error"]
 
-# itemsize -> (rtol, atol × largest |expected|); float64 takes float32's (its own made marks vary by seed), float16 too
+# itemsize -> (rtol, atol × largest |expected|); float64 takes float32's (its own made marks vary by seed)
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
 _RESHAPE = re.compile(r"cannot reshape array of size \d+ into shape \([\d,]+\)")     # NumPy's words (-1: newaxis)
 
@@ -54,7 +54,7 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
         return False
     if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
         return bool(np.array_equal(actual, expected))
-    half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2         # float16, in either byte order
+    half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2  # a float16 answer: no licence to be 1 % off
     rtol, atol = tolerance(np.float32 if half else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
