@@ -8,7 +8,6 @@ KeyboardInterrupt catches. So while the package imports, a Ctrl-C is only noted;
 is whole, a noted Ctrl-C ends the command with its one line and exit 130.
 """
 
-import signal
 import sys
 
 __all__ = ["main"]
@@ -18,6 +17,8 @@ def main() -> int:
     """Import the command line and run it; Ctrl-C during the import is one line and exit 130."""
     pressed: list[int] = []
     try:
+        import signal  # inside the guard: its import (enum with it) is a moment a Ctrl-C can land in
+
         noting = signal.getsignal(signal.SIGINT) is signal.default_int_handler
         if noting:  # a Ctrl-C the shell ignores (SIG_IGN) stays ignored
             signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
