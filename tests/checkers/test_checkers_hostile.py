@@ -81,6 +81,10 @@ def _sdpa_np_dot(Q, K, V, mask=None):
     return np.dot(weights, V), weights
 
 
+def _jacobian(w):
+    return w[..., :, None] * (np.eye(w.shape[-1]) - w[..., None, :])
+
+
 def _two_axes(x):
     m, n = x.shape
     return ae.softmax(x)
@@ -161,6 +165,8 @@ TRIGGERS = {
     "shape.missing-axis": ("bahdanau_scores",             # (n,) for the m = 1 case: the query axis squeezed out
                            lambda S, H, W1, W2, v: np.squeeze(np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v), None),
     "shape.square-axis": ("softmax_jacobian", lambda w: w * (1 - w), None),     # (..., n): the diagonal as a vector
+    "shape.reshaped": ("softmax_jacobian", lambda w: _jacobian(w).reshape(*w.shape[:-1], -1), None),     # (..., n·n)
+    "shape.moved-axis": ("merge_heads", lambda X: np.moveaxis(ae.merge_heads(X), -1, 0), None),
     "shape.one-number": ("scaled_dot_product_attention",     # weights summed over every axis: one number
                          lambda Q, K, V, mask=None: (sdpa(Q, K, V, mask)[0], np.sum(sdpa(Q, K, V, mask)[1])), None),
     "attention_backward.chain": ("attention_backward",

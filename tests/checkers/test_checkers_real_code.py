@@ -728,6 +728,115 @@ CORPUS = [
             e = np.exp(x - x.max)                           # the method, not its value
             return e / e.sum(axis=-1, keepdims=True)
         """, "x.max without its call (and a scalar max, not per row)", ("error.function-value",)),
+    ("split-d2l-fold", "split_heads", """
+        def split_heads(X, num_heads):                    # d2l's transpose_qkv: the heads go into the batch
+            X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)
+            X = X.transpose(0, 2, 1, 3)
+            return X.reshape(-1, X.shape[2], X.shape[3])
+        """, "3-D only (reads axes 0 and 1), and folds the heads into the batch axis (B*H, L, d)",
+     ("error.fixed-ndim",)),
+    ("mha-torch-layout", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(t):                                 # nn.Linear's weights are (out, in): x @ W.T
+                *lead, L, D = t.shape
+                return np.swapaxes(t.reshape(*lead, L, num_heads, D // num_heads), -3, -2)
+            q, k, v = split(X_q @ W_Q.T), split(X_kv @ W_K.T), split(X_kv @ W_V.T)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            s = s - np.max(s, axis=-1, keepdims=True)
+            w = np.exp(s) / np.sum(np.exp(s), axis=-1, keepdims=True)
+            o = np.swapaxes(w @ v, -3, -2)
+            return o.reshape(*o.shape[:-2], -1) @ W_O.T, w
+        """, "every weight used transposed, PyTorch's (out, in) layout (and NaN on a fully masked query)",
+     ("multi_head_attention.torch-layout",)),
+    ("mha-output-projection-transposed", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(t):
+                *lead, L, D = t.shape
+                return np.swapaxes(t.reshape(*lead, L, num_heads, D // num_heads), -3, -2)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
+            o = np.swapaxes(w @ v, -3, -2)
+            return o.reshape(*o.shape[:-2], -1) @ W_O.T, w  # out_proj in PyTorch's layout
+        """, "W_O used transposed, PyTorch's (out, in) layout", ("multi_head_attention.output-projection-transposed",)),
+    ("mha-scaled-by-value-size", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def heads(t):
+                *lead, L, D = t.shape
+                return np.swapaxes(t.reshape(*lead, L, num_heads, D // num_heads), -3, -2)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(v.shape[-1])     # the values' size, as GPT-2 ports write it
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
+            o = np.swapaxes(w @ v, -3, -2)
+            return o.reshape(*o.shape[:-2], -1) @ W_O, w
+        """, "scales by √d_v, the values' size, not √d_k", ("multi_head_attention.scale-by-d_v",)),
+    ("mha-per-head-loop-unguarded", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            dk, dv = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+            outs, ws = [], []
+            for h in range(num_heads):                    # one head at a time, plain softmax
+                q = X_q @ W_Q[:, h * dk:(h + 1) * dk]
+                k = X_kv @ W_K[:, h * dk:(h + 1) * dk]
+                v = X_kv @ W_V[:, h * dv:(h + 1) * dv]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(dk)
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                e = np.exp(s - s.max(axis=-1, keepdims=True))
+                w = e / e.sum(axis=-1, keepdims=True)
+                outs.append(w @ v)
+                ws.append(w)
+            return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
+        """, "NaN for a fully masked query: the softmax is not guarded", ("multi_head_attention.masked-row-nan",)),
+    ("jacobian-flattened", "softmax_jacobian", """
+        def softmax_jacobian(w):
+            n = w.shape[-1]
+            J = w[..., :, None] * (np.eye(n) - w[..., None, :])
+            return J.reshape(*w.shape[:-1], n * n)        # one row of n*n entries per distribution
+        """, "right values, flattened to (..., n*n)", ("shape.reshaped",)),
+    ("jacobian-batch-last", "softmax_jacobian", """
+        def softmax_jacobian(w):
+            N, n = w.shape                                # a stack of distributions, batch axis last
+            J = np.zeros((n, n, N))
+            for i in range(N):
+                col = w[i].reshape(-1, 1)
+                J[:, :, i] = np.diagflat(col) - col @ col.T
+            return J
+        """, "2-D only, and the batch axis last, (n, n, N)", ("error.fixed-ndim",)),
+    ("ds-row-loop-column-vector", "backward_ds", """
+        def backward_ds(W, dW):
+            dS = np.zeros_like(W)
+            for i in range(W.shape[0]):                   # one row of weights at a time, as a column
+                col = W[i].reshape(-1, 1)
+                jac = np.diagflat(col) - col @ col.T
+                dS[i] = jac @ dW[i]
+            return dS
+        """, "2-D only: W[i] is one row only when W is 2-D", ("error.fixed-ndim",)),
+    ("backward-unguarded-ds-masked", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            scale = 1.0 / np.sqrt(Q.shape[-1])
+            s = Q @ np.swapaxes(K, -1, -2) * scale
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))     # NaN on a fully masked query
+            w = e / e.sum(axis=-1, keepdims=True)
+            dV = np.swapaxes(w, -1, -2) @ d_output
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = w * (dW - (dW * w).sum(axis=-1, keepdims=True))
+            if mask is not None:
+                dS = np.where(mask, dS, 0.0)              # hides the NaN from dQ and dK, not from dV
+            return dS @ K * scale, np.swapaxes(dS, -1, -2) @ Q * scale, dV
+        """, "the recomputed softmax is not guarded: NaN in dV for a fully masked query",
+     ("attention_backward.masked-row-nan",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -785,11 +894,21 @@ FIRST_HINT = {
     "causal-triu-not-kept": "error.function-value",       # was error.other: 'int' and 'function' (hint study 7)
     "softmax-max-not-called": "error.function-value",     # was error.other
     "mha-batch-from-rows": "error.fixed-ndim",   # was error.other: reshape(X_q.shape[0], -1, H, d) of K (study 7)
+    "split-d2l-fold": "error.fixed-ndim",          # was error.other: -1 written newaxis in NumPy's words (study 8)
+    "mha-torch-layout": "multi_head_attention.torch-layout",     # was error.matmul-shapes (hint study 8)
+    # was value.partly-right (hint study 8)
+    "mha-output-projection-transposed": "multi_head_attention.output-projection-transposed",
+    "mha-scaled-by-value-size": "multi_head_attention.scale-by-d_v",     # was .unscaled, where d_v was 1
+    "mha-per-head-loop-unguarded": "multi_head_attention.masked-row-nan",     # was value.nan
+    "jacobian-flattened": "shape.reshaped",        # was harness.shape (hint study 8)
+    "ds-row-loop-column-vector": "error.fixed-ndim",     # was error.batched-transpose, with no .T in that line
+    "backward-unguarded-ds-masked": "attention_backward.masked-row-nan",     # was .chain, "dV alone" (study 8)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
+    "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
 }
 
 
@@ -935,6 +1054,7 @@ def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_
     ("cannot reshape array of size 24 into shape (3,2,256)", "error.other"),          # a size typed in: not the rank
     ("cannot reshape array of size 24 into shape (5,5)", "error.other"),
     ("cannot reshape array of size 24 into shape (24,newaxis)", "error.other"),       # -1 is written newaxis
+    ("cannot reshape array of size 24 into shape (4,6,3,newaxis)", "error.fixed-ndim"),     # d2l's transpose_qkv
     ("cannot reshape array of size 24 into shape (24,)", "error.other"),
 ])
 def test_a_reshape_that_reads_every_axis_and_asks_for_more_is_a_fixed_rank(message, hint_id):
@@ -960,3 +1080,24 @@ def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, 
     assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
     hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
     assert hint[1] == hint_id and ("inverted too" in hint[2]) == inverted, hint[0]
+
+
+MATMUL = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?)"
+
+
+@pytest.mark.parametrize("message, line, ndim, hint_id", [
+    # hint study 8: np.transpose(J, (2, 0, 1)), written for (batch, n, n), on a 1-D input's (n, n)
+    ("axes don't match array", "line 6 in softmax_jacobian: J = np.transpose(J, (2, 0, 1))", 2, "error.fixed-ndim"),
+    ("axes don't match array", "line 6 in f: J = J.transpose(2, 0, 1)", 2, "error.fixed-ndim"),
+    ("axes don't match array", "line 6 in f: J = np.transpose(J, order)", 2, "error.other"),   # no literal axes
+    # a batched operand with .T in that line is the batched transpose; with none, only the shapes clash
+    (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = Q @ K.T", 3, "error.batched-transpose"),
+    (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = np.transpose(K) @ Q", 3, "error.batched-transpose"),
+    (MATMUL + " (size 15 is different from 5)", "line 7 in backward_ds: dS[i] = jac @ dW[i]", 3,
+     "error.matmul-shapes"),
+])
+def test_a_transpose_is_read_only_where_the_failing_line_writes_one(message, line, ndim, hint_id):
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    args = (np.zeros((2,) * ndim),)
+    assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), line), args) == hint_id

@@ -16,7 +16,7 @@ __all__ = ["tolerance", "as_host", "close", "same_output", "describe_difference"
 
 # itemsize -> (rtol, atol × largest |expected|); float64 takes float32's (its own made marks vary by seed)
 _TOLERANCES = {8: (1e-4, 1e-6), 4: (1e-4, 1e-6), 2: (1e-2, 1e-3)}
-_RESHAPE = re.compile(r"cannot reshape array of size \d+ into shape \([\d,]+\)")     # NumPy's words (-1: newaxis)
+_RESHAPE = re.compile(r"cannot reshape array of size \d+ into shape \((\d+|newaxis)(,(\d+|newaxis))*\)")  # -1: newaxis
 
 
 def tolerance(*dtypes: Any) -> tuple[float, float]:
@@ -147,8 +147,8 @@ HINTS: dict[str, str] = {
         "axes with np.swapaxes(K, -1, -2) (or np.matrix_transpose).",
     "error.matmul-shapes": "A matrix product got operands whose inner sizes differ: check every operand's shape "
         "against the signature {signature}.",
-    "error.batched-dot": "np.dot does not treat leading axes as a batch: use the @ operator (np.matmul), which "
-        "multiplies the last two axes batch by batch.",
+    "error.batched-dot": "np.dot does not treat leading axes as a batch: use @ (np.matmul), which multiplies the last "
+        "two axes batch by batch (and swap those two with np.swapaxes(x, -1, -2): .T reverses every axis).",
     "error.fixed-ndim": "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], axis=-1) so "
         "that leading batch axes are allowed.",
     "error.signature": "The checker calls your function as {signature}, and it does not accept those arguments: make "
@@ -221,7 +221,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
     """The hint id for an exception the student's function raised (called with ``args``): the first rule that holds."""
     text, line, value = error.message, error.line, error.is_a("ValueError")
     broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
-    dot = value and "not aligned" in text
+    dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose", line)   # .T, np.transpose
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
     rules = (
         ("error.exit", error.is_a("SystemExit")),
@@ -230,7 +230,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line),
         ("error.broadcast", broadcast),
-        ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args)),
+        ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args) and transposed),
         ("error.matmul-shapes", core),
         ("error.batched-dot", dot and re.search(r"\(\d+,\d+,\d+", text)),    # np.dot of 2-D operands: no batch
         ("error.matmul-shapes", dot),
@@ -244,7 +244,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         # reshape(B, L, H, d) of (L, D) (a size too many, or B = a 2-D input's rows); x.transpose(0, 1, 3, 2)
         ("error.fixed-ndim", error.is_a("AxisError") or error.is_a("IndexError") or value and "values to unpack" in text
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
-         or "axes don't match" in text and re.search(r"\.transpose\(\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
+         or "axes don't match" in text and re.search(r"transpose\((\w+, *\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)),
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")

@@ -1,10 +1,9 @@
 """Diagnosis by evidence: what a wrong output shows about the mistake that made it.
 
-A mutant names a mistake only when the student's output is identical to its own; real code often makes a mistake in
-a spelling no mutant reproduces, or two at once. So the failure itself is read: the axis the output sums to one over,
-an axis too many or too few, a constant offset or factor, which outputs are right, which ranks the function runs on.
-A mistake is named only when its evidence holds (:func:`.mutants.read_evidence` reads a failure). Exercises add
-readers of their own with :func:`reads`.
+A mutant names a mistake only when the student's output is identical to its own; real code often spells a mistake
+in a way no mutant does, or makes two at once. So the failure itself is read: the axis the output sums to one over,
+an axis too many, too few or out of place, a constant offset or factor, which outputs are right, which ranks the
+function runs on. A mistake is named only when its evidence holds; exercises add readers of their own (:func:`reads`).
 """
 
 from typing import Callable
@@ -23,8 +22,7 @@ EVIDENCE_IDS: set[str] = set()
 
 
 def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
-    """Decorator registering ``reader(case, mine, expected) -> (hint id, hint) or None``, which reports ``ids``,
-    for ``exercise``."""
+    """Decorator: ``reader(case, mine, expected) -> (hint id, hint) or None`` reads ``exercise``, reporting ``ids``."""
     def register(fn: Reader) -> Reader:
         EVIDENCE_IDS.update(ids)
         _READERS.setdefault(exercise, []).append(fn)
@@ -33,8 +31,7 @@ def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
 
 
 def sums_to_one_axis(x: np.ndarray) -> int | None:
-    """The one axis (counted from 0) over which ``x`` sums to 1 everywhere; None for none, several, or negative or
-    non-finite values."""
+    """The one axis over which ``x`` sums to 1 everywhere; None for none, several, or negative or non-finite values."""
     if x.ndim == 0 or x.size == 0 or not np.all(np.isfinite(x)) or np.any(x < 0):
         return None
     found = [a for a in range(x.ndim) if x.shape[a] > 1 and np.allclose(np.sum(x, axis=a), 1.0, atol=1e-5)]
@@ -43,10 +40,8 @@ def sums_to_one_axis(x: np.ndarray) -> int | None:
 
 def extra_axis(actual: tuple, expected: tuple) -> tuple[int, int] | None:
     """``(axis, size)`` when ``actual`` is ``expected`` with one axis inserted (the first such axis), else None."""
-    for axis in range(len(actual)):
-        if actual[:axis] + actual[axis + 1:] == tuple(expected):
-            return axis, int(actual[axis])
-    return None
+    return next(((axis, int(actual[axis])) for axis in range(len(actual))
+                 if actual[:axis] + actual[axis + 1:] == tuple(expected)), None)
 
 
 def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] | None:
@@ -71,9 +66,8 @@ def constant_relation(mine: np.ndarray, want: np.ndarray) -> tuple[str, float] |
 
 
 def factor_cause(r: float, case, advice: bool = True) -> str:
-    """What a constant factor ``r`` between the student's values and the expected ones points at, where it is a telling
-    constant: −1, 1/ln 10 or 1/ln 2 (a logarithm's base), or a size above 2 of an input axis (2 is too often a
-    coincidence), its inverse or square root; ``advice`` adds where to look for a size."""
+    """What a factor ``r`` (yours / expected) points at where it tells: −1, 1/ln 10 or 1/ln 2 (a logarithm's base), or
+    a size above 2 of an input axis (2 is too often a coincidence), its inverse or root; ``advice``: where to look."""
     if abs(r + 1.0) < 1e-6:
         return ": the opposite sign everywhere (a minus sign lost or added, or a difference taken the wrong way round)"
     for base in (10, 2):
@@ -155,10 +149,9 @@ def _temperature(a: np.ndarray, e: np.ndarray) -> float | None:
 
 def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callable) -> tuple[str, str] | None:
     """A named mistake from the values of a wrong output, or None when no evidence holds."""
-    for reader in _READERS.get(exercise.name, ()):
-        found = reader(case, mine, expected)
-        if found is not None:
-            return found
+    found = next(filter(None, (reader(case, mine, expected) for reader in _READERS.get(exercise.name, ()))), None)
+    if found is not None:
+        return found
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
             found = _weights_or_mask(name, a, e, exercise.row_sums, case)
@@ -186,31 +179,37 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     return None
 
 
-#: hints when a returned shape is the expected one with an axis too many or too few
+#: hints when a returned shape is the expected one with an axis too many, too few or out of place
 _SHAPES = {
-    "shape.extra-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} "
-        "of size 1: a reduction kept its axis (keepdims=True) where the result should drop it, or an index "
-        "added one ([:, np.newaxis], None).",
-    "shape.broadcast-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis "
-        "{axis} of size {size}: two arrays broadcast against each other, one with an axis kept twice "
-        "(keepdims=True and [:, np.newaxis] together); keep the reduced axis one way only.",
-    "shape.missing-axis": "Your {name} has shape {shape}, the expected {expected} without its axis {axis} of "
-        "size 1: keep that axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a "
-        "single row or query drops it, and must work on every row at once instead.",
+    "shape.extra-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} of size 1: "
+        "a reduction kept its axis (keepdims=True) where the result should drop it, or an index added one ([:, "
+        "np.newaxis], None).",
+    "shape.broadcast-axis": "Your {name} has shape {shape}, the expected {expected} with an extra axis {axis} of size "
+        "{size}: two arrays broadcast against each other, one with an axis kept twice (keepdims=True and [:, "
+        "np.newaxis] together); keep the reduced axis one way only.",
+    "shape.missing-axis": "Your {name} has shape {shape}, the expected {expected} without its axis {axis} of size 1: "
+        "keep that axis (a reduction with keepdims=True, no .squeeze() or [0]); code that handles a single row or "
+        "query drops it, and must work on every row at once instead.",
     "shape.square-axis": "Your {name} has shape {shape}, the expected {expected} without its last axis: where yours "
-        "has n = {size} values, one per position, the expected holds an n × n matrix, an entry [i, j] for every "
-        "pair of positions (as the Jacobian of n weights has). A diagonal or row sums alone are not that matrix: "
-        "build it whole (np.diag, np.outer; for a batch, pair w[..., :, None] with w[..., None, :]).",
+        "has n = {size} values, one per position, the expected holds an n × n matrix, an entry [i, j] for every pair "
+        "of positions (as the Jacobian of n weights has). A diagonal or row sums alone are not that matrix: build it "
+        "whole (np.diag, np.outer; for a batch, pair w[..., :, None] with w[..., None, :]).",
     "shape.one-number": "Your {name} is one number where shape {expected} is expected: a reduction with no axis "
         "(np.sum(x), np.mean(x), x.sum()) reduces every axis at once; reduce over axis=-1 only, one value per row.",
+    "shape.reshaped": "Your {name} has shape {shape}, not {expected}, but holds the right values in the right order: a "
+        "reshape joined or split axes that must stay apart (a batch folded into another axis, (B·H, ...) for (B, H, "
+        "...), or a matrix flattened into one).",
+    "shape.moved-axis": "Your {name} has shape {shape}, not {expected}, but holds the right values with its axis "
+        "{axis} out of place: np.moveaxis(x, {axis}, {size}) gives the expected layout, so build it with its axes in "
+        "that order (batch axes first).",
 }
 EVIDENCE_IDS.update(_SHAPES)
 
 
-def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str] | None:
-    """A named extra axis when ``actual`` is ``expected`` with one axis inserted, or a missing one of size 1 (or of
-    size n after another of n: a vector where a matrix of pairs is expected)."""
-    actual, expected = tuple(actual), tuple(expected)
+def diagnose_shape(name: str, mine: np.ndarray, want: np.ndarray, same: Callable) -> tuple[str, str] | None:
+    """A named extra axis or missing one (of size 1, or a matrix of pairs's second), or the right values (``same``)
+    with one axis moved or reshaped."""
+    actual, expected = mine.shape, want.shape
     if (found := extra_axis(actual, expected)) is not None:
         key = "shape.extra-axis" if found[1] == 1 else "shape.broadcast-axis"
     elif (found := extra_axis(expected, actual)) is not None and found[1] == 1:
@@ -219,6 +218,11 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
         key, found = "shape.square-axis", (len(actual), actual[-1])
     elif not actual and expected:
         key, found = "shape.one-number", (0, 1)
+    elif found := next(((i, j) for i in range(mine.ndim) for j in range(mine.ndim) if i != j and mine.ndim == want.ndim
+                        and np.moveaxis(mine, i, j).shape == expected and same(np.moveaxis(mine, i, j), want)), None):
+        key = "shape.moved-axis"                                                # found: (from, to)
+    elif mine.size == want.size and same(mine.reshape(expected), want):
+        key, found = "shape.reshaped", (0, 0)
     else:
         return None
     return key, _SHAPES[key].format(name=name, axis=found[0], size=found[1], shape=actual, expected=expected)
@@ -226,8 +230,7 @@ def diagnose_shape(name: str, actual: tuple, expected: tuple) -> tuple[str, str]
 
 def rank_of(case) -> int | None:
     """The rank of a case's first array argument (None when it has none)."""
-    first = next((a for a in case.args if isinstance(a, np.ndarray)), None)
-    return None if first is None else first.ndim
+    return next((a.ndim for a in case.args if isinstance(a, np.ndarray)), None)
 
 
 #: the text of ``error.fixed-ndim`` when the ranks that run and those that fail are known
@@ -237,11 +240,8 @@ _RANKS = ("Your function runs on {works}; it fails on {fails} input, and the exe
 
 
 def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
-    """The fixed-rank hint when every case of some ranks worked and every case of the others did not.
-
-    ``runs_by_rank`` maps an input rank to, for each case of that rank, whether the function ran without raising
-    and returned the expected shape.
-    """
+    """The fixed-rank hint when every case of some ranks worked and every case of the others did not
+    (``runs_by_rank``: an input rank -> for each of its cases, whether the call ran and returned the expected shape)."""
     works = sorted(r for r, runs in runs_by_rank.items() if runs and all(runs))
     fails = sorted(r for r, runs in runs_by_rank.items() if runs and not any(runs))
     if not works or not fails or len(works) + len(fails) != len(runs_by_rank):

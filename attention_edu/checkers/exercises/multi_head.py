@@ -1,7 +1,7 @@
-"""Checkers for split_heads, merge_heads and multi-head attention (exercise notebook 04), with their mistakes.
+"""Checker for multi-head attention (exercise notebook 04, exercise 3), with its mistakes.
 
-Head h owns the contiguous columns h*d:(h+1)*d of X and of each projection; each head runs scaled dot-product
-attention with its own d_k under the shared mask ("Neural attention mechanism vectorization", section 3).
+Head h owns the contiguous columns h*d:(h+1)*d of each projection; each head runs scaled dot-product attention with
+its own d_k under the shared mask ("Neural attention mechanism vectorization", section 3).
 """
 
 import math
@@ -10,67 +10,12 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
-from . import attend, normal_arrays, register_mistakes, variant
+from . import attend, register_mistakes, variant
 from ..records import Case, Exercise, Property
 from .attention import unnormalised_rows
+from .heads import cut_heads, merge_unswapped, split_strided
 
-__all__ = ["SPLIT_HEADS", "MERGE_HEADS", "MULTI_HEAD_ATTENTION"]
-
-
-def _split_cases() -> list[Case]:
-    names = ("X", "num_heads")
-    small = Case("small", "X (4, 6), 3 heads", (np.arange(24.0).reshape(4, 6), 3), names, literal=True,
-                 note="L = 4 tokens, H = 3 heads of d = 2 columns each.")
-    random = [Case("random", f"seed {seed}, L={L} H={H} d={d}", normal_arrays(seed, (L, H * d)) + (H,), names)
-              for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5)))]
-    float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
-    return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
-            Case("batched", "3-D, B=1 L=3 H=4 d=5", normal_arrays(5, (1, 3, 20)) + (4,), names),
-            Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names)]
-
-
-def _merge_cases() -> list[Case]:
-    small = split_heads(np.arange(24.0).reshape(4, 6), 3)
-    random = [Case("random", f"seed {seed}, H={H} L={L} d={d}", normal_arrays(seed, (H, L, d)), ("X",))
-              for seed, (H, L, d) in ((1, (2, 3, 4)), (2, (4, 5, 3)), (3, (3, 2, 5)))]
-    float32 = normal_arrays(4, (4, 3, 2))[0].astype(np.float32)
-    return [Case("small", "X (3, 4, 2): 3 heads, 4 tokens, d = 2", (small,), ("X",), literal=True), *random,
-            Case("random", "float32, H=4 L=3 d=2", (float32,), ("X",)),
-            Case("batched", "4-D, B=1 H=4 L=3 d=5", normal_arrays(5, (1, 4, 3, 5)), ("X",)),
-            Case("batched", "5-D, B=2 C=3 H=4 L=5 d=6", normal_arrays(6, (2, 3, 4, 5, 6)), ("X",))]
-
-
-def _split_round_trip(student) -> str | None:
-    (X,) = normal_arrays(41, (2, 5, 12))
-    (heads,) = student(X, 3)
-    return None if np.array_equal(merge_heads(heads), X) else "merge_heads(your split_heads(X, 3)) is not X"
-
-
-def _merge_round_trip(student) -> str | None:
-    (X,) = normal_arrays(42, (2, 3, 5, 4))
-    (merged,) = student(X)
-    round_trip = merged.shape == (2, 5, 12) and np.array_equal(split_heads(merged, 3), X)
-    return None if round_trip else "split_heads(your merge_heads(X), 3) is not X"
-
-
-SPLIT_HEADS = Exercise(
-    name="split_heads", notebook="04_multi_head", number=1, outputs=("heads",), cases=_split_cases,
-    summary='Check ``split_heads(X, num_heads)``: (..., L, H*d) → (..., H, L, d).',
-    signature="split_heads(X, num_heads) -> heads (..., H, L, d)", reference=split_heads,
-    properties=(Property("split_heads.property-round-trip", "merge_heads(split_heads(X)) == X",
-                         "Splitting must lose nothing (no cast to another dtype either) and keep every value in "
-                         "its place: merging the heads back has to give X exactly.", _split_round_trip),),
-)
-
-MERGE_HEADS = Exercise(
-    name="merge_heads", notebook="04_multi_head", number=2, outputs=("merged",), cases=_merge_cases,
-    summary='Check ``merge_heads(X)``: (..., H, L, d) → (..., L, H*d).',
-    signature="merge_heads(X) -> merged (..., L, H*d)", reference=merge_heads,
-    properties=(Property("merge_heads.property-round-trip", "split_heads(merge_heads(X)) == X",
-                         "Merging must undo split_heads exactly (no cast to another dtype either): splitting "
-                         "your result again has to give X back.", _merge_round_trip),),
-)
-
+__all__ = ["MULTI_HEAD_ATTENTION"]
 
 def _inputs(seed, lead, m, n, d_model, H, d_k, d_v, self_attention=False) -> tuple:
     """X_q, X_kv (X_q itself for self-attention), W_Q, W_K, W_V, W_O and H, drawn from ``seed``."""
@@ -97,7 +42,7 @@ def _mha_cases() -> list[Case]:
     large = _inputs(333, (), 2, 4, 5, 2, 3, 2)   # times 30: scores to 1182, top keys 650 apart (float32-safe);
     # query 1's times 0.03, near 0 in both heads: a maximum shared by the rows leaves it zero weights
     rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
-             ("batched", "3-D, B=1 m=3 n=4 d_model=5 H=3 d_k=2 d_v=1", _inputs(5, (1,), 3, 4, 5, 3, 2, 1)),
+             ("batched", "3-D, B=1 m=3 n=4 d_model=5 H=3 d_k=2 d_v=3", _inputs(5, (1,), 3, 4, 5, 3, 2, 3)),
              ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
@@ -152,90 +97,42 @@ MULTI_HEAD_ATTENTION = Exercise(
 
 
 # -- misconceptions -------------------------------------------------------------------------------
-def _cut(X, num_heads, order):
-    """X (..., L, H*d) reshaped to the axes named by ``order``: "LHd" gives (..., L, H, d)."""
-    size = {"L": X.shape[-2], "H": num_heads, "d": X.shape[-1] // num_heads}
-    return np.reshape(X, X.shape[:-2] + tuple(size[axis] for axis in order))
-
-
-def _split_strided(X, num_heads):
-    return np.moveaxis(_cut(X, num_heads, "LdH"), -1, -3)
-
-
-def _merge_unswapped(X, strided=False):      # strided: each head's columns spread H apart, undoing _split_strided
-    return np.reshape(np.moveaxis(X, -3, -1) if strided else X, X.shape[:-3] + (X.shape[-2], -1))
-
-
-def _split_fixed_rank(X, num_heads):
-    B, L, D = X.shape
-    return np.swapaxes(np.reshape(X, (B, L, num_heads, D // num_heads)), 1, 2)
-
-
-def _merge_fixed_rank(X):
-    B, H, L, d = X.shape
-    return np.reshape(np.swapaxes(X, 1, 2), (B, L, H * d))
-
-
-register_mistakes("split_heads", (
-    ("no-swap", "returns", lambda X, num_heads: _cut(X, num_heads, "LHd"),
-     "After reshaping to (..., L, H, d), swap the L and H axes to get (..., H, L, d)."),
-    ("reshape-only", "small", lambda X, num_heads: _cut(X, num_heads, "HLd"),
-     "Reshaping straight to (..., H, L, d) cuts the data in the wrong order: reshape to (..., L, H, d) "
-     "first, then swap axes -3 and -2."),
-    ("strided-heads", "small", _split_strided,
-     "Head h owns the contiguous columns h*d:(h+1)*d; yours takes every H-th column, so reshape to "
-     "(..., L, H, d), not (..., L, d, H)."),
-    ("reverse-all-axes", "returns", lambda X, num_heads: np.transpose(_cut(X, num_heads, "LHd")),
-     "A transpose without axes reverses all of them: name the two axes to exchange, np.swapaxes(x, -3, -2)."),
-    ("heads-as-size", "returns", lambda X, num_heads: np.swapaxes(_cut(X, num_heads, "LdH"), -3, -2),
-     "num_heads is the number of heads H; each head gets d = X.shape[-1] // num_heads columns."),
-    ("fixed-rank", "runs", _split_fixed_rank,
-     "Allow any number of leading batch axes: take lead = X.shape[:-2] and reshape to lead + (L, num_heads, d)."),
-))
-
-register_mistakes("merge_heads", (
-    ("no-swap", "small", _merge_unswapped,
-     "Swap the H and L axes back first, (..., L, H, d), then reshape; reshaping (..., H, L, d) directly "
-     "mixes up the tokens."),
-    ("strided", "small", partial(_merge_unswapped, strided=True),
-     "Each head's d columns must stay together: move the axes to (..., L, H, d), not (..., L, d, H), then reshape."),
-    ("reverse-all-axes", "small", lambda X: np.reshape(np.transpose(X), X.shape[:-3] + (X.shape[-2], -1)),
-     "A transpose without axes reverses all of them: swap only H and L, np.swapaxes(X, -3, -2), then reshape."),
-    ("sums-heads", "returns", lambda X: np.sum(X, axis=-3),
-     "Merging concatenates the heads side by side, (..., L, H*d); it does not add them."),
-    ("fixed-rank", "runs", _merge_fixed_rank,
-     "Allow any number of leading batch axes: take lead = X.shape[:-3] instead of unpacking a fixed number of sizes."),
-))
-
-
 def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
-         project=True, head_axis=True, average=False):
-    """Multi-head attention with knobs; ``width(X_q, W_Q)``, when given, replaces d_k in the scale √d_k."""
-    scale = None if width is None else math.sqrt(width(X_q, W_Q))
+         project=True, head_axis=True, average=False, guard=True, transposed=""):
+    """Multi-head attention with knobs; ``width(X_q, W_Q, W_V, H)``, when given, replaces d_k in the scale √d_k;
+    the weights named in ``transposed`` ("QKVO") are used transposed, as PyTorch's (out, in) layout would."""
+    scale = None if width is None else math.sqrt(width(X_q, W_Q, W_V, H))
+    W_Q, W_K, W_V, W_O = (W.T if name in transposed else W for name, W in zip("QKVO", (W_Q, W_K, W_V, W_O)))
     Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
     mask = np.expand_dims(mask, -3) if mask is not None and head_axis else mask   # (..., 1, m, n)
-    heads, weights = attend(Q, K, V, mask, scale=scale)
+    heads, weights = attend(Q, K, V, mask, scale=scale, guard=guard)
     concat = merge(heads)                                                        # (..., m, H*d_v)
     return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
 
 
 register_mistakes("multi_head_attention", (
-    ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q: W_Q.shape[1]),
+    ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q, *_: W_Q.shape[1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
      "full width H*d_k."),
-    ("scale-by-d_model", "small", partial(_mha, width=lambda X_q, W_Q: X_q.shape[-1]),
+    ("scale-by-d_model", "small", partial(_mha, width=lambda X_q, *_: X_q.shape[-1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
      "model width d_model = X_q.shape[-1]."),
-    ("unscaled", "small", partial(_mha, width=lambda X_q, W_Q: 1),
+    ("unscaled", "small", partial(_mha, width=lambda *_: 1),
      "Each head's scores must be divided by √d_k (the per-head size) before the softmax."),
+    ("scale-by-d_v", "small", partial(_mha, width=lambda X_q, W_Q, W_V, H: W_V.shape[1] // H),
+     "Scale each head by √d_k, the size of its queries and keys (W_Q.shape[1] // num_heads), not by √d_v, the "
+     "size of its values."),
+    ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
+     "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
+     "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
     ("no-output-projection", "small", partial(_mha, project=False),
      "Finish with the output projection: concatenate the heads, then multiply by W_O."),
-    ("strided-heads", "small", partial(_mha, split=_split_strided),
+    ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
-    ("merge-without-swap", "small", partial(_mha, merge=_merge_unswapped),
+    ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
      "Before reshaping the heads to (..., m, H*d_v), move the head axis next to the feature axis, "
      "(..., m, H, d_v); reshaping directly mixes tokens."),
-    ("reshape-only", "small", partial(_mha, split=lambda X, H: _cut(X, H, "HLd"), merge=_merge_unswapped),
+    ("reshape-only", "small", partial(_mha, split=lambda X, H: cut_heads(X, H, "HLd"), merge=merge_unswapped),
      "Reshaping X @ W_Q straight to (..., H, m, d_k) cuts the data in the wrong order (and so does merging back): "
      "reshape to (..., m, H, d_k), then swap axes -3 and -2."),
     ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
@@ -245,6 +142,11 @@ register_mistakes("multi_head_attention", (
     ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
      "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "
      "heads and not against the batch."),
+    ("output-projection-transposed", "small", partial(_mha, transposed="O"),     # runs where W_O is square
+     "W_O is (H·d_v, d_model), used as merged @ W_O: W_O.T is PyTorch's nn.Linear layout, (out, in), so drop the .T."),
+    ("masked-row-nan", "masks", partial(_mha, guard=False),
+     "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
+     "every head and a zero output."),
 ))
 variant("multi_head_attention.strided-heads")(     # split strided, and merged back the same way
-    partial(_mha, split=_split_strided, merge=partial(_merge_unswapped, strided=True)))
+    partial(_mha, split=split_strided, merge=partial(merge_unswapped, strided=True)))
