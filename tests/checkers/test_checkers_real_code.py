@@ -821,6 +821,12 @@ CORPUS = [
                 dS[i] = jac @ dW[i]
             return dS
         """, "2-D only: W[i] is one row only when W is 2-D", ("error.fixed-ndim",)),
+    ("bahdanau-sum-over-positions", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            feats = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :])   # (m, n, d_a)
+            return np.sum(feats * v, axis=1)              # adds up the positions, not the features
+        """, "the product with v summed over axis 1, the encoder positions, not over d_a",
+     ("bahdanau_scores.sum-over-positions",)),
     ("backward-unguarded-ds-masked", "attention_backward", """
         def attention_backward(Q, K, V, d_output, mask=None):
             scale = 1.0 / np.sqrt(Q.shape[-1])
@@ -903,6 +909,7 @@ FIRST_HINT = {
     "jacobian-flattened": "shape.reshaped",        # was harness.shape (hint study 8)
     "ds-row-loop-column-vector": "error.fixed-ndim",     # was error.batched-transpose, with no .T in that line
     "backward-unguarded-ds-masked": "attention_backward.masked-row-nan",     # was .chain, "dV alone" (study 8)
+    "bahdanau-sum-over-positions": "bahdanau_scores.sum-over-positions",     # was harness.shape (hint study 8)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

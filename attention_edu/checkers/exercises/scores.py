@@ -144,6 +144,10 @@ register_mistakes("bahdanau_scores", (
     ("sum-instead-of-v", "small",
      lambda S, H, W1, W2, v: np.sum(np.tanh(_features(S @ W1.T, H @ W2.T)), axis=-1),
      "Weight the tanh features with v (a dot product, features @ v) instead of adding them up."),
+    ("sum-over-positions", "returns",
+     lambda S, H, W1, W2, v: np.sum(np.tanh(_features(S @ W1.T, H @ W2.T)) * v, axis=1),
+     "The product with v runs over the d_a features, the last axis (features @ v, or a sum over axis=-1); a sum over "
+     "axis 1 adds up the encoder positions, which the scores keep, one per position."),
     ("softmaxed", "small", lambda S, H, W1, W2, v: stable_softmax(np.tanh(_features(S @ W1.T, H @ W2.T)) @ v),
      "This exercise asks for the raw scores e_{t,i}; the softmax that turns them into weights is the next step."),
     ("transposed", "returns", lambda S, H, W1, W2, v: (np.tanh(_features(S @ W1.T, H @ W2.T)) @ v).T,
