@@ -821,6 +821,23 @@ CORPUS = [
                 dS[i] = jac @ dW[i]
             return dS
         """, "2-D only: W[i] is one row only when W is 2-D", ("error.fixed-ndim",)),
+    ("mha-fused-in-proj", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            in_proj = np.concatenate([W_Q, W_K, W_V], axis=1)       # PyTorch's in_proj, one matrix
+            w_q, w_k, w_v = np.split(in_proj, 3, axis=1)            # equal thirds: d_k = d_v only
+            def split(t):
+                *lead, L, D = t.shape
+                return np.swapaxes(t.reshape(*lead, L, num_heads, D // num_heads), -3, -2)
+            q, k, v = split(X_q @ w_q), split(X_kv @ w_k), split(X_kv @ w_v)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
+            o = np.swapaxes(w @ v, -3, -2)
+            return o.reshape(*o.shape[:-2], -1) @ W_O, w
+        """, "the fused projection cut into equal thirds, which needs d_k = d_v", ("multi_head_attention.fused-split",)),
     ("bahdanau-sum-over-positions", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):
             feats = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :])   # (m, n, d_a)
@@ -910,6 +927,8 @@ FIRST_HINT = {
     "ds-row-loop-column-vector": "error.fixed-ndim",     # was error.batched-transpose, with no .T in that line
     "backward-unguarded-ds-masked": "attention_backward.masked-row-nan",     # was .chain, "dV alone" (study 8)
     "bahdanau-sum-over-positions": "bahdanau_scores.sum-over-positions",     # was harness.shape (hint study 8)
+    # was error.other: a case whose sizes divide into thirds fails otherwise, and that generic hint replaced the mutant's
+    "mha-fused-in-proj": "multi_head_attention.fused-split",
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -239,7 +239,8 @@ def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) 
     for failure, result in zip(failures, first):
         if result.hint_id in mutant_ids:                # only a mutant's naming reads otherwise without the mutants
             plain = failed(exercise, failure, log, guess=False)
-            if plain.hint_id != failure.hint_id and told.get(plain.hint_id) == {plain.hint}:
+            # a story of its own: neither the failure's hint nor the generic one for an error
+            if plain.hint_id not in (failure.hint_id, "error.other") and told.get(plain.hint_id) == {plain.hint}:
                 result = plain
         results.append(result)
     return results

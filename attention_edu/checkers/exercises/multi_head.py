@@ -110,6 +110,12 @@ def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge
     return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
 
 
+def _fused_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """PyTorch's in_proj: the three projections side by side, cut into equal thirds (only possible where d_k = d_v)."""
+    W_Q, W_K, W_V = np.split(np.concatenate([W_Q, W_K, W_V], axis=1), 3, axis=1)
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask)
+
+
 register_mistakes("multi_head_attention", (
     ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q, *_: W_Q.shape[1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
@@ -144,6 +150,9 @@ register_mistakes("multi_head_attention", (
      "heads and not against the batch."),
     ("output-projection-transposed", "small", partial(_mha, transposed="O"),     # runs where W_O is square
      "W_O is (H·d_v, d_model), used as merged @ W_O: W_O.T is PyTorch's nn.Linear layout, (out, in), so drop the .T."),
+    ("fused-split", "runs", _fused_split,
+     "np.split(..., 3) cuts the three projections side by side into equal thirds, which holds only where d_k = d_v "
+     "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one."),
     ("masked-row-nan", "masks", partial(_mha, guard=False),
      "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
      "every head and a zero output."),
