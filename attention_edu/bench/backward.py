@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -48,11 +50,22 @@ __all__ = ["peak_mib", "backward_at_scale", "backward_at_scale_in_a_fresh_proces
 MiB = 2 ** 20
 
 
-def _torch() -> Any:
+def torch_or_none() -> Any:
+    """PyTorch, or None where it is not installed. A Ctrl-C (or SIGTERM) during its import is held until the import
+    ends: raised inside torch's C++ start-up (pybind11), it would abort the process instead of ending the command."""
+    held: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    wanted = [s for s in (signal.SIGINT, signal.SIGTERM) if main and signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in wanted}
     try:
         import torch
     except ImportError:
-        return None
+        torch = None
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if held:
+        raise KeyboardInterrupt
     return torch
 
 
@@ -129,7 +142,7 @@ def backward_headline(B: int, H: int, n: int, d: int, budget: float) -> dict:
     output, lse = blockwise_attention(Q, K, V, return_lse=True)
     row = {"section": "backward_headline", "sizes": f"B={B}, H={H}, n={n}, d={d}, float32"}
     rounds = {"fast_s": [], "torch_s": []}
-    torch = _torch()
+    torch = torch_or_none()
     if torch is not None:
         tq, tk, tv = (torch.from_numpy(x).requires_grad_() for x in (Q, K, V))
         t_out, t_grad = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv), torch.from_numpy(d_output)

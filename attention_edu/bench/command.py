@@ -35,7 +35,7 @@ from ..blockwise.fast import default_plan
 from ..blockwise.memory_model import blockwise_cost, naive_cost
 from ..dot_product import scaled_dot_product_attention
 from ..loops import attention_loop, bahdanau_attention_loop
-from .backward import backward_at_scale_in_a_fresh_process, backward_headline
+from .backward import backward_at_scale_in_a_fresh_process, backward_headline, torch_or_none
 from ..arguments import output_path
 from .report import format_tables, write_plots
 from .timing import (load_warning, machine, matmul_rate, median_seconds, numpy_peak_bytes, one_blas_thread,
@@ -53,14 +53,6 @@ SIZES = {
                naive_max_bytes=2 ** 28, budget=0.2, headline=(1, 8, 1024, 64), backward=(1, 2, 512, 64),
                large_n=2048),
 }
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
 
 
 def _normal(rng: Any, *shape: int) -> Any:
@@ -113,7 +105,7 @@ def _bahdanau_vs_sdpa(size: int, budget: float) -> dict:
 
 def _scaling_plan(ns: tuple[int, ...], naive_max: int, budget: float, rate: float) -> list:
     """One (label, thunk) per measurement; each thunk returns a list of rows."""
-    torch, cupy = _torch(), cupy_if_available()
+    torch, cupy = torch_or_none(), cupy_if_available()
     plan: list[tuple[str, Callable[[], list[dict]]]] = []
     for n in ns:
         def measure(n: int = n) -> list[dict]:
@@ -153,7 +145,7 @@ def _headline(B: int, H: int, n: int, d: int, budget: float) -> dict:
     row = {"section": "headline", "sizes": f"B={B}, H={H}, n={n}, d={d}, float32",
            "numpy_naive_s": median_seconds(lambda: scaled_dot_product_attention(Q, K, V), budget)}
     rounds = {"fast_s": [], "torch_s": []}
-    torch = _torch()
+    torch = torch_or_none()
     if torch is not None:
         tq, tk, tv = (torch.from_numpy(x) for x in (Q, K, V))
         sdpa = torch.nn.functional.scaled_dot_product_attention

@@ -131,3 +131,30 @@ def test_a_ctrl_c_the_shell_ignores_stays_ignored_while_the_package_imports(tmp_
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert done.stdout.strip(), "the command did not run"
+
+
+#: a Ctrl-C inside torch's import: raised there, through its C++ (pybind11), it aborts the process (CI saw it once)
+TORCH_IMPORT = ("import os, signal, sys, importlib.abc, importlib.machinery\n"
+                "class Torch(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+                "    def find_spec(self, name, path, target=None):\n"
+                "        return importlib.machinery.ModuleSpec(name, self) if name == 'torch' else None\n"
+                "    def create_module(self, spec):\n"
+                "        return None\n"
+                "    def exec_module(self, module):\n"
+                "        try:\n"
+                "            os.kill(os.getpid(), signal.SIGINT)\n"
+                "        except KeyboardInterrupt:\n"
+                "            os.abort()      # pybind11: an exception thrown through C++ terminates\n"
+                "sys.meta_path.insert(0, Torch())\n"
+                "import attention_edu.cli as cli\n"
+                "sys.exit(cli.main(['bench', '--plot', 'b.png']))\n")
+
+
+def test_a_ctrl_c_while_torch_imports_waits_for_the_import_then_ends_in_one_line(tmp_path):
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", TORCH_IMPORT], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == "attention-edu bench: interrupted (Ctrl-C)", done.stderr
+    assert list(tmp_path.iterdir()) == []
