@@ -838,6 +838,39 @@ CORPUS = [
             o = np.swapaxes(w @ v, -3, -2)
             return o.reshape(*o.shape[:-2], -1) @ W_O, w
         """, "the fused projection cut into equal thirds, which needs d_k = d_v", ("multi_head_attention.fused-split",)),
+    ("bahdanau-weights-column", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            keys = H @ W2.T                               # (n, d_a)
+            query = np.expand_dims(S, 1) @ W1.T           # (m, 1, d_a)
+            score = np.tanh(query + keys[None]) @ v[:, None]          # (m, n, 1), a column as Keras keeps it
+            e = np.exp(score - score.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)       # the attention weights over the encoder states
+        """, "returns the weights (softmax over the encoder states) where the scores are asked, with an axis of 1",
+     ("bahdanau_scores.softmaxed",)),
+    ("luong-weights-column", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            score = np.expand_dims(S @ W @ H.T, -1)       # (m, n, 1)
+            e = np.exp(score - score.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+        """, "returns the weights where the scores are asked, with an axis of 1", ("luong_general_scores.softmaxed",)),
+    ("mha-per-head-finite-fill", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            dk, dv = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+            outs, ws = [], []
+            for h in range(num_heads):
+                q = X_q @ W_Q[:, h * dk:(h + 1) * dk]
+                k = X_kv @ W_K[:, h * dk:(h + 1) * dk]
+                v = X_kv @ W_V[:, h * dv:(h + 1) * dv]
+                x = q @ np.swapaxes(k, -1, -2) / dk ** 0.5
+                if mask is not None:
+                    x = x.copy()
+                    x[np.broadcast_to(mask, x.shape) == 0] = -1e11        # a large negative number, not -inf
+                e = np.exp(x - x.max(axis=-1, keepdims=True))
+                w = e / e.sum(axis=-1, keepdims=True)
+                outs.append(w @ v)
+                ws.append(w)
+            return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
+        """, "a finite fill: a fully masked query spreads its weight over every key", ("multi_head_attention.finite-fill",)),
     ("bahdanau-sum-over-positions", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):
             feats = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :])   # (m, n, d_a)
@@ -929,6 +962,9 @@ FIRST_HINT = {
     "bahdanau-sum-over-positions": "bahdanau_scores.sum-over-positions",     # was harness.shape (hint study 8)
     # was error.other: a case whose sizes divide into thirds fails otherwise, and that generic hint replaced the mutant's
     "mha-fused-in-proj": "multi_head_attention.fused-split",
+    "bahdanau-weights-column": "bahdanau_scores.softmaxed",     # was shape.extra-axis alone (hint study 9)
+    "luong-weights-column": "luong_general_scores.softmaxed",    # was shape.extra-axis alone (hint study 9)
+    "mha-per-head-finite-fill": "multi_head_attention.finite-fill",     # was value.mismatch (hint study 9)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

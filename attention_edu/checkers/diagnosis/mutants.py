@@ -1,9 +1,8 @@
 """Known misconceptions, each with a deliberately wrong implementation (a *mutant*), and naming a failure.
 
-When a student's function fails a probe, its output (or exception) is fingerprinted and the exercise's mutants run on
-the same inputs: the first with the same fingerprint names the mistake (:func:`match_mistake`). Failing that, the
-evidence may name it (:func:`read_evidence`); otherwise the failure keeps its own hint, and the difference is described.
-"""
+A failing output (or exception) is fingerprinted and the exercise's mutants run on the same inputs: the first with the
+same fingerprint names the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the
+failure keeps its own hint and the difference is described."""
 
 import copy
 import itertools
@@ -15,7 +14,7 @@ from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
 from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
-from .evidence import diagnose_shape, diagnose_values
+from .evidence import diagnose_shape, diagnose_values, extra_axis
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
            "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence"]
@@ -36,8 +35,7 @@ def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) ->
 
 
 def variant(id: str) -> Callable[[Callable], Callable]:
-    """Decorator adding another spelling of a registered mistake (e.g. ``s + mask * -1e9`` beside
-    ``np.where(mask, -1e9, s)``): either one's output names the mistake ``id``."""
+    """Decorator: another spelling of mistake ``id`` (``s + mask * -1e9`` beside ``np.where(mask, s, -1e9)``)."""
     def register(fn: Callable) -> Callable:
         if id not in _REGISTRY:
             raise ValueError(f"variant of unknown mistake {id}")
@@ -159,8 +157,8 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
 
 
 def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...]) -> tuple[str, str] | None:
-    """The mistake whose mutant reproduces ``mine``, or None. Where the dtype is wrong (the summary says so), ``mine``
-    cast to the expected dtype is matched too: its values may show another mistake (a shape, say)."""
+    """The mistake whose mutant reproduces ``mine``, or None; ``mine`` cast to the expected dtype, or without an axis of
+    size 1 too many, where that is the failure, is matched too (its values may show another mistake)."""
     case, expected = failure.case, failure.expected
     mistake = match_mistake(exercise, case, mine, failure.probe, known)
     if mistake is None and failure.hint_id == "harness.dtype":
@@ -169,6 +167,12 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
                      for a, e in zip(mine, expected))
         if not same_output(cast, expected, case.float_dtypes):
             mistake = match_mistake(exercise, case, cast, failure.probe, known)
+    squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
+                     and (extra_axis(a.shape, e.shape) or (0, 0))[1] == 1 else a for a, e in zip(mine, expected))
+    if (mistake is None and failure.hint_id == "harness.shape" and any(s is not a for s, a in zip(squeezed, mine))
+            and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
+            and (extra := match_mistake(exercise, case, squeezed, failure.probe, known)) is not None):
+        return extra.id, f"{extra.hint} Your output also has an extra axis of size 1: drop it."
     if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
         flipped = match_mistake(exercise, case, tuple(~a for a in mine), failure.probe, known)   # inverted, and ...
         if flipped is not None:

@@ -98,14 +98,15 @@ MULTI_HEAD_ATTENTION = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge_heads, split=split_heads,
-         project=True, head_axis=True, average=False, guard=True, transposed=""):
+         project=True, head_axis=True, average=False, transposed="", **knobs):
     """Multi-head attention with knobs; ``width(X_q, W_Q, W_V, H)``, when given, replaces d_k in the scale √d_k;
-    the weights named in ``transposed`` ("QKVO") are used transposed, as PyTorch's (out, in) layout would."""
+    the weights named in ``transposed`` ("QKVO") are used transposed, as PyTorch's (out, in) layout would; ``knobs``
+    go to :func:`.weigh` (the mask's fill, the softmax's guard)."""
     scale = None if width is None else math.sqrt(width(X_q, W_Q, W_V, H))
     W_Q, W_K, W_V, W_O = (W.T if name in transposed else W for name, W in zip("QKVO", (W_Q, W_K, W_V, W_O)))
     Q, K, V = split(X_q @ W_Q, H), split(X_kv @ W_K, H), split(X_kv @ W_V, H)   # (..., H, L, d)
     mask = np.expand_dims(mask, -3) if mask is not None and head_axis else mask   # (..., 1, m, n)
-    heads, weights = attend(Q, K, V, mask, scale=scale, guard=guard)
+    heads, weights = attend(Q, K, V, mask, scale=scale, **knobs)
     concat = merge(heads)                                                        # (..., m, H*d_v)
     return (concat @ W_O if project else concat), (np.mean(weights, axis=-3) if average else weights)
 
@@ -153,6 +154,9 @@ register_mistakes("multi_head_attention", (
     ("fused-split", "runs", _fused_split,
      "np.split(..., 3) cuts the three projections side by side into equal thirds, which holds only where d_k = d_v "
      "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one."),
+    ("finite-fill", "masks", partial(_mha, fill=-1e9),
+     "Masked scores get a large negative number rather than -inf, so a fully masked query spreads its weight over "
+     "every key in every head: fill with -inf and give such a query zero weights and a zero output."),
     ("masked-row-nan", "masks", partial(_mha, guard=False),
      "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
      "every head and a zero output."),
