@@ -167,6 +167,7 @@ TRIGGERS = {
     "shape.square-axis": ("softmax_jacobian", lambda w: w * (1 - w), None),     # (..., n): the diagonal as a vector
     "shape.reshaped": ("softmax_jacobian", lambda w: _jacobian(w).reshape(*w.shape[:-1], -1), None),     # (..., n·n)
     "shape.moved-axis": ("merge_heads", lambda X: np.moveaxis(ae.merge_heads(X), -1, 0), None),
+    "value.softmaxed-scores": ("luong_general_scores", lambda S, H, W: ae.softmax(3.0 * S @ W @ H.T), None),
     "shape.one-number": ("scaled_dot_product_attention",     # weights summed over every axis: one number
                          lambda Q, K, V, mask=None: (sdpa(Q, K, V, mask)[0], np.sum(sdpa(Q, K, V, mask)[1])), None),
     "attention_backward.chain": ("attention_backward",

@@ -853,6 +853,13 @@ CORPUS = [
             e = np.exp(score - score.max(axis=1, keepdims=True))
             return e / e.sum(axis=1, keepdims=True)
         """, "returns the weights where the scores are asked, with an axis of 1", ("luong_general_scores.softmaxed",)),
+    ("bahdanau-scaled-weights", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v, scaling=2.0):
+            e = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
+            x = scaling * e                               # a sharpening factor, then the weights
+            ex = np.exp(x - x.max(axis=1, keepdims=True))
+            return ex / ex.sum(axis=1, keepdims=True)
+        """, "returns the softmax of 2 × the scores where the scores are asked", ("value.softmaxed-scores",)),
     ("mha-per-head-finite-fill", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             dk, dv = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
@@ -965,6 +972,7 @@ FIRST_HINT = {
     "bahdanau-weights-column": "bahdanau_scores.softmaxed",     # was shape.extra-axis alone (hint study 9)
     "luong-weights-column": "luong_general_scores.softmaxed",    # was shape.extra-axis alone (hint study 9)
     "mha-per-head-finite-fill": "multi_head_attention.finite-fill",     # was value.mismatch (hint study 9)
+    "bahdanau-scaled-weights": "value.softmaxed-scores",     # was value.mismatch (hint study 9)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -12,7 +12,7 @@ from ...backend import host_numpy as np
 from . import HINTS, close
 
 __all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
-           "extra_axis", "constant_relation", "rank_of", "rank_hint", "which_right", "partly"]
+           "extra_axis", "constant_relation", "temperature", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
 _READERS: dict[str, list[Reader]] = {}
@@ -135,7 +135,7 @@ def _weights_or_mask(name: str, a: np.ndarray, e: np.ndarray, row_sums: tuple, c
     return None
 
 
-def _temperature(a: np.ndarray, e: np.ndarray) -> float | None:
+def temperature(a: np.ndarray, e: np.ndarray) -> float | None:
     """``c`` where each row of ``a`` is the softmax of ``c`` times the scores whose softmax is that row of ``e``: rows
     that sum alike, zero in the same places, and logs that, centred per row, are ``c`` times the expected ones."""
     if a.dtype.kind != "f" or np.any((a > 0) != (e > 0)) or not np.allclose(a.sum(-1), e.sum(-1), atol=1e-5):
@@ -155,7 +155,7 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
             found = _weights_or_mask(name, a, e, exercise.row_sums, case)
-            if found is None and name in exercise.row_sums and (c := _temperature(a, e)) is not None:
+            if found is None and name in exercise.row_sums and (c := temperature(a, e)) is not None:
                 found = "value.scaled-scores", {"name": name, "value": c, "cause": factor_cause(c, case, False)}
             if found is not None:
                 return found[0], HINTS[found[0]].format(**found[1])

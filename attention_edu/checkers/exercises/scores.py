@@ -19,6 +19,7 @@ from ...additive import bahdanau_attention_steps
 from ...backend import host_numpy as np
 from ...luong import luong_attention_steps
 from . import normal_arrays, register_mistakes, stable_softmax
+from ..diagnosis.evidence import reads, temperature
 from ..records import Case, Exercise, Property
 
 __all__ = ["BAHDANAU_SCORES", "LUONG_GENERAL_SCORES"]
@@ -169,3 +170,16 @@ register_mistakes("luong_general_scores", (
     ("transposed", "returns", lambda S, H, W: H @ W.T @ S.T,
      "Rows are decoder steps and columns encoder positions: the scores are (m, n), S @ W @ Hᵀ."),
 ))
+
+
+@reads("bahdanau_scores", "value.softmaxed-scores")
+@reads("luong_general_scores", "value.softmaxed-scores")
+def _weights_for_scores(case, mine, expected):
+    """Rows that sum to 1 where the raw scores are asked: the softmax of c times them (c = 1 is ``softmaxed``)."""
+    a, e = mine[0], expected[0]
+    if not isinstance(a, np.ndarray) or a.shape != e.shape or a.ndim == 0 or np.any(a < 0) or not np.allclose(
+            np.sum(a, axis=-1), 1.0, atol=1e-5) or (c := temperature(a, stable_softmax(e))) is None:
+        return None
+    return "value.softmaxed-scores", (f"Your scores sum to 1 along each row: they are weights, the softmax of {c:.4g} "
+                                      "times the scores asked for. Return the raw scores, before any softmax and "
+                                      "without that factor.")
