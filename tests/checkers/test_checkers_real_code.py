@@ -1153,6 +1153,8 @@ def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, 
 
 
 MATMUL = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?)"
+REMAPPED = ("operands could not be broadcast together with remapped shapes [original->remapped]: (8,2,3,3)->(8,2,newaxis,"
+            "newaxis) (2,4,3,3)->(2,4,newaxis,newaxis)  and requested shape (3,3)")
 
 
 @pytest.mark.parametrize("message, line, ndim, hint_id", [
@@ -1165,6 +1167,12 @@ MATMUL = "matmul: Input operand 1 has a mismatch in its core dimension 0, with g
     (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = np.transpose(K) @ Q", 3, "error.batched-transpose"),
     (MATMUL + " (size 15 is different from 5)", "line 7 in backward_ds: dS[i] = jac @ dW[i]", 3,
      "error.matmul-shapes"),
+    (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = Q @ K.transpose()", 3, "error.batched-transpose"),
+    (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = Q @ K.transpose(0, 2, 1, 3)", 3,
+     "error.matmul-shapes"),    # every axis named: not the transpose that reverses them all
+    # matmul's batch axes clash: .T on 3-D; with none in that line (study 9: a reshape with the wrong length), a clash
+    (REMAPPED, "line 4 in f: s = Q @ K.T / 2", 3, "error.batched-transpose"),
+    (REMAPPED, "line 16 in f: s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)", 3, "error.broadcast"),
 ])
 def test_a_transpose_is_read_only_where_the_failing_line_writes_one(message, line, ndim, hint_id):
     from attention_edu.checkers.diagnosis import explain_error

@@ -221,14 +221,14 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
     """The hint id for an exception the student's function raised (called with ``args``): the first rule that holds."""
     text, line, value = error.message, error.line, error.is_a("ValueError")
     broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
-    dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose", line)   # .T, np.transpose
+    dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose\(\s*[\w.]*\s*\)", line)   # all axes
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
     rules = (
         ("error.exit", error.is_a("SystemExit")),
         ("error.name", error.is_a("NameError")),
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
-        ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line),
+        ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
         ("error.broadcast", broadcast),
         ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args) and transposed),
         ("error.matmul-shapes", core),
