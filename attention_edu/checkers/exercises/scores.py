@@ -177,8 +177,10 @@ register_mistakes("luong_general_scores", (
 def _weights_for_scores(case, mine, expected):
     """Rows that sum to 1 where the raw scores are asked: the softmax of c times them (c = 1 is ``softmaxed``)."""
     a, e = mine[0], expected[0]
-    if not isinstance(a, np.ndarray) or a.shape != e.shape or a.ndim == 0 or np.any(a < 0) or not np.allclose(
-            np.sum(a, axis=-1), 1.0, atol=1e-5) or (c := temperature(a, stable_softmax(e))) is None:
+    # temperature itself asks for positive rows that sum as the softmax's do, to 1
+    if not isinstance(a, np.ndarray) or a.shape != e.shape or a.ndim == 0:
+        return None
+    if (c := temperature(a, stable_softmax(e))) is None:
         return None
     return "value.softmaxed-scores", (f"Your scores sum to 1 along each row: they are weights, the softmax of {c:.4g} "
                                       "times the scores asked for. Return the raw scores, before any softmax and "
