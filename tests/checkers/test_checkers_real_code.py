@@ -900,6 +900,55 @@ CORPUS = [
             return dS @ K * scale, np.swapaxes(dS, -1, -2) @ Q * scale, dV
         """, "the recomputed softmax is not guarded: NaN in dV for a fully masked query",
      ("attention_backward.masked-row-nan",)),
+    ("mha-head-size-from-model-width", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            depth = X_q.shape[-1] // num_heads                # d_model / H, as where W_Q is square
+
+            def split(t):
+                *lead, L, _ = t.shape
+                return np.swapaxes(t.reshape(*lead, L, num_heads, depth), -3, -2)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(depth)
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
+            o = np.swapaxes(w @ v, -3, -2)
+            return o.reshape(*o.shape[:-2], -1) @ W_O, w
+        """, "each head d_model // H wide, where W_Q is (d_model, H*d_k)",
+     ("multi_head_attention.head-size-from-d_model",)),
+    ("ds-enumerate-zip-unpack", "backward_ds", """
+        def backward_ds(W, dW):
+            dS = np.empty_like(dW)
+            for i, w_row, g_row in enumerate(zip(W, dW)):     # enumerate gives (i, (w, g)): two values, not three
+                w_row = w_row.reshape(-1, 1)
+                jac = np.diagflat(w_row) - w_row @ w_row.T
+                dS[i] = jac @ g_row
+            return dS
+        """, "the loop header unpacks three names from enumerate's pairs", ()),
+    ("mha-per-head-mask-added", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            dk, dv = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+            outs, ws = [], []
+            for h in range(num_heads):
+                q = X_q @ W_Q[:, h * dk:(h + 1) * dk]
+                k = X_kv @ W_K[:, h * dk:(h + 1) * dk]
+                v = X_kv @ W_V[:, h * dv:(h + 1) * dv]
+                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(dk)
+                if mask is not None:
+                    scores = scores + mask                # the boolean mask added
+                e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+                ws.append(e / e.sum(axis=-1, keepdims=True))
+                outs.append(ws[-1] @ v)
+            return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
+        """, "the boolean mask is added to the scores, which hides nothing", ("multi_head_attention.mask-added",)),
+    ("split-reshape-heads-then-swap", "split_heads", """
+        def split_heads(X, num_heads):
+            *lead, L, D = X.shape
+            X = X.reshape(*lead, num_heads, L, D // num_heads)    # heads first: cuts the rows
+            return np.swapaxes(X, -3, -2)
+        """, "reshapes straight to (..., H, L, d), then swaps to (..., L, H, d)", ("split_heads.reshape-heads-first",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -921,7 +970,8 @@ def test_the_corpus_is_large_enough_and_distinct():
 
 
 #: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
-GENERIC = {"ds-cross-entropy": "error.other"}
+GENERIC = {"ds-cross-entropy": "error.other",
+           "ds-enumerate-zip-unpack": "error.other"}      # the error itself tells it: Python's unpacking
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -973,6 +1023,9 @@ FIRST_HINT = {
     "luong-weights-column": "luong_general_scores.softmaxed",    # was shape.extra-axis alone (hint study 9)
     "mha-per-head-finite-fill": "multi_head_attention.finite-fill",     # was value.mismatch (hint study 9)
     "bahdanau-scaled-weights": "value.softmaxed-scores",     # was value.mismatch (hint study 9)
+    "mha-head-size-from-model-width": "multi_head_attention.head-size-from-d_model",     # was error.other
+    "mha-per-head-mask-added": "multi_head_attention.mask-added",      # was value.masked-weight (hint study 10)
+    "split-reshape-heads-then-swap": "split_heads.reshape-heads-first",     # was harness.shape (hint study 10)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -996,6 +1049,7 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
+    "ds-enumerate-zip-unpack": "error.fixed-ndim",        # a loop header's unpacking, no shape (hint study 10)
     "mha-3d-query-width-slots": "error.batched-transpose",   # no .T: a matmul that fails beside other errors
     "ds-columns-outer": "error.batched-transpose",           # no .T: np.outer flattens a batch
     "sdpa-3d-tf-mask": "attention.ignores-mask",             # the 3-D padding probe could not tell it from inverting
@@ -1179,3 +1233,16 @@ def test_a_transpose_is_read_only_where_the_failing_line_writes_one(message, lin
     from attention_edu.checkers.judge import ErrorInfo
     args = (np.zeros((2,) * ndim),)
     assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), line), args) == hint_id
+
+
+@pytest.mark.parametrize("message, line, hint_id", [
+    ("not enough values to unpack (expected 3, got 2)", "line 3 in f: B, L, D = X.shape", "error.fixed-ndim"),
+    ("too many values to unpack (expected 2)", "line 3 in f: m, n = np.shape(W)", "error.fixed-ndim"),
+    # hint study 10: a loop header that unpacks enumerate's pairs as three names has no fixed rank in it
+    ("not enough values to unpack (expected 3, got 2)", "line 4 in f: for i, a, b in enumerate(zip(W, dW)):",
+     "error.other"),
+])
+def test_an_unpacking_error_is_a_fixed_rank_only_where_the_line_unpacks_a_shape(message, line, hint_id):
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), line), (np.zeros((2, 3)),)) == hint_id

@@ -101,6 +101,9 @@ register_mistakes("split_heads", (
     ("reshape-only", "small", lambda X, num_heads: cut_heads(X, num_heads, "HLd"),
      "Reshaping straight to (..., H, L, d) cuts the data in the wrong order: reshape to (..., L, H, d) "
      "first, then swap axes -3 and -2."),
+    ("reshape-heads-first", "returns", lambda X, num_heads: np.swapaxes(cut_heads(X, num_heads, "HLd"), -3, -2),
+     "Reshaping straight to (..., H, L, d) cuts the data in the wrong order, and a swap after it gives (..., L, H, d): "
+     "reshape to (..., L, H, d) first, then swap axes -3 and -2."),
     ("strided-heads", "small", split_strided,
      "Head h owns the contiguous columns h*d:(h+1)*d; yours takes every H-th column, so reshape to "
      "(..., L, H, d), not (..., L, d, H)."),

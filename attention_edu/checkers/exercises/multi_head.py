@@ -117,6 +117,13 @@ def _fused_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask)
 
 
+def _heads_from_d_model(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """Heads cut d_model // H wide, as where W_Q is square (d_k = d_model / H): a reshape that fails otherwise."""
+    d = X_q.shape[-1] // H
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask,
+                split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-1], H, d), -2, -3))
+
+
 register_mistakes("multi_head_attention", (
     ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q, *_: W_Q.shape[1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
@@ -129,6 +136,9 @@ register_mistakes("multi_head_attention", (
     ("scale-by-d_v", "small", partial(_mha, width=lambda X_q, W_Q, W_V, H: W_V.shape[1] // H),
      "Scale each head by √d_k, the size of its queries and keys (W_Q.shape[1] // num_heads), not by √d_v, the "
      "size of its values."),
+    ("head-size-from-d_model", "runs", _heads_from_d_model,
+     "Each head's size comes from its projection, d_k = W_Q.shape[1] // num_heads and d_v = W_V.shape[1] // "
+     "num_heads, not d_model // num_heads: W_Q is (d_model, H·d_k), and d_k need not be d_model / H."),
     ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
      "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
@@ -154,6 +164,9 @@ register_mistakes("multi_head_attention", (
     ("fused-split", "runs", _fused_split,
      "np.split(..., 3) cuts the three projections side by side into equal thirds, which holds only where d_k = d_v "
      "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one."),
+    ("mask-added", "masks", partial(_mha, fill=-1.0, additive=True),      # scores + mask: +1 where True
+     "You add the mask to the scores; it is boolean (True = may attend), so that adds 1 where attending is allowed and "
+     "hides nothing: keep the scores where it is True, -inf elsewhere, np.where(mask, scores, -np.inf)."),
     ("finite-fill", "masks", partial(_mha, fill=-1e9),
      "Masked scores get a large negative number rather than -inf, so a fully masked query spreads its weight over "
      "every key in every head: fill with -inf and give such a query zero weights and a zero output."),
