@@ -949,6 +949,21 @@ CORPUS = [
             X = X.reshape(*lead, num_heads, L, D // num_heads)    # heads first: cuts the rows
             return np.swapaxes(X, -3, -2)
         """, "reshapes straight to (..., H, L, d), then swaps to (..., L, H, d)", ("split_heads.reshape-heads-first",)),
+    ("backward-mask-shifts-scores", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            d_k = Q.shape[-1]
+            Z = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+            if mask is not None:
+                Z = np.where(mask, Z, Z - 1e10)           # lowered, not replaced: a fully masked row keeps its weights
+            A = np.exp(Z - Z.max(axis=-1, keepdims=True))
+            A = A / A.sum(axis=-1, keepdims=True)
+            dA = d_output @ np.swapaxes(V, -1, -2)
+            dZ = A * (dA - (dA * A).sum(axis=-1, keepdims=True))
+            if mask is not None:
+                dZ = np.where(mask, dZ, 0.0)
+            return dZ @ K / np.sqrt(d_k), np.swapaxes(dZ, -1, -2) @ Q / np.sqrt(d_k), np.swapaxes(A, -1, -2) @ d_output
+        """, "masked scores lowered by 1e10: a fully masked query keeps its weights, so dV is wrong there",
+     ("attention_backward.finite-fill",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1026,6 +1041,7 @@ FIRST_HINT = {
     "mha-head-size-from-model-width": "multi_head_attention.head-size-from-d_model",     # was error.other
     "mha-per-head-mask-added": "multi_head_attention.mask-added",      # was value.masked-weight (hint study 10)
     "split-reshape-heads-then-swap": "split_heads.reshape-heads-first",     # was harness.shape (hint study 10)
+    "backward-mask-shifts-scores": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 11)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -191,6 +191,9 @@ variant("attention_backward.finite-fill")(
 variant("attention_backward.finite-fill")(      # dS zeroed where masked: dQ and dK are right, dV is not
     lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask)[:2],
                                           backward(Q, K, V, d_output, mask, fill=-1e9)[2]))
+variant("attention_backward.finite-fill")(      # S - 1e10 where masked, dS zeroed there: a fully masked row keeps
+    lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask)[:2],   # its weights, dV is wrong
+                                          backward(Q, K, V, d_output, mask, fill=-1e10, additive=True)[2]))
 variant("attention_backward.masked-row-nan")(     # dS zeroed where masked: dQ and dK stay right, dV is NaN
     lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask)[:2],
                                           backward(Q, K, V, d_output, mask, guard=False)[2]))
