@@ -225,7 +225,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
     rules = (
         ("error.exit", error.is_a("SystemExit")),
-        ("error.name", error.is_a("NameError")),
+        ("error.name", error.is_a("NameError") and "Did you mean" not in text),     # a misspelling: the error tells
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),

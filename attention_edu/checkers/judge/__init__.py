@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import difflib
 import errno
 import io
 import os
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..records import FIELDS, Row     # one graded submission, a record
+
+_MISSPELT = re.compile(r"name '(\w+)' is not defined|'numpy\.ndarray' object has no attribute '(\w+)'"
+                       r"|module 'numpy' has no attribute '(\w+)'")
 
 __all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "python_text", "scan", "commented",
            "read_submission", "list_submissions", "Refused"]
@@ -43,14 +47,22 @@ class ErrorInfo:
     line: str = ""
 
     @classmethod
-    def read(cls, info: Any) -> ErrorInfo | None:
+    def read(cls, info: Any, names: tuple[str, ...] = ()) -> ErrorInfo | None:
         """From a child's reply, which may hold anything: wrong types become text, shown texts one line each
-        (a student's class name or message could hold a line break and a forged verdict after it)."""
+        (a student's class name or message could hold a line break and a forged verdict after it). A misspelt
+        argument (one of ``names``), ndarray method or NumPy function gets the "Did you mean" that Python prints
+        from 3.12 on (3.11 only in a traceback): ``d_ouput``, ``K.tranpose``."""
         if type(info) is not dict:
             return None
         bases = info.get("bases") if type(info.get("bases")) is list else ["Exception"]
         text = {key: escape(str(info.get(key, default))[:cap], False)
                 for key, default, cap in (("type", "Exception", 100), ("message", "", 4000), ("line", "", 400))}
+        found = _MISSPELT.fullmatch(text["message"])
+        if found is not None:
+            from ...backend import host_numpy as np
+            pool = (names, dir(np.ndarray), dir(np))[found.lastindex - 1]
+            meant = difflib.get_close_matches(found[found.lastindex], [n for n in pool if n[:1] != "_"], 1, 0.85)
+            text["message"] += f". Did you mean: '{meant[0]}'?" if meant else ""
         return cls(text["type"], text["message"], tuple(str(b)[:100] for b in bases[:64]), text["line"])
 
     def is_a(self, name: str) -> bool:

@@ -160,7 +160,7 @@ def read_reply(reply: dict | Outcome, names: tuple[str, ...], memory_mb: float |
     """The :class:`Outcome` of one call from its reply: plain data, but of any shape."""
     if isinstance(reply, Outcome):
         return reply
-    error = ErrorInfo.read(reply.get("error"))
+    error = ErrorInfo.read(reply.get("error"), names)
     seconds = reply.get("seconds") if type(reply.get("seconds")) in (int, float) else 0.0
     if error is not None and error.is_a("MemoryError"):
         limit = f"more than its limit (--memory {memory_mb:g} MB)" if memory_mb else "more than the machine has"

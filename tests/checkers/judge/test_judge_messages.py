@@ -276,3 +276,27 @@ def test_a_doubled_dk_is_told_one_story_on_every_case(console_script, tmp_path):
     out = _checked(console_script, tmp_path, "attention_backward", DOUBLED_DK)
     assert "Hint [attention_backward.chain]: dQ and dV are right; dK is not" in out, out
     assert "dk-unscaled" not in out and "mistakes found" not in out, out
+
+
+@pytest.mark.parametrize("message, names, meant", [
+    ("name 'd_ouput' is not defined", ("W", "d_output"), "d_output"),             # hint study 11: an argument
+    ("'numpy.ndarray' object has no attribute 'tranpose'", (), "transpose"),       # hint study 10
+    ("module 'numpy' has no attribute 'sofmax'", (), None),                          # NumPy has no softmax
+    ("module 'numpy' has no attribute 'expand_dim'", (), "expand_dims"),
+    ("name 'scores' is not defined", ("Q", "K", "V", "mask"), None),                # nothing close: no guess
+    ("name 'd_ouput' is not defined and more", ("d_output",), None),                 # not Python's wording
+])
+def test_a_misspelt_name_gets_the_did_you_mean_python_312_prints(message, names, meant):
+    from attention_edu.checkers.judge import ErrorInfo
+    info = ErrorInfo.read({"type": "NameError", "message": message, "bases": ["NameError", "Exception"]}, names)
+    assert info.message == (message + (f". Did you mean: '{meant}'?" if meant else ""))
+
+
+def test_a_misspelt_argument_is_told_by_the_error_not_as_a_notebook_variable(tmp_path, console_script):
+    """Hint study 11: ``d_ouput`` was told "your function uses a name it never defines ... the checker never shares the
+    notebook's variables", which points away from the typo; the error now names the argument meant."""
+    path = tmp_path / "dv.py"
+    path.write_text("import numpy as np\n\ndef backward_dv(W, d_output):\n    return np.swapaxes(W, -1, -2) @ d_ouput\n")
+    done = _run(console_script, "check", "backward_dv", path)
+    assert done.returncode == 1 and "Hint [error.other]" in done.stdout, done.stdout
+    assert "NameError: name 'd_ouput' is not defined. Did you mean: 'd_output'?" in done.stdout, done.stdout
