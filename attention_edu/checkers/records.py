@@ -25,7 +25,7 @@ PROBES: dict[str, str] = {
     "inputs": "inputs unmodified",
     "small": "small exact case",
     "random": "random shapes, all dimensions distinct",
-    "batched": "other ranks: 1-D, batched 3-D and 4-D",
+    "batched": "other ranks (fewer or more leading axes)",
     "stability": "large logits (about 1000)",
     "masks": "masks, including a fully masked row",
     "hidden": "hidden cases drawn from this grading run's seed",
