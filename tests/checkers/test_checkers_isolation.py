@@ -135,10 +135,12 @@ def test_output_is_captured_and_trimmed():
 
 
 def test_a_notebook_submission_runs_without_its_check_cells(tmp_path, console_script, softmax_source):
+    """The check cell is left out (run, this one would end the process); a cell of bare values, a display, too."""
     cells = [{"cell_type": "code", "metadata": {}, "source": "import os\nimport numpy as np\n"},
              {"cell_type": "code", "metadata": {}, "source": softmax_source},
+             {"cell_type": "code", "metadata": {}, "source": "def check_softmax(f):\n    os._exit(0)"},
              {"cell_type": "code", "metadata": {}, "source": "check_softmax(softmax)"},
-             {"cell_type": "code", "metadata": {"tags": ["demo"]}, "source": "os._exit(0)"}]
+             {"cell_type": "code", "metadata": {"tags": ["demo"]}, "source": "softmax\nnot_defined_here"}]
     path = tmp_path / "exercise.ipynb"
     path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     done = subprocess.run([console_script, "check", "softmax", str(path)], capture_output=True, text=True,

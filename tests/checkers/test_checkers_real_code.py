@@ -964,6 +964,13 @@ CORPUS = [
             return dZ @ K / np.sqrt(d_k), np.swapaxes(dZ, -1, -2) @ Q / np.sqrt(d_k), np.swapaxes(A, -1, -2) @ d_output
         """, "masked scores lowered by 1e10: a fully masked query keeps its weights, so dV is wrong there",
      ("attention_backward.finite-fill",)),
+    ("entropy-unpacks-query-and-key-axes", "attention_entropy", """
+        def attention_entropy(weights):
+            *lead, m, n = weights.shape                   # (..., m, n), as the exercise states
+            rows = weights.reshape(-1, n)
+            safe = np.where(rows > 0, rows, 1.0)
+            return -np.sum(rows * np.log(safe), axis=-1).reshape(*lead, m)
+        """, None, ()),
 ]
 
 HEADER = "import math\nimport numpy as np\n"

@@ -21,12 +21,12 @@ _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 <<
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
-# The seccomp filter refuses (EACCES) what would get around another layer (docs/teachers.md): a new process (it would
-# hold the memory limit again); socket(2) and io_uring, whose operations pass no filter (a unix socket by path, UDP);
-# metadata changes and truncate by path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX
-# message queues, keys (they outlive the worker); memfds and socketpairs (memory no rlimit counts); a signal, an fd's
+# The seccomp filter refuses (EACCES) what gets around another layer (docs/teachers.md): a new process (a fresh memory
+# limit); socket(2) and io_uring, whose operations pass no filter (a unix socket by path, UDP); metadata changes and
+# truncate by path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX message queues, keys
+# (they outlive the worker); memfds, socketpairs and fallocate (memory or disk no rlimit counts); a signal, an fd's
 # SIGIO, limits or scheduling aimed at another process (the grader, where no PID namespace or Landlock ABI 6 hides it).
-# clone3, whose flags a filter cannot read, fails with ENOSYS (glibc falls back to clone); another ABI's call kills.
+# clone3, whose flags a filter cannot read, fails with ENOSYS; another ABI's call kills.
 # Per machine (test_seccomp_table.py names every number); own, own_or_zero, who: calls that may name only the worker.
 SYSCALLS = {
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
@@ -35,14 +35,14 @@ SYSCALLS = {
         76, *range(90, 95), 132, 235, 260, 261, 268, 280, 452,   # truncate, chmod, chown, utime and their kin
         *range(188, 191), *range(197, 200), 463, 466,         # the xattr calls
         *range(29, 32), *range(64, 72), 220, 240, 241, 248, 249, 250,     # System V IPC, mq_open, mq_unlink, keys
-        53, 319, 447)),                                       # socketpair, memfd_create, memfd_secret
+        53, 319, 447, 285)),                                  # socketpair, memfd_create, memfd_secret, fallocate
     "aarch64": dict(arch=0xC00000B7, clone=220, clone3=435, fcntl=25, ioctl=29, own=(129, 138, 131, 240, 434),
                     own_or_zero=(261, 122, 119, 118, 274), who=((140, 0), (30, 1)), denied=(
         198, 130, 424, 425, 426, 427,                         # socket, tkill, pidfd_send_signal, io_uring
         45, 52, 53, 54, 55, 88, 452,                          # truncate, chmod, chown, utime and their kin
         *range(5, 8), *range(14, 17), 463, 466,               # the xattr calls
         *range(180, 182), *range(186, 198), 217, 218, 219,    # mq_open, mq_unlink, System V IPC, keys
-        199, 279, 447))}                                      # socketpair, memfd_create, memfd_secret
+        199, 279, 447, 47))}                                  # socketpair, memfd_create, memfd_secret, fallocate
 CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD, _SECCOMP_MODE_FILTER = 0x40000000, 0x10000, 2
 _SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO

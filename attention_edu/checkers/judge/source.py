@@ -218,9 +218,9 @@ def _cell_code(source: str, checkers: set[str], displays: bool = False) -> str |
     checks = [statement for statement, _ in edits]
     rest = [statement for statement in tree.body if statement not in checks]
     if all(isinstance(statement, ast.Expr) for statement in rest) and {text for _, text in edits} <= {"pass"} and not (
-            displays or any(isinstance(node, ast.NamedExpr) or isinstance(node, ast.Call) and "seterr" in (
-                getattr(node.func, "attr", ""), getattr(node.func, "id", "")) for node in ast.walk(tree))):
-        return None                   # (f := g) assigns f; np.seterr sets what the calls run under
+            displays or any(isinstance(node, ast.NamedExpr) or isinstance(node, ast.Call) and getattr(node.func, "id",
+                getattr(node.func, "attr", "")) not in ("print", "display") for s in rest for node in ast.walk(s))):
+        return None          # values shown; (f := g) assigns f, and a call may do more (setup(), np.seterr, reload)
     gone = {id(node) for statement in checks for node in ast.walk(statement)}
     edits += [edit for statement in rest for edit in _package_imports(statement) if id(edit[0]) not in gone]
     _replace(lines, edits)

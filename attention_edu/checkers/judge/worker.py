@@ -25,8 +25,8 @@ except ImportError:  # Windows: no limits (and no forked children)
     resource = None
 
 #: Standard-library modules a submission may not import (processes, raw memory, sockets).
-DENIED = {"ctypes", "subprocess", "multiprocessing", "socket", "_posixsubprocess", "pty", "_ctypes",
-          "concurrent", "asyncio", "ssl", "urllib", "http", "ftplib", "smtplib", "telnetlib"}
+DENIED = {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing", "_posixshmem",
+          "mmap", "pty", "socket", "_socket", "ssl", "concurrent", "asyncio", "urllib", "http", "ftplib", "smtplib"}
 #: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
 OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
 #: Where the standard library's frames come from: an error's line is the student's that called it (``exit()``).

@@ -126,6 +126,9 @@ ATTACKS = {
             return e / np.where(total > 0, total, 1.0)
         """, "`import torch` is not allowed here"),
     "ctypes_cached_by_numpy": ("import ctypes\n" + WRONG, "`import ctypes` is not allowed here"),
+    # red team 40: the C halves of socket and multiprocessing, and raw memory, imported silently
+    "private_halves_of_denied_modules": ("import mmap, _socket, _multiprocessing, _posixshmem\n" + WRONG,
+                                         "`import mmap` is not allowed here"),
     "modules_the_worker_loaded": ("import landlockpy\n" + WRONG, "`import landlockpy` is not allowed here"),
     "backend_the_worker_loaded": ("import array_api_compat, _attention_edu_backend\n" + WRONG,
                                   "`import array_api_compat` is not allowed here"),
@@ -426,6 +429,15 @@ for pair in held:
                 end.send(b"\\x01" * 65536)     # queued in the kernel, beside every rlimit
         except BlockingIOError:
             pass
+""",
+    "fallocate.py": """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Refuse"]    # the import rule only says why
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+if libc.fallocate(1, 1, 0, 256 << 20) != 0:     # FALLOC_FL_KEEP_SIZE on fd 1, the grader's file of what it prints:
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))    # disk beside the file size limit
 """}
 
 
@@ -433,8 +445,10 @@ def test_a_submission_cannot_hold_memory_that_no_limit_counts(tmp_path, softmax_
     """A memfd's pages, a secret memfd's and a socketpair's queues count against no rlimit (red team 11): under
     ``--memory 256`` a submission held 1.6 GB in 100 memfds (4 GB in 250, its open files' limit), or 1.9 GB in
     120 socketpairs (net.core.wmem_max 4 MiB), under ``--memory 64`` 160 MB of unevictable memory in 40 secret
-    memfds, for its whole budget, and then returned right answers and passed. Now seccomp refuses the three
-    calls: each row fails with the PermissionError, the classmates' rows are right."""
+    memfds, for its whole budget, and then returned right answers and passed. Red team 40 filled the grader's disk
+    the same way, with fallocate(FALLOC_FL_KEEP_SIZE) on the file its printed output goes to, outside the tmpfs (28
+    of 29 classmates failed with "No space left on device"). Now seccomp refuses the four calls: each row fails
+    with the PermissionError, the classmates' rows are right."""
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "right.py").write_text(softmax_source)

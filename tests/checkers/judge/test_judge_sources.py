@@ -76,7 +76,8 @@ def test_a_checker_call_beside_a_definition_drops_that_statement_only(tmp_path):
     cell = "def f(x):\n    return x\n\nresult = check_softmax(\n    f)\nprint(result)\nTINY = 1e-300"
     assert _code(tmp_path, cell) == [f"def f(x):\n    return x\n\nresult = {_INERT}(passed=True)\n\nprint(result)\nTINY = 1e-300"]
     assert _code(tmp_path, "x = 1; check_softmax(f)") == ["x = 1; pass"]
-    assert _code(tmp_path, "f(1)\nprint(f(2))") == []              # display only: dropped whole
+    assert _code(tmp_path, "f\nprint(f.__doc__)\nx[0] + 1") == []      # display only: dropped whole
+    assert _code(tmp_path, "f(1)\nprint(f(2))") == ["f(1)\nprint(f(2))"]     # a call may do more than show: runs
     definition = "def run_checks():\n    check_softmax(f)\n\nclass C:\n    def m(self):\n        check_answer('x')"
     assert _code(tmp_path, definition) == [definition]               # defining them calls nothing
 
@@ -671,6 +672,20 @@ def test_reading_a_hostile_notebook_takes_time_linear_in_its_size(tmp_path, cell
     start = time.perf_counter()
     notebook_cells(_notebook(tmp_path / "hostile.ipynb", cell))
     assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("cells", [
+    ("def setup():\n    global SCALE\n    SCALE = 1.0", "setup()"),
+    ("settings = {'SCALE': 1.0}", "globals().update(settings)"),
+    ("%%writefile helpers.py\nSCALE = 2.0  # a first try", "import helpers", "%%writefile helpers.py\nSCALE = 1.0",
+     "import importlib\nimportlib.reload(helpers)", "SCALE = helpers.SCALE")])
+def test_a_cell_of_calls_runs_as_in_class_not_as_a_display(tmp_path, cells):
+    """False-fail hunt 6: a cell holding only a call (setup(), globals().update(...), importlib.reload(helpers)) was
+    left out as a display, so a right softmax that needs what it sets failed 0 of 25 where the notebook passed in
+    class; a call may do more than show."""
+    row = _grade(tmp_path, "import numpy as np", *cells, "def softmax(x):\n    return SCALE * _softmax(x)",
+                 SOFTMAX.replace("def softmax", "def _softmax"), "check_softmax(softmax)")
+    assert row.passed, row.message
 
 
 def test_a_cell_that_sets_numpys_error_state_is_not_a_display(tmp_path):

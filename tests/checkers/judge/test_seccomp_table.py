@@ -22,7 +22,8 @@ DENIED = {
     "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat",
     "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "truncate",
     "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv",
-    "msgctl", "mq_open", "mq_unlink", "add_key", "request_key", "keyctl", "memfd_create", "memfd_secret", "socketpair", *NEWER.values()}
+    "msgctl", "mq_open", "mq_unlink", "add_key", "request_key", "keyctl", "memfd_create", "memfd_secret", "socketpair",
+    "fallocate", *NEWER.values()}
 OWN_PID_ONLY = {"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open"}
 OWN_PID_OR_ZERO = {"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"}
 WHO = {"setpriority": 0, "ioprio_set": 1}        # PRIO_PROCESS, IOPRIO_WHO_PROCESS
