@@ -100,6 +100,16 @@ def test_a_notebook_runs_as_in_class_once_per_grading(tmp_path, softmax_source):
         assert remote.start()["cell_errors"] == []             # the plot cell ran too (Agg backend)
 
 
+def test_a_py_file_with_a_demo_plot_grades_as_its_notebook_would(tmp_path, softmax_source):
+    """False-fail hunt 6: ``import matplotlib.pyplot`` at the top of a .py, for a demo plot, failed the whole
+    submission ("not allowed here") where the same lines in a notebook passed."""
+    path = tmp_path / "mine.py"
+    path.write_text("import matplotlib.pyplot as plt\n" + softmax_source
+                    + "\nfig, ax = plt.subplots()\nax.plot(softmax(np.arange(3.0)))\n")
+    row = grade_one("softmax", path, seed=3)
+    assert row.passed and row.error is None, row.message
+
+
 def test_same_seed_same_rows_and_per_student_seeds_differ(tmp_path, console_script, softmax_source):
     (tmp_path / "ana.py").write_text(softmax_source)
     (tmp_path / "bo.py").write_text(WRONG)
