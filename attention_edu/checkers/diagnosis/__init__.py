@@ -172,8 +172,8 @@ HINTS: dict[str, str] = {
     "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input size; the "
         "inputs of this probe are small.",
     "harness.mutated": "Your function changed {name} in place: compute into a new array (y = x - m instead of x -= m).",
-    "harness.wrong-type": "Return a plain NumPy array of numbers: np.asarray(x) turns a list, a tuple or a matrix into "
-        "one, and x.astype(np.float64) an array of Python objects.",
+    "harness.wrong-type": "Return a plain NumPy array (of numbers; of booleans for a mask): np.asarray(x) turns a "
+        "list, a tuple or a matrix into one, and x.astype(np.float64) an array of Python objects.",
     "harness.several": "Return the array asked for alone, not in a tuple or list: return w, w (or return w, with a "
         "trailing comma) gives back a tuple, and np.asarray would stack it into an array of the wrong shape.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a return (an "

@@ -296,7 +296,18 @@ def test_a_misspelt_argument_is_told_by_the_error_not_as_a_notebook_variable(tmp
     """Hint study 11: ``d_ouput`` was told "your function uses a name it never defines ... the checker never shares the
     notebook's variables", which points away from the typo; the error now names the argument meant."""
     path = tmp_path / "dv.py"
-    path.write_text("import numpy as np\n\ndef backward_dv(W, d_output):\n    return np.swapaxes(W, -1, -2) @ d_ouput\n")
+    path.write_text("import numpy as np\n\ndef backward_dv(W, d_output):\n"
+                    "    return np.swapaxes(W, -1, -2) @ d_ouput\n")
     done = _run(console_script, "check", "backward_dv", path)
     assert done.returncode == 1 and "Hint [error.other]" in done.stdout, done.stdout
     assert "NameError: name 'd_ouput' is not defined. Did you mean: 'd_output'?" in done.stdout, done.stdout
+
+
+def test_a_mask_returned_as_a_list_is_asked_for_an_array_of_booleans():
+    """False-fail hunt 6: a nested list for causal_mask was asked for "a plain NumPy array of numbers"."""
+    from attention_edu.checkers import check_causal_mask
+    def causal_mask(m, n=None):
+        n = m if n is None else n
+        return np.tril(np.ones((m, n), bool), n - m).tolist()
+    result = check_causal_mask(causal_mask)
+    assert result.hint_id == "harness.wrong-type" and "of booleans for a mask" in result.hint, result
