@@ -908,14 +908,14 @@ CORPUS = [
                 *lead, L, _ = t.shape
                 return np.swapaxes(t.reshape(*lead, L, num_heads, depth), -3, -2)
             q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
-            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(depth)
-            if mask is not None:
-                s = np.where(mask[..., None, :, :], s, -np.inf)
-            top = np.max(s, axis=-1, keepdims=True)
-            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
-            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
-            o = np.swapaxes(w @ v, -3, -2)
-            return o.reshape(*o.shape[:-2], -1) @ W_O, w
+            logits = np.einsum("...qd,...kd->...qk", q, k) / depth ** 0.5
+            keep = np.ones(logits.shape, bool) if mask is None else np.broadcast_to(np.expand_dims(mask, -3),
+                                                                                    logits.shape)
+            logits = np.where(keep, logits, logits.min() - 1e4)
+            w = np.exp(logits - logits.max(axis=-1, keepdims=True)) * keep    # a fully masked row: all zeros
+            w = np.divide(w, w.sum(axis=-1, keepdims=True), out=np.zeros_like(w), where=w.any(-1, keepdims=True))
+            merged = np.swapaxes(w @ v, -3, -2)
+            return merged.reshape(*merged.shape[:-2], -1) @ W_O, w
         """, "each head d_model // H wide, where W_Q is (d_model, H*d_k)",
      ("multi_head_attention.head-size-from-d_model",)),
     ("ds-enumerate-zip-unpack", "backward_ds", """
@@ -929,19 +929,16 @@ CORPUS = [
         """, "the loop header unpacks three names from enumerate's pairs", ()),
     ("mha-per-head-mask-added", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
-            dk, dv = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
-            outs, ws = [], []
-            for h in range(num_heads):
-                q = X_q @ W_Q[:, h * dk:(h + 1) * dk]
-                k = X_kv @ W_K[:, h * dk:(h + 1) * dk]
-                v = X_kv @ W_V[:, h * dv:(h + 1) * dv]
-                scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(dk)
-                if mask is not None:
-                    scores = scores + mask                # the boolean mask added
-                e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-                ws.append(e / e.sum(axis=-1, keepdims=True))
-                outs.append(ws[-1] @ v)
-            return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
+            def heads(t):                                 # (..., L, H*d) -> (..., H, L, d)
+                return np.moveaxis(t.reshape(*t.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            att = np.einsum("...hqd,...hkd->...hqk", q, k) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                att = att + np.expand_dims(mask, -3)      # the boolean mask added, with a head axis
+            att = np.exp(att - att.max(axis=-1, keepdims=True))
+            att = att / att.sum(axis=-1, keepdims=True)
+            out = np.moveaxis(att @ v, -3, -2)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, att
         """, "the boolean mask is added to the scores, which hides nothing", ("multi_head_attention.mask-added",)),
     ("split-reshape-heads-then-swap", "split_heads", """
         def split_heads(X, num_heads):
