@@ -968,6 +968,13 @@ CORPUS = [
             safe = np.where(rows > 0, rows, 1.0)
             return -np.sum(rows * np.log(safe), axis=-1).reshape(*lead, m)
         """, None, ()),
+    ("bahdanau-dot-score", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            rows = []
+            for s in S:                                   # one decoder state at a time
+                rows.append(H @ s)                        # how well each encoder state matches it
+            return np.array(rows)
+        """, "the dot score s_t · h_i: W1, W2 and v are never used", ("bahdanau_scores.dot-product",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1046,6 +1053,7 @@ FIRST_HINT = {
     "mha-per-head-mask-added": "multi_head_attention.mask-added",      # was value.masked-weight (hint study 10)
     "split-reshape-heads-then-swap": "split_heads.reshape-heads-first",     # was harness.shape (hint study 10)
     "backward-mask-shifts-scores": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 11)
+    "bahdanau-dot-score": "bahdanau_scores.dot-product",     # was value.mismatch (hint study 12)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1235,6 +1243,7 @@ REMAPPED = ("operands could not be broadcast together with remapped shapes [orig
     # hint study 8: np.transpose(J, (2, 0, 1)), written for (batch, n, n), on a 1-D input's (n, n)
     ("axes don't match array", "line 6 in softmax_jacobian: J = np.transpose(J, (2, 0, 1))", 2, "error.fixed-ndim"),
     ("axes don't match array", "line 6 in f: J = J.transpose(2, 0, 1)", 2, "error.fixed-ndim"),
+    ("axes don't match array", "line 21 in f: k_t = np.transpose(k, axes=(0, 2, 1))", 2, "error.fixed-ndim"),  # study 12
     ("axes don't match array", "line 6 in f: J = np.transpose(J, order)", 2, "error.other"),   # no literal axes
     # a batched operand with .T in that line is the batched transpose; with none, only the shapes clash
     (MATMUL + " (size 5 is different from 3)", "line 4 in f: s = Q @ K.T", 3, "error.batched-transpose"),

@@ -244,7 +244,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         # B, L, D = X.shape; reshape(B, L, H, d) of (L, D) (a size too many, or B = 2-D's rows); x.transpose(0, 1, 3, 2)
         ("error.fixed-ndim", error.is_a("IndexError") or "to unpack" in text and "shape" in line  # AxisError too
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
-         or "axes don't match" in text and re.search(r"transpose\((\w+, *\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
+         or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)),
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")

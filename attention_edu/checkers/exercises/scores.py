@@ -129,6 +129,9 @@ register_mistakes("bahdanau_scores", (
     ("swapped-projections", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W2.T, H @ W1.T)) @ v,
      "W1 acts on the decoder state and W2 on the encoder states: e = vᵀ tanh(W1 s_t + W2 h_i) with "
      "W1 (d_a, d_s) and W2 (d_a, d_h)."),
+    ("dot-product", "small", lambda S, H, W1, W2, v: S @ H.T,
+     "Your scores are the dot products s_t · h_i, Luong's dot score: the additive score projects both states and "
+     "adds them, e = vᵀ tanh(W1 s_t + W2 h_i), so W1, W2 and v all take part."),
     ("row-vector-weights", "runs", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1, H @ W2)) @ v,
      "In the chapter's column-vector form W1 is (d_a, d_s) and computes W1 s_t, so for states stacked "
      "as rows use S @ W1.T (and H @ W2.T)."),
