@@ -21,12 +21,12 @@ _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 <<
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
-# The seccomp filter refuses (EACCES) what gets around another layer (docs/teachers.md): a new process (a fresh memory
-# limit); socket(2) and io_uring, whose operations pass no filter (a unix socket by path, UDP); metadata changes and
-# truncate by path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX message queues, keys
-# (they outlive the worker); memfds, socketpairs and fallocate (memory or disk no rlimit counts); a signal, an fd's
-# SIGIO, limits or scheduling aimed at another process (the grader, where no PID namespace or Landlock ABI 6 hides it).
-# clone3, whose flags a filter cannot read, fails with ENOSYS; another ABI's call kills.
+# The seccomp filter refuses (EACCES) what gets around another layer (docs/teachers.md): a process (a fresh memory
+# limit); socket(2) and io_uring (their calls pass no filter: a unix socket, UDP); metadata changes and truncate by
+# path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX message queues, keys (they outlive
+# the worker); memfds, socketpairs, fallocate and its ioctls FS_IOC_RESVSP(64) and ZERO_RANGE (memory or disk no rlimit
+# counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader, where no namespace or
+# Landlock hides it). clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
 # Per machine (test_seccomp_table.py names every number); own, own_or_zero, who: calls that may name only the worker.
 SYSCALLS = {
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
@@ -45,7 +45,7 @@ SYSCALLS = {
         199, 279, 447, 47))}                                  # socketpair, memfd_create, memfd_secret, fallocate
 CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD, _SECCOMP_MODE_FILTER = 0x40000000, 0x10000, 2
-_SET_OWNER = ((8, 15), (0x8901, 0x8902))   # fcntl F_SETOWN(_EX), ioctl FIOSETOWN, SIOCSPGRP: who gets an fd's SIGIO
+_REFUSED_ARGS = ((8, 15), (0x8901, 0x8902, 0x40305828, 0x4030582A, 0x4030583D))    # fcntl's, ioctl's args[1]: above
 _RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enosys": 0x50000 | 38}   # EACCES, ENOSYS
 
 
@@ -101,8 +101,9 @@ def deny_calls() -> str:
     for number, which in calls["who"]:              # args[0]: a process (PRIO_PROCESS...); args[1]: itself, or 0
         steps += [(jump_eq, 0, 5, number), arg0, (jump_eq, 0, "deny", which), arg1, (jump_eq, "allow", 0, 0),
                   (jump_eq, "allow", "deny", pid)]
-    for number, (first, second) in zip((calls["fcntl"], calls["ioctl"]), _SET_OWNER):   # args[1]: not those
-        steps += [(jump_eq, 0, 3, number), arg1, (jump_eq, "deny", 0, first), (jump_eq, "deny", "allow", second)]
+    for number, (*some, last) in zip((calls["fcntl"], calls["ioctl"]), _REFUSED_ARGS):   # args[1]: not those
+        steps += [(jump_eq, 0, len(some) + 2, number), arg1, *((jump_eq, "deny", 0, k) for k in some),
+                  (jump_eq, "deny", "allow", last)]
     at = {name: len(steps) + i for i, name in enumerate(_RETURNS)}      # a jump's offset counts from i + 1
     steps = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
              for i, (code, *jumps, k) in enumerate(steps)] + [(ret, 0, 0, k) for k in _RETURNS.values()]
@@ -145,8 +146,7 @@ def _limit_and_exec(argv: list[str], config: dict, namespaces: bool) -> None:
                         (resource.RLIMIT_NOFILE, limits["open_files"]),
                         (resource.RLIMIT_NPROC, processes), (resource.RLIMIT_CORE, 0)):
         hard = resource.getrlimit(kind)[1]
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (value, value))
+        resource.setrlimit(kind, (value,) * 2 if hard == resource.RLIM_INFINITY else (min(value, hard),) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))  # SIGXCPU, SIGKILL
     if _LINUX:
         _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)

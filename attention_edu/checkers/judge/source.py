@@ -218,9 +218,9 @@ def _cell_code(source: str, checkers: set[str], displays: bool = False) -> str |
     checks = [statement for statement, _ in edits]
     rest = [statement for statement in tree.body if statement not in checks]
     if all(isinstance(statement, ast.Expr) for statement in rest) and {text for _, text in edits} <= {"pass"} and not (
-            displays or any(isinstance(node, ast.NamedExpr) or isinstance(node, ast.Call) and getattr(node.func, "id",
-                getattr(node.func, "attr", "")) not in ("print", "display") for s in rest for node in ast.walk(s))):
-        return None          # values shown; (f := g) assigns f, and a call may do more (setup(), np.seterr, reload)
+            displays or any(isinstance(node, ast.NamedExpr) or isinstance(node, ast.Call) and ast.unparse(
+                node.func).split(".")[-1] not in ("print", "display", "_exit") for s in rest for node in ast.walk(s))):
+        return None     # values shown, Colab's os._exit(00) restart; (f := g) assigns f; a call may do more (setup())
     gone = {id(node) for statement in checks for node in ast.walk(statement)}
     edits += [edit for statement in rest for edit in _package_imports(statement) if id(edit[0]) not in gone]
     _replace(lines, edits)

@@ -438,6 +438,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
 if libc.fallocate(1, 1, 0, 256 << 20) != 0:     # FALLOC_FL_KEEP_SIZE on fd 1, the grader's file of what it prints:
     raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))    # disk beside the file size limit
+""",
+    "resvsp.py": """
+import fcntl, struct                             # no refused module: FS_IOC_RESVSP64 is fallocate with KEEP_SIZE
+fcntl.ioctl(1, 0x4030582A, struct.pack("hhqqii4i", 0, 0, 0, 256 << 20, 0, 0, 0, 0, 0, 0))      # (red team 41)
 """}
 
 
@@ -447,8 +451,8 @@ def test_a_submission_cannot_hold_memory_that_no_limit_counts(tmp_path, softmax_
     120 socketpairs (net.core.wmem_max 4 MiB), under ``--memory 64`` 160 MB of unevictable memory in 40 secret
     memfds, for its whole budget, and then returned right answers and passed. Red team 40 filled the grader's disk
     the same way, with fallocate(FALLOC_FL_KEEP_SIZE) on the file its printed output goes to, outside the tmpfs (28
-    of 29 classmates failed with "No space left on device"). Now seccomp refuses the four calls: each row fails
-    with the PermissionError, the classmates' rows are right."""
+    of 29 classmates failed with "No space left on device"); red team 41 did it again through fallocate's ioctl.
+    Now seccomp refuses these calls: each row fails with the PermissionError, the classmates' rows are right."""
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "right.py").write_text(softmax_source)

@@ -688,6 +688,15 @@ def test_a_cell_of_calls_runs_as_in_class_not_as_a_display(tmp_path, cells):
     assert row.passed, row.message
 
 
+def test_colabs_restart_cell_is_left_out_as_before(tmp_path):
+    """Red team 41: once a cell of calls ran, a lone ``os._exit(00)`` (Colab's "restart the runtime") ended the
+    grader's interpreter and failed a notebook that had passed; it is left out, as a display is."""
+    assert _code(tmp_path, "import os\nos._exit(00)")[0].startswith("import os")
+    assert _code(tmp_path, "os._exit(00)") == []
+    row = _grade(tmp_path, "import os\nimport numpy as np", SOFTMAX, "os._exit(00)", "check_softmax(softmax)")
+    assert row.passed, row.message
+
+
 def test_a_cell_that_sets_numpys_error_state_is_not_a_display(tmp_path):
     """Red team 19: a cell holding only ``np.seterr(invalid="raise")`` was left out as a display, so a softmax that
     relies on it (a FloatingPointError fallback for an all −inf row) failed 23 of 25 where the same code as a .py
