@@ -825,18 +825,19 @@ CORPUS = [
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             in_proj = np.concatenate([W_Q, W_K, W_V], axis=1)       # PyTorch's in_proj, one matrix
             w_q, w_k, w_v = np.split(in_proj, 3, axis=1)            # equal thirds: d_k = d_v only
-            def split(t):
-                *lead, L, D = t.shape
-                return np.swapaxes(t.reshape(*lead, L, num_heads, D // num_heads), -3, -2)
-            q, k, v = split(X_q @ w_q), split(X_kv @ w_k), split(X_kv @ w_v)
-            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-            if mask is not None:
-                s = np.where(mask[..., None, :, :], s, -np.inf)
-            top = np.max(s, axis=-1, keepdims=True)
-            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
-            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
-            o = np.swapaxes(w @ v, -3, -2)
-            return o.reshape(*o.shape[:-2], -1) @ W_O, w
+            qs, ks, vs = (np.split(X @ w, num_heads, axis=-1)
+                          for X, w in ((X_q, w_q), (X_kv, w_k), (X_kv, w_v)))
+            context, attention = [], []
+            for qh, kh, vh in zip(qs, ks, vs):
+                logits = qh @ np.swapaxes(kh, -1, -2) / np.sqrt(qh.shape[-1])
+                if mask is not None:
+                    logits = np.where(mask, logits, -np.inf)
+                peak = np.nan_to_num(logits.max(axis=-1, keepdims=True), neginf=0.0)
+                p = np.exp(logits - peak)
+                total = p.sum(axis=-1, keepdims=True)
+                attention.append(p / np.where(total > 0, total, 1.0))
+                context.append(attention[-1] @ vh)
+            return np.concatenate(context, axis=-1) @ W_O, np.stack(attention, axis=-3)
         """, "the fused projection cut into equal thirds, which needs d_k = d_v", ("multi_head_attention.fused-split",)),
     ("bahdanau-weights-column", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):
