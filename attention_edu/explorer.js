@@ -135,31 +135,55 @@
     // ---- the heatmap: a grid of cells, the query labels left and each row's entropy right ----
     var main = el("div", "ae-main"), grid = el("div", "ae-grid");
     var px = n <= 12 ? 40 : Math.max(6, Math.min(24, Math.floor(480 / n)));
-    var showKeys = px >= 14, showNumbers = px >= 40, showRows = px >= 12;
-    // 256 palette colours as classes: setting a class costs less than parsing a colour per cell
-    var rules = [];
-    for (var q = 0; q < 256; q++) rules.push("#" + d.uid + " .ae-c" + q + "{background:" + colour(d.palette, q / 255) + "}");
+    var showKeys = px >= 14, showNumbers = px >= 40;
+    var big = px < 12;  // past 40 keys, a canvas: thousands of cells cost more to style and lay out than all the rest
+    // 256 palette colours, as classes for the cells of a small map and as fill styles for a big one
+    var rules = [], fills = [];
+    for (var q = 0; q < 256; q++) {
+      fills.push(colour(d.palette, q / 255));
+      rules.push("#" + d.uid + " .ae-c" + q + "{background:" + fills[q] + "}");
+    }
     ui.appendChild(el("style", null, rules.join("\n")));
-    var classes = new Array(m * n);
-    if (!showRows) grid.style.gap = "0";
-    grid.style.gridTemplateColumns = "max-content repeat(" + n + ", " + px + "px) max-content";
+    var classes = new Array(m * n), cells = [], canvas = null, pen = null, hatch = null;
+    if (big) grid.style.gap = "0";
     grid.style.gridAutoRows = (px >= 14 ? px : Math.max(px, 6)) + "px";
     grid.tabIndex = 0;
     grid.setAttribute("role", "grid");
     grid.setAttribute("aria-label", "attention weights; arrow keys choose the query");
-    // the grid as one string, parsed once (4096 createElement calls cost more than the rest)
-    var parts = ['<span class="ae-corner"></span>'];
-    for (var j = 0; j < n; j++) parts.push('<span class="ae-key" title="' + esc(d.keys[j]) + '">' + (showKeys ? esc(d.keys[j]) : "") + "</span>");
-    parts.push('<span class="ae-corner">' + (showRows ? "H (nats)" : "") + "</span>");
-    for (var i = 0; i < m; i++) {
-      parts.push('<span class="ae-query" title="' + esc(d.queries[i]) + '">' + (showRows ? esc(d.queries[i]) : "") + "</span>");
-      for (j = 0; j < n; j++) parts.push('<span class="ae-cell" data-i="' + i + '" data-j="' + j + '"></span>');
-      parts.push('<span class="ae-entropy"></span>');
+    var parts = [];
+    if (big) {  // a column of row markers beside the canvas; no key or entropy labels (no room)
+      grid.style.gridTemplateColumns = "max-content " + (n * px) + "px";
+      for (var i = 0; i < m; i++) parts.push('<span class="ae-query" data-i="' + i + '" title="' + esc(d.queries[i]) + '"></span>');
+      grid.innerHTML = parts.join("");
+      var ratio = window.devicePixelRatio || 1;
+      canvas = el("canvas", "ae-canvas");
+      canvas.width = Math.round(n * px * ratio); canvas.height = Math.round(m * px * ratio);
+      canvas.style.width = n * px + "px"; canvas.style.height = m * px + "px";
+      canvas.style.gridColumn = "2"; canvas.style.gridRow = "1 / span " + m;
+      canvas.setAttribute("aria-hidden", "true");  // the bars and the sentence below say what it shows
+      grid.appendChild(canvas);
+      pen = canvas.getContext("2d");
+      pen.scale(ratio, ratio);
+      canvas.addEventListener("mousemove", function (ev) {
+        var i = Math.min(m - 1, Math.floor(ev.offsetY / px)), j = Math.min(n - 1, Math.floor(ev.offsetX / px));
+        canvas.title = d.queries[i] + " \u2192 " + d.keys[j];
+        if (i !== state.row) { state.row = i; drawRow(current); }
+      });
+    } else {  // the grid as one string, parsed once (4096 createElement calls cost more than the rest)
+      grid.style.gridTemplateColumns = "max-content repeat(" + n + ", " + px + "px) max-content";
+      parts.push('<span class="ae-corner"></span>');
+      for (var j = 0; j < n; j++) parts.push('<span class="ae-key" title="' + esc(d.keys[j]) + '">' + (showKeys ? esc(d.keys[j]) : "") + "</span>");
+      parts.push('<span class="ae-corner">H (nats)</span>');
+      for (var i = 0; i < m; i++) {
+        parts.push('<span class="ae-query" title="' + esc(d.queries[i]) + '">' + esc(d.queries[i]) + "</span>");
+        for (j = 0; j < n; j++) parts.push('<span class="ae-cell" data-i="' + i + '" data-j="' + j + '"></span>');
+        parts.push('<span class="ae-entropy"></span>');
+      }
+      grid.innerHTML = parts.join("");
+      grid.style.gridTemplateRows = showKeys ? "max-content" : "0px";
+      cells = grid.querySelectorAll(".ae-cell");
     }
-    grid.innerHTML = parts.join("");
-    grid.style.gridTemplateRows = showKeys ? "max-content" : "0px";
-    var cells = grid.querySelectorAll(".ae-cell"), rowLabels = grid.querySelectorAll(".ae-query");
-    var entropies = grid.querySelectorAll(".ae-entropy");
+    var rowLabels = grid.querySelectorAll(".ae-query"), entropies = grid.querySelectorAll(".ae-entropy");
     grid.addEventListener("mouseover", function (ev) {  // the cell's name as a tooltip, made when pointed at
       var t = ev.target;
       if (t.classList.contains("ae-cell") && !t.title) t.title = d.queries[+t.dataset.i] + " \u2192 " + d.keys[+t.dataset.j];
@@ -228,11 +252,32 @@
         meanH(avg).toFixed(2) + "; one head's weight differs from the average by up to " + gap.toFixed(3) + " (" + where + ").";
     }
 
+    function paint(w, top) {  // the big map: a square per weight; masked hatched, once-masked outlined, as the cells
+      if (!hatch) {  // the small map's hatching: grey stripes on white
+        var tile = el("canvas"), t = tile.getContext("2d");
+        tile.width = tile.height = 5;
+        t.fillStyle = "#fff"; t.fillRect(0, 0, 5, 5);
+        t.strokeStyle = "#ddd"; t.lineWidth = 2; t.beginPath(); t.moveTo(0, 5); t.lineTo(5, 0); t.stroke();
+        hatch = pen.createPattern(tile, "repeat");
+      }
+      pen.clearRect(0, 0, n * px, m * px);
+      pen.setLineDash([2, 1]); pen.lineWidth = 1; pen.strokeStyle = "#d62728";
+      for (var i = 0; i < m; i++) {
+        for (var j = 0; j < n; j++) {
+          var hide = hidden(i, j);
+          pen.fillStyle = hide ? hatch : fills[top > 0 ? Math.round(255 * w[i * n + j] / top) : 0];
+          pen.fillRect(j * px, i * px, px, px);
+          if (!hide && masked(i, j)) pen.strokeRect(j * px + 0.5, i * px + 0.5, px - 1, px - 1);
+        }
+      }
+    }
+
     function draw() {
       var w = viewWeights(), top = 0, k;
       current = w;
       for (k = 0; k < size; k++) top = Math.max(top, w[k]);
-      for (var i = 0; i < m; i++) {
+      if (big) paint(w, top);
+      else for (var i = 0; i < m; i++) {
         for (var j = 0; j < n; j++) {
           var c = cells[i * n + j], v = w[i * n + j], hide = hidden(i, j);
           var cls = "ae-cell " + (hide ? "ae-masked" : "ae-c" + (top > 0 ? Math.round(255 * v / top) : 0)) +
@@ -243,7 +288,7 @@
             c.textContent = hide ? "" : v.toFixed(2);
           }
         }
-        if (showRows) entropies[i].textContent = entropy(w.subarray(i * n, i * n + n)).toFixed(2);
+        entropies[i].textContent = entropy(w.subarray(i * n, i * n + n)).toFixed(2);
       }
       var notes = [];
       if (state.head < 0) notes.push(averageNote());

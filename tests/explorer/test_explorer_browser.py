@@ -217,6 +217,50 @@ def test_the_static_form_shows_where_scripts_do_not_run(browser, page_of_explore
     context.close()
 
 
+def test_a_big_map_is_a_canvas_of_the_weights_colours(browser, tmp_path):
+    """Past 40 keys the map is a canvas: each square has the palette's colour of its weight (as the cells of a
+    small map), a masked square is hatched grey, an unmasked one outlined once the mask is unticked, and pointing
+    at a square shows its row."""
+    rng = np.random.default_rng(48)
+    Q, K = rng.normal(size=(48, 8)), rng.normal(size=(48, 8))
+    mask = ae.causal_mask(48)
+    steps = ae.scaled_dot_product_attention_steps(Q, K, K, mask=mask)
+    (tmp_path / "big.html").write_text("<!doctype html><html><body>" + ae.explore(
+        steps.weights, scores=steps.scores, mask=mask, d_k=8).to_html() + "</body></html>", encoding="utf-8")
+    page = watched_page(browser.new_context(device_scale_factor=1))
+    with served(tmp_path) as url:
+        page.goto(url + "/big.html")
+        root = page.locator(".ae-explorer[data-ae-ready]")
+        canvas = root.locator("canvas.ae-canvas")
+        assert root.locator(".ae-cell").count() == 0 and canvas.count() == 1
+        px = canvas.bounding_box()["width"] / 48
+
+        def pixel(i: int, j: int) -> list[int]:                              # the centre of square (i, j)
+            return canvas.evaluate("(c, [x, y]) => Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data)",
+                                   [int((j + 0.5) * px), int((i + 0.5) * px)])[:3]
+
+        top = steps.weights.max()
+        for i, j in [(0, 0), (5, 2), (30, 30), (47, 0), (47, 46)]:
+            expected = ae.explorer_static.colours(np.rint(255 * steps.weights[i, j] / top) / 255)
+            assert np.abs(np.array(pixel(i, j)) - expected).max() <= 1, (i, j, pixel(i, j), expected)
+        for i, j in [(0, 1), (2, 40), (46, 47)]:
+            r, g, b = pixel(i, j)
+            assert r == g == b and r >= 200, (i, j, (r, g, b))               # hatched: grey or white
+        canvas.hover(position={"x": 3.5 * px, "y": 20.5 * px})
+        assert "(row 21 of 48" in root.locator(".ae-text").inner_text()
+        for j, text in enumerate(bars(root)):
+            assert text == "masked" if j > 20 else abs(float(text) - steps.weights[20, j]) <= 0.0005, (j, text)
+        root.locator(".ae-mask-toggle").uncheck()
+        edge = canvas.evaluate("(c, [x, y, h]) => Array.from(c.getContext('2d').getImageData(x, y, 1, h).data)",
+                               [int(40 * px), int(2 * px), int(px)])
+        assert [214, 39, 40] in [edge[k:k + 3] for k in range(0, len(edge), 4)]   # outlined in red (#d62728)
+        r, g, b = pixel(2, 40)
+        assert not r == g == b                                                # and coloured: a weight before masking
+        page.screenshot(path=tmp_path / "8-big-canvas-mask-off.png", full_page=True)
+    assert page.offsite == [] and page.errors == []
+
+
+@pytest.mark.quiet  # a wall-clock target: measured while no other test runs (conftest.py)
 def test_64_by_64_with_8_heads_renders_in_under_200_ms(browser, tmp_path):
     rng = np.random.default_rng(64)
     weights = ae.softmax(3 * rng.normal(size=(8, 64, 64)))
