@@ -30,8 +30,7 @@ __all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_
 DEFAULT_TIMEOUT = 3.0
 #: Megabytes of address space a call may add to what its process inherited.
 DEFAULT_MEMORY_MB = 1024
-#: Bytes of a call's printed output that are kept.
-OUTPUT_LIMIT = 64_000
+OUTPUT_LIMIT = 64_000  #: Bytes of a call's printed output that are kept.
 #: Environment variable choosing how :func:`call` runs the function: fork or inline.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
 _REPLY_CAP = 4 << 20        # bytes: the judge keeps each call's reply until the verdict
@@ -218,10 +217,11 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             outcome = read_reply(worker.answer(fn, args, names), names, memory_mb)
         outcome.isolated = False
         return outcome
+    with contextlib.suppress(ImportError):     # imported here once: in every forked child it took 10 ms a call
+        import landlockpy  # noqa: F401
     with tempfile.TemporaryFile() as printed:
         read_end, write_end = os.pipe()
-        with warnings.catch_warnings():
-            # 3.12+ warns that fork() in a threaded kernel may deadlock: the child ends by timeout then
+        with warnings.catch_warnings():    # 3.12+: fork() in a threaded kernel may deadlock (then the child times out)
             warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
             pid = os.fork()
         if pid == 0:                                   # the child: never returns
