@@ -2,20 +2,17 @@
 
 :class:`Child` is the judge's end of a child that :mod:`.worker` runs: it sends a call frame, waits at most the call's
 time limit for the reply and turns the reply, or how the child ended, into an :class:`Outcome`. :func:`call` forks one
-per call (a notebook's ``check_<exercise>(fn)``: an exit, a crash, a loop, a memory bomb or NumPy's settings changed end
-with it, never with the kernel); :class:`.submission.Remote` runs a submission in the sandbox. Where ``fork`` is not
-safe (Windows, macOS), :func:`call` runs the function here, unprotected, and the result says so.
-"""
+per call (a notebook's ``check_<exercise>(fn)``: an exit, crash, loop, memory bomb or NumPy's settings changed end with
+it, never with the kernel); :class:`.submission.Remote` runs a submission in the sandbox. Where ``fork`` is not safe
+(Windows, macOS), :func:`call` runs the function here, unprotected, and the result says so."""
 
 import contextlib
 import faulthandler
-import functools
 import math
 import os
 import random
 import signal
 import sys
-import tempfile
 import time
 import warnings
 from typing import Any, Callable
@@ -26,13 +23,10 @@ from . import ErrorInfo, Outcome, escape, launcher, protocol, worker
 __all__ = ["Outcome", "ErrorInfo", "Child", "call", "ending", "texts", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB",
            "OUTPUT_LIMIT", "START_METHOD_ENV"]
 
-#: Seconds one call of the student's function may take.
-DEFAULT_TIMEOUT = 3.0
-#: Megabytes of address space a call may add to what its process inherited.
-DEFAULT_MEMORY_MB = 1024
+DEFAULT_TIMEOUT = 3.0  #: Seconds one call of the student's function may take.
+DEFAULT_MEMORY_MB = 1024  #: Megabytes of address space a call may add to what its process inherited.
 OUTPUT_LIMIT = 64_000  #: Bytes of a call's printed output that are kept.
-#: Environment variable choosing how :func:`call` runs the function: fork or inline.
-START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"
+START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"  #: How :func:`call` runs the function: fork or inline.
 _REPLY_CAP = 4 << 20        # bytes: the judge keeps each call's reply until the verdict
 HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
@@ -54,22 +48,22 @@ def ending(exitcode: int | None) -> tuple[str, str]:
 
 
 def texts(reply: Any, key: str, count: int = 20, size: int = 300, keep: Callable[[str], bool] = bool) -> list[str]:
-    """The list ``reply[key]`` a child sent, as at most ``count`` one-line strings of ``size`` characters
-    (control characters escaped; [] for anything else)."""
+    """The list ``reply[key]`` a child sent as at most ``count`` one-line strings of ``size`` characters, or []."""
     value = reply.get(key) if isinstance(reply, dict) else None
     return [escape(str(v)[:size], False) for v in value[:count] if keep(str(v))] if type(value) is list else []
 
 
 class Child:
-    """The judge's end of a child that answers call frames; ``end()`` kills it, returns its status. ``printed_fd`` is
-    the file the child's fds 1 and 2 write to: the judge reads it itself, so what a child printed before it crashed or
-    hung is kept too."""
+    """The judge's end of a child that answers call frames; ``end()`` kills it, returns its status. ``printed_fd``: the
+    pipe its fds 1 and 2 write to, read while a reply is awaited (printing never blocks) and after, so what it printed
+    before it crashed or hung is kept too. Not a file, whose blocks it could reserve past every limit (red team 41)."""
 
     def __init__(self, send_fd: int | None, receive_fd: int, printed_fd: int, end: Callable[[], int | None],
                  deadline: float = math.inf, helpers: dict | None = None):
         self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
-        self.deadline, self.helpers, self.seen = deadline, helpers or {}, 0
+        self.deadline, self.helpers, self.kept, self.count = deadline, helpers or {}, bytearray(), 0
         self.alive, self.status, self.violations = True, None, []      # the import rule's refusals, as they came
+        os.set_blocking(printed_fd, False)
         if send_fd is not None:
             os.set_blocking(send_fd, False)     # a child that stops reading cannot hold the judge
 
@@ -79,7 +73,7 @@ class Child:
         try:
             if message is not None:
                 protocol.send(self.send_fd, message, deadline)
-            reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
+            reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP, (self.printed_fd, self._drain))
             while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
                 if time.monotonic() > deadline:      # a frame read late (see protocol._read), and more: no end to them
                     raise TimeoutError
@@ -89,15 +83,14 @@ class Child:
                         self.violations.append(told)
                 else:                         # ae.softmax(...) in a notebook
                     protocol.send(self.send_fd, self._helper(reply), deadline)
-                reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP)
+                reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP, (self.printed_fd, self._drain))
             if type(reply) is not dict:
                 raise protocol.ProtocolError("a reply that is not a message")
             return reply
-        except TimeoutError:
+        except (TimeoutError, protocol.ProtocolError) as err:
             self.end()
-            return Outcome(timed_out=True)
-        except protocol.ProtocolError as err:
-            self.end()
+            if isinstance(err, TimeoutError):
+                return Outcome(timed_out=True)
             return Outcome(ended=f"sent back an answer the checker cannot take ({err})", ended_id="harness.reply")
         except (EOFError, OSError):       # it ended (or Ctrl-C ended it)
             words, hint_id = ending(self.end())
@@ -116,16 +109,21 @@ class Child:
         except Exception as err:  # a wrong argument of the student's: the student's error
             return {"error": f"ae.{name} raised {type(err).__name__}: {str(err)[:300]}"}
 
+    def _drain(self) -> bool:
+        """Read what the child printed so far (the first OUTPUT_LIMIT bytes kept, all counted); False at its end."""
+        with contextlib.suppress(OSError):      # nothing more now (BlockingIOError); closed: grading was interrupted
+            while chunk := os.read(self.printed_fd, 1 << 16):
+                self.kept += chunk[:max(OUTPUT_LIMIT - len(self.kept), 0)]
+                self.count += len(chunk)
+            return False
+        return True
+
     def printed(self) -> tuple[str, int]:
         """What the child printed since the last look, cut at :data:`OUTPUT_LIMIT` bytes."""
-        try:
-            grown = max(os.fstat(self.printed_fd).st_size - self.seen, 0)
-            text = os.pread(self.printed_fd, min(grown, OUTPUT_LIMIT), self.seen).decode("utf-8", "replace")
-        except OSError:              # closed meanwhile: grading was interrupted
-            return "", 0
-        self.seen += grown
-        cut = f" [... {grown - OUTPUT_LIMIT:,} more bytes not kept]\n" if grown > OUTPUT_LIMIT else ""
-        return text + cut, min(grown, OUTPUT_LIMIT) + len(cut)
+        self._drain()
+        kept, count, self.kept, self.count = self.kept.decode("utf-8", "replace"), self.count, bytearray(), 0
+        cut = f" [... {count - OUTPUT_LIMIT:,} more bytes not kept]\n" if count > OUTPUT_LIMIT else ""
+        return kept + cut, min(count, OUTPUT_LIMIT) + len(cut)
 
     def outcome(self, reply: dict | Outcome, names: tuple[str, ...], memory_mb: float | None) -> Outcome:
         """The :class:`Outcome` of one call, with what the child printed."""
@@ -141,8 +139,8 @@ class Child:
 
 
 def _helper_size(args: list) -> int:
-    """A bound on the float64s a helper may build: the leading axes' broadcast (an empty axis counts as 1: Q K^T is
-    built before a mask of batch 0 empties it) times the cube of the longest trailing axis or int (m x n x d, B x n x n,
+    """A bound on the float64s a helper may build: the leading axes' broadcast (an empty axis counts as 1: Q K^T comes
+    before a mask of batch 0 empties it) times the cube of the longest trailing axis or int (m x n x d, B x n x n,
     H x m x n), a longdouble counting twice; 0 where they do not broadcast (the function refuses)."""
     arrays = [a for a in args if isinstance(a, np.ndarray) and a.ndim > 0]
     sizes = [int(a) for a in args if isinstance(a, (int, np.integer))
@@ -219,32 +217,34 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         return outcome
     with contextlib.suppress(ImportError):     # imported here once: in every forked child it took 10 ms a call
         import landlockpy  # noqa: F401
-    with tempfile.TemporaryFile() as printed:
-        read_end, write_end = os.pipe()
-        with warnings.catch_warnings():    # 3.12+: fork() in a threaded kernel may deadlock (then the child times out)
-            warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:                                   # the child: never returns
-            try:
-                os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
-                faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
-                np.random.seed()                       # fresh draws, as a later call in class would make:
-                random.seed()                          # a function that draws is not the same on each call
-                os.close(read_end)
-                _limit(memory_mb)
-                np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
-                worker.quiet(printed.fileno())         # its prints go to the file the judge reads
-                worker.send_reply(write_end, worker.answer(fn, args, names))
-                _exit(0)
-            finally:
-                _exit(70)
-        with contextlib.suppress(OSError):             # here too, so that no kill comes before the child's own
-            os.setpgid(pid, pid)
-        os.close(write_end)
-        child = Child(None, read_end, printed.fileno(), functools.partial(_kill, pid))
+    (read_end, write_end), (printed, printed_end) = os.pipe(), os.pipe()
+    with warnings.catch_warnings():    # 3.12+: fork() in a threaded kernel may deadlock (then the child times out)
+        warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:                                   # the child: never returns
         try:
-            reply = child.ask(None, timeout)
-        finally:
-            child.end()
+            os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
+            faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
+            np.random.seed()                       # fresh draws, as a later call in class would make:
+            random.seed()                          # a function that draws is not the same on each call
             os.close(read_end)
+            _limit(memory_mb)
+            np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
+            worker.quiet(printed_end)              # its prints go to the pipe the judge reads
+            worker.send_reply(write_end, worker.answer(fn, args, names))
+            _exit(0)
+        finally:
+            _exit(70)
+    with contextlib.suppress(OSError):             # here too, so that no kill comes before the child's own
+        os.setpgid(pid, pid)
+    os.close(write_end)
+    os.close(printed_end)
+    child = Child(None, read_end, printed, lambda: _kill(pid))
+    try:
+        reply = child.ask(None, timeout)
+        child.end()                                # before reading what it printed: all of it is in the pipe
         return child.outcome(reply, names, memory_mb)
+    finally:
+        child.end()
+        for fd in (read_end, printed):
+            os.close(fd)

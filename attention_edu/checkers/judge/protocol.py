@@ -17,7 +17,7 @@ import os
 import select
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 if __package__:
     from ...backend import host_numpy as np
@@ -30,10 +30,8 @@ else:       # loaded by path in the sandboxed worker, without the package (whose
 
 __all__ = ["MAX_FRAME", "MAX_VALUES", "ProtocolError", "Unsupported", "plain", "encode", "decode", "send", "receive"]
 
-#: The largest frame either side accepts, in bytes.
-MAX_FRAME = 64 << 20
-#: The most values (numbers, strings, lists, arrays ...) one message may hold: its decoding is bounded too.
-MAX_VALUES = 1 << 16
+MAX_FRAME = 64 << 20  #: The largest frame either side accepts, in bytes.
+MAX_VALUES = 1 << 16  #: The most values (numbers, strings, lists, arrays ...) a message may hold: decoding is bounded.
 _MAX_DEPTH = 32
 
 
@@ -223,13 +221,17 @@ def send(fd: int, message: Any, deadline: float = math.inf) -> None:
                 raise TimeoutError from None
 
 
-def _read(fd: int, count: int, deadline: float) -> bytes:
+def _read(fd: int, count: int, deadline: float, drain: tuple[int, Callable[[], bool]] | tuple = ()) -> bytes:
     """Exactly ``count`` bytes from ``fd``: TimeoutError at ``deadline``, EOFError if the writer ends first. Past the
-    deadline, bytes already waiting are still read (a thread held up by another's parsing finds its reply late)."""
+    deadline, bytes already waiting are still read (a thread held up by another's parsing finds its reply late).
+    ``drain`` = (fd2, read_it): whenever fd2 is ready first, read_it() (so a child's printing never waits on us)."""
     data = bytearray()
     while len(data) < count:
-        if not select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))[0]:
+        if not (ready := select.select([fd, *drain[:1]], [], [], max(deadline - time.monotonic(), 0.0))[0]):
             raise TimeoutError
+        if fd not in ready:
+            drain = drain if drain[1]() else ()     # read_it() is False once fd2's writers are all gone
+            continue
         chunk = os.read(fd, min(count - len(data), 1 << 20))
         if not chunk:
             raise EOFError
@@ -237,13 +239,12 @@ def _read(fd: int, count: int, deadline: float) -> bytes:
     return bytes(data)
 
 
-def receive(fd: int, deadline: float, cap: int = MAX_FRAME) -> Any:
-    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`).
+def receive(fd: int, deadline: float, cap: int = MAX_FRAME, drain: tuple[int, Callable[[], bool]] | tuple = ()) -> Any:
+    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`; ``drain`` as :func:`_read` has it).
 
-    Raises TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over
-    ``cap`` bytes).
+    Raises TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over ``cap`` bytes).
     """
-    size = int.from_bytes(_read(fd, 8, deadline), "little")
+    size = int.from_bytes(_read(fd, 8, deadline, drain), "little")
     if size > cap:
         raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap:,}")
-    return decode(_read(fd, size, deadline))
+    return decode(_read(fd, size, deadline, drain))

@@ -90,15 +90,18 @@ class Remote:
                 return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
             _LIVE.add(self)
             self.private = tempfile.mkdtemp(prefix="attention-edu-student-")
-            self.printed_fd = os.open(f"{self.private}/printed.txt", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        self.config["printed"] = self.printed_fd      # the worker writes to it, the judge reads it
+            self.printed_fd, printed_end = os.pipe()    # a pipe, not a file on the judge's disk (harness.Child)
+        self.config["printed"] = printed_end      # the worker writes to it, the judge reads it
         env = {"PATH": "/usr/bin:/bin", "HOME": self.private, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
                "MPLCONFIGDIR": self.private, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "TMPDIR": self.private}
         memory = 4096 if self.memory_mb is None else int(self.memory_mb) + 512   # NumPy itself, then calls
         limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
-        self.box = sandbox.spawn([sys.executable, "-I", _WORKER, *_SITES], cwd=self.private, env=env, limits=limits,
-                                 pass_fds=(self.printed_fd,))
+        try:
+            self.box = sandbox.spawn([sys.executable, "-I", _WORKER, *_SITES], cwd=self.private, env=env,
+                                     limits=limits, pass_fds=(printed_end,))
+        finally:
+            os.close(printed_end)                     # the worker's alone: the pipe ends when its processes do
         pipes = self.box.process
         self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
                            self.helpers)

@@ -177,7 +177,7 @@ def send_reply(out, reply):
         protocol.send(out, reply)
 
 
-class _Printed(io.FileIO):     # fd 1 under print(): past the judge's file size limit, output is dropped, not raised
+class _Printed(io.FileIO):     # fd 1 under print(): output the judge no longer reads (EPIPE) is dropped, not raised
     def write(self, data):
         with contextlib.suppress(OSError):
             return super().write(data)
@@ -185,7 +185,7 @@ class _Printed(io.FileIO):     # fd 1 under print(): past the judge's file size 
 
 
 def quiet(printed_fd):
-    """No input (``input()`` fails at once); fds 1 and 2 go to the file the judge reads."""
+    """No input (``input()`` fails at once); fds 1 and 2 go to the pipe the judge reads."""
     def _no_input(prompt=""):
         raise EOFError("input() is not available while your function is checked: take values as arguments")
     null = os.open(os.devnull, os.O_RDONLY)
@@ -211,7 +211,7 @@ def main():
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers})       # before any student code runs
-    quiet(config["printed"])       # the judge's file: the tmpfs over this directory hides its own
+    quiet(config["printed"])       # the judge's pipe
     module = type(sys)("__main__" if config["notebook"] else "submission")     # a notebook's is, in class
     module.__file__, sys.modules[module.__name__] = config["file"], module     # a notebook's %%writefile submission.py
     sys.argv = [config["file"]]     # as ``python mine.py`` has it (not the judge's site folders)

@@ -15,6 +15,7 @@ import os
 import resource
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import textwrap
@@ -1314,6 +1315,26 @@ def test_without_seccomp_grading_goes_on_with_the_other_layers(tmp_path, console
     assert "seccomp" not in rows["honest.py"]["sandbox"] and "rlimits" in rows["honest.py"]["sandbox"], rows
     probe = "from attention_edu.checkers.judge.sandbox import available_layers; print(available_layers()['seccomp'])"
     assert _under(WITHOUT_SECCOMP, sys.executable, "-c", probe).stdout.startswith("unavailable: the kernel refused")
+
+
+@x86_64_only
+def test_without_seccomp_what_a_submission_prints_is_no_file_whose_blocks_it_could_reserve(
+        tmp_path, console_script, softmax_source):
+    """Red teams 40 and 41 reserved the grader's disk through fallocate(FALLOC_FL_KEEP_SIZE) and FS_IOC_RESVSP64 on
+    fd 1, then the grader's file of what the worker prints; seccomp refuses both calls, but where there is no seccomp
+    the file was still the grader's disk in the worker's hands. fd 1 is now a pipe the judge drains: the ioctl finds
+    no file ("Inappropriate ioctl for device"), the same in a notebook's check, and printing still works."""
+    resvsp = ("import fcntl, os, stat, struct\nassert stat.S_ISFIFO(os.fstat(1).st_mode), 'fd 1 is a file'\n"
+              "fcntl.ioctl(1, 0x4030582A, struct.pack('hhqqii4i', 0, 0, 0, 256 << 20, 0, 0, 0, 0, 0, 0))\n")
+    (tmp_path / "resvsp.py").write_text(resvsp + softmax_source)
+    (tmp_path / "honest.py").write_text("print('loading')\n" + softmax_source.replace(
+        "    return e", "    print('x' * 100_000)\n    return e"))            # more than a pipe holds, every call
+    done = _under(WITHOUT_SECCOMP, console_script, "grade", str(tmp_path), "--exercise", "softmax", "--json")
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    assert "seccomp" not in rows["honest.py"]["sandbox"] and rows["honest.py"]["passed"] is True, rows
+    assert "OSError: [Errno 25] Inappropriate ioctl for device" in rows["resvsp.py"]["error"], rows["resvsp.py"]
+    outcome = harness.call(lambda: (print("hi"), stat.S_ISFIFO(os.fstat(1).st_mode))[1], (), ())
+    assert outcome.value is True and outcome.printed == "hi\n", outcome
 
 
 REFUSES_ONLY_RESTRICT_SELF = [LOAD_NR, (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50001)]     # EPERM
