@@ -224,10 +224,11 @@ def send(fd: int, message: Any, deadline: float = math.inf) -> None:
 def _read(fd: int, count: int, deadline: float, drain: tuple[int, Callable[[], bool]] | tuple = ()) -> bytes:
     """Exactly ``count`` bytes from ``fd``: TimeoutError at ``deadline``, EOFError if the writer ends first. Past the
     deadline, bytes already waiting are still read (a thread held up by another's parsing finds its reply late).
-    ``drain`` = (fd2, read_it): whenever fd2 is ready first, read_it() (so a child's printing never waits on us)."""
+    ``drain`` = (fd2, read_it): while fd2 is ready and fd is not, read_it() (a child's printing never waits on us)."""
     data = bytearray()
     while len(data) < count:
-        if not (ready := select.select([fd, *drain[:1]], [], [], max(deadline - time.monotonic(), 0.0))[0]):
+        ready = select.select([fd, *drain[:1]], [], [], max(deadline - time.monotonic(), 0.0))[0]
+        if fd not in ready and (not ready or time.monotonic() > deadline):    # printing on is no reply either
             raise TimeoutError
         if fd not in ready:
             drain = drain if drain[1]() else ()     # read_it() is False once fd2's writers are all gone
@@ -240,10 +241,8 @@ def _read(fd: int, count: int, deadline: float, drain: tuple[int, Callable[[], b
 
 
 def receive(fd: int, deadline: float, cap: int = MAX_FRAME, drain: tuple[int, Callable[[], bool]] | tuple = ()) -> Any:
-    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`; ``drain`` as :func:`_read` has it).
-
-    Raises TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over ``cap`` bytes).
-    """
+    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`; ``drain`` as :func:`_read` has it). Raises
+    TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over ``cap`` bytes)."""
     size = int.from_bytes(_read(fd, 8, deadline, drain), "little")
     if size > cap:
         raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap:,}")

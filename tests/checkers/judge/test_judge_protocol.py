@@ -204,3 +204,30 @@ def test_a_reply_already_waiting_is_read_past_the_deadline_and_a_flood_of_frames
         assert getattr(outcome, "timed_out", False), outcome
     finally:
         os.close(read_end), os.close(write_end)
+
+
+def test_printing_that_never_pauses_cannot_hold_a_read_past_its_deadline():
+    """A child's threads that print without pause keep its printed pipe ready: the judge read what they printed,
+    then looked again, for as long as the pipe was never found empty, past the call's time limit. Reading a reply now
+    ends at its deadline whatever the other pipe does (here a drain that never empties it stands for them)."""
+    import threading
+    import time
+    reply_r, reply_w = os.pipe()
+    printed_r, printed_w = os.pipe()
+    os.write(printed_w, b"x")
+    drained, raised = [], []
+
+    def read() -> None:
+        with pytest.raises(TimeoutError):
+            protocol.receive(reply_r, time.monotonic() + 0.3, drain=(printed_r, lambda: drained.append(1) or True))
+        raised.append(True)
+
+    reader = threading.Thread(target=read, daemon=True)
+    start = time.monotonic()
+    reader.start()
+    reader.join(10)
+    try:
+        assert not reader.is_alive() and raised == [True] and time.monotonic() - start < 5 and drained
+    finally:
+        for fd in (reply_r, reply_w, printed_r, printed_w):
+            os.close(fd)
