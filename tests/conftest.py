@@ -78,6 +78,15 @@ def backend(request) -> Backend:
     return request.param()
 
 
+@pytest.fixture
+def calls_inline(monkeypatch):
+    """A notebook's checks run each call in this process instead of a fork: the same verdict, hint and report
+    (``tests/checkers/test_checkers.py::test_a_forked_and_an_inline_check_agree_on_every_exercise``) without a fork
+    per probe, which is most of the time of the modules of many checks that use it."""
+    from attention_edu.checkers.judge.harness import START_METHOD_ENV
+    monkeypatch.setenv(START_METHOD_ENV, "inline")
+
+
 @pytest.fixture(scope="session")
 def console_script():
     """The installed ``attention-edu`` script of the running environment.

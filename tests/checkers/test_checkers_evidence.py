@@ -17,6 +17,8 @@ from attention_edu.checkers.diagnosis.evidence import (constant_relation, extra_
                                                       sums_to_one_axis)
 from attention_edu.checkers.diagnosis.mutants import variants_of
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 VARIANTS = [(m, v) for m in all_mistakes() for v in variants_of(m)[1:]]
 
 

@@ -22,6 +22,8 @@ import pytest
 
 from attention_edu.checkers import CHECKERS, check_scaled_dot_product_attention, check_softmax
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 
 # -- the closed gaps ----------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS, check_attention_backward, check_multi_head_attention
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 NEW_CASE = "query 1 of sequence (1, 0) fully masked"
 
 

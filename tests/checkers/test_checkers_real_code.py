@@ -22,6 +22,8 @@ import pytest
 
 from attention_edu import cli
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 # (key, exercise, source, real mistake or None, hint ids that name it)
 CORPUS = [
     ("softmax-global-sum", "softmax", """

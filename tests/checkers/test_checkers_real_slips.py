@@ -19,6 +19,8 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 
 def _softmax(x, axis=-1):
     top = np.max(x, axis=axis, keepdims=True)

@@ -16,6 +16,8 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS
 
+pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
+
 GENERIC = {"value.mismatch", "value.nan", "error.other", "error.matmul-shapes"}
 
 
