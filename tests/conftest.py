@@ -100,17 +100,24 @@ def console_script():
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory) -> pathlib.Path:
-    """The documentation site, built once per session with ``-W`` (warnings are errors)."""
+def site(tmp_path_factory, worker_id) -> pathlib.Path:
+    """The documentation site, built once per run with ``-W`` (warnings are errors): under pytest-xdist the first
+    worker that asks builds it in the run's shared temporary folder while the others wait (xdist's own recipe)."""
+    import fcntl
     import subprocess
 
     docs = pathlib.Path(__file__).resolve().parents[1] / "docs"
-    out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(docs), str(out)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-4000:]
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    out = shared / "site" / "html"
+    with open(shared / "site.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "site" / "built").exists():
+            result = subprocess.run(
+                [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(docs), str(out)],
+                capture_output=True, text=True, timeout=600,
+            )
+            assert result.returncode == 0, result.stderr[-4000:]
+            (shared / "site" / "built").touch()
     return out
 
 
