@@ -157,3 +157,19 @@ def test_a_large_head_becomes_an_image_of_its_weights_and_the_numbers_as_text(rn
     numbers = re.search(r"<pre[^>]*>(.*?)</pre>", static, re.S)[1].splitlines()
     assert len(numbers) == 40
     np.testing.assert_allclose([float(x) for x in numbers[7].split()[1:]], w[7], atol=0.005 + 1e-9)
+
+
+def test_the_explorers_stored_in_the_notebooks_carry_the_current_script():
+    """The site shows the notebooks' stored outputs (nb_execution_mode = "off") and nbval does not compare HTML:
+    an explorer stored before explorer.js changed would ship the old script. scripts/execute_notebooks.py renews them."""
+    from pathlib import Path
+    script = (Path(ae.__file__).parent / "explorer.js").read_text(encoding="utf-8")
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "notebooks").rglob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                html = "".join(output.get("data", {}).get("text/html", []))
+                if 'class="ae-explorer"' in html:
+                    found.append(path.name)
+                    assert f"<script>{script}</script>" in html, f"{path.name}: an explorer stored with an older script"
+    assert len(found) >= 7 and {name[:2] for name in found} == {"04", "08", "09", "13", "14"}, found
