@@ -48,6 +48,13 @@ CORPUS = [
             den = num.sum(axis=-1)
             return (num.T / den).T
         """, "no max subtracted: overflows near 1000 (and .T breaks 3-D input)", ("error.fixed-ndim", "softmax.no-max-shift")),
+    ("softmax-causal-inside", "softmax", """
+        def softmax(x):                                   # a decoder's look-ahead mask built into softmax
+            look_ahead = np.triu(np.ones_like(x), k=1)
+            x = x + look_ahead * -1e9
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+            return e / np.sum(e, axis=-1, keepdims=True)
+        """, "masks the future inside softmax: zeros above the diagonal", ("softmax.causal-inside",)),
     ("softmax-axis0-stable", "softmax", """
         def softmax(x):                                   # the stable form, but along axis 0
             z = np.exp(x - x.max(axis=0))

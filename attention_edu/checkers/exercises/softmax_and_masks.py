@@ -152,6 +152,7 @@ def _row_sum(x):
     return np.sum(x, axis=-1, keepdims=True)
 
 
+
 register_mistakes("softmax", (
     ("wrong-axis", "small", lambda x: stable_softmax(x, axis=0),
      "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
@@ -183,6 +184,10 @@ register_mistakes("softmax", (
     ("global-max-shift", "stability", lambda x: softmax_naive(x - np.max(x)),
      "One maximum for the whole array leaves rows far below it as 0 / 0: subtract each row's "
      "own maximum, np.max(x, axis=-1, keepdims=True)."),
+    ("causal-inside", "small",       # np.tril(np.ones_like(x)) as a mask inside softmax (nothing to mask in 1-D)
+     lambda x: stable_softmax(np.where(np.tril(np.ones(x.shape[-2:], bool)), x, -np.inf) if x.ndim > 1 else x),
+     "Your weights are 0 above the diagonal: softmax takes the scores as given; the causal mask belongs to "
+     "attention, applied to the scores before softmax (a padded or encoder row may see every key)."),
     ("masked-row-nan", "masks", lambda x: stable_softmax(x, guard=False),
      "A row of all -inf has maximum -inf, and -inf - (-inf) is NaN: where the row maximum is not finite "
      "subtract 0 instead (and divide by 1 where the sum is 0), so the row comes out as zeros."),
@@ -203,8 +208,7 @@ register_mistakes("causal_mask", (
     ("no-diagonal", "small", lambda m, n=None: _triangle(m, n, offset=-1),
      "Your mask hides each query's own position: query i may attend to keys j ≤ i, the diagonal included."),
     ("upper-triangle", "small", lambda m, n=None: _triangle(m, n, np.triu),
-     "Rows are queries and columns keys: query i may attend to keys j ≤ i, which is the lower "
-     "triangle (np.tril), not the upper one."),
+     "Rows are queries, columns keys: query i may attend to keys j ≤ i, the lower triangle (np.tril), not upper."),
     ("float", "returns", lambda m, n=None: _triangle(m, n).astype(np.float64),
      "Return booleans (True = may attend), not 1.0 and 0.0: compare positions, or pass dtype=bool to np.ones."),
     ("additive", "returns", lambda m, n=None: np.where(_triangle(m, n), 0.0, -np.inf),
@@ -213,8 +217,7 @@ register_mistakes("causal_mask", (
     ("float-inverted", "returns", lambda m, n=None: 1.0 - _triangle(m, n), "Your mask is 1.0 on the future keys "
      "(TensorFlow's look-ahead mask, 1 = hide); here True means may attend: np.tril(np.ones((m, n), bool), k=n - m)."),
     ("top-left", "small", lambda m, n=None: _triangle(m, n, sign=0),
-     "With n > m the last query lines up with the last key: query i may attend to keys "
-     "j ≤ i + (n − m), that is np.tril(..., k=n - m)."),
+     "With n > m the last query lines up with the last key: query i sees j ≤ i + (n − m), np.tril(..., k=n - m)."),
     ("offset-sign", "small", lambda m, n=None: _triangle(m, n, sign=-1),
      "The offset has the wrong sign: with n > m every query sees n − m extra keys, so use k = n - m, not m - n."),
     ("ignores-n", "returns", lambda m, n=None: np.tril(np.ones((m, m), dtype=bool)),
@@ -229,17 +232,14 @@ def _visible(lengths, n, compare=np.less):                  # compare(j, lengths
 
 register_mistakes("padding_mask", (
     ("inverted", "small", lambda lengths, n: _visible(lengths, n, np.greater_equal),
-     "Your mask is True on the padding; True means 'may attend', so key j is visible exactly "
-     "when j < lengths[b]."),
+     "Your mask is True on the padding; True means 'may attend', so key j is visible exactly when j < lengths[b]."),
     ("off-by-one", "small", lambda lengths, n: _visible(lengths, n, np.less_equal),
-     "Positions count from 0: a sequence of length L owns keys 0 … L − 1, so the test is "
-     "j < lengths[b], not j ≤ lengths[b]."),
+     "Positions count from 0: a sequence of length L owns keys 0 … L − 1, so the test is j < lengths[b], "
+     "not j ≤ lengths[b]."),
     ("no-query-axis", "returns", lambda lengths, n: _visible(lengths, n)[:, 0, :],
-     "Keep a size-1 query axis, shape (B, 1, n), so that the mask broadcasts over the m "
-     "queries of the scores (B, m, n)."),
+     "Keep a size-1 query axis, shape (B, 1, n): then the mask broadcasts over the queries of the scores (B, m, n)."),
     ("axis-order", "returns", lambda lengths, n: np.swapaxes(_visible(lengths, n), -1, -2),
-     "Put the size-1 axis in the middle, (B, 1, n): shaped (B, n, 1) the mask would broadcast "
-     "over the keys instead of the queries."),
+     "Put the size-1 axis in the middle, (B, 1, n): shaped (B, n, 1) it broadcasts over the keys, not the queries."),
     ("float", "returns", lambda lengths, n: _visible(lengths, n).astype(np.float64),
      "Return booleans (True = may attend), not numbers: the comparison j < lengths[b] already gives them."),
     ("longest-length", "returns", lambda lengths, n: _visible(lengths, int(np.max(lengths))),
