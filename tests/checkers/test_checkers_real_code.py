@@ -359,6 +359,22 @@ CORPUS = [
             return weights @ v, weights
         """, "-1e9 fill: a fully masked row gets uniform weights (and a 2-D mask gains an axis)",
         ("shape.extra-axis", "attention.finite-fill")),
+    ("mha-kv-query-length", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            *lead, m, _ = X_q.shape                       # m reused for K and V: right only when n == m
+            d_k, d_v = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+            def split(X, d):
+                return np.swapaxes(X.reshape(*lead, m, num_heads, d), -2, -3)
+            Q, K, V = split(X_q @ W_Q, d_k), split(X_kv @ W_K, d_k), split(X_kv @ W_V, d_v)
+            S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+            if mask is not None:
+                S = np.where(np.expand_dims(mask, -3), S, -np.inf)
+            top = np.max(S, axis=-1, keepdims=True)
+            e = np.exp(S - np.where(np.isfinite(top), top, 0))
+            A = e / np.maximum(e.sum(-1, keepdims=True), 1e-300)
+            merged = np.swapaxes(A @ V, -2, -3).reshape(*lead, m, num_heads * d_v)
+            return merged @ W_O, A
+        """, "splits K and V with the queries' length", ("multi_head_attention.kv-with-query-length",)),
     ("mha-output-only", "multi_head_attention", """
         def softmax(a, axis=-1):
             a = a - a.max(axis=axis, keepdims=True)

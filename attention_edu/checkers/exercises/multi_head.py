@@ -124,6 +124,13 @@ def _heads_from_d_model(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
                 split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-1], H, d), -2, -3))
 
 
+def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """Every projection cut into heads with the queries' length m: K and V's reshape fails where n != m."""
+    m = X_q.shape[-2]
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask,
+                split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-2], m, H, X.shape[-1] // H), -2, -3))
+
+
 register_mistakes("multi_head_attention", (
     ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q, *_: W_Q.shape[1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
@@ -139,6 +146,9 @@ register_mistakes("multi_head_attention", (
     ("head-size-from-d_model", "runs", _heads_from_d_model,
      "Each head's size comes from its projection, d_k = W_Q.shape[1] // num_heads and d_v = W_V.shape[1] // "
      "num_heads, not d_model // num_heads: W_Q is (d_model, H·d_k), and d_k need not be d_model / H."),
+    ("kv-with-query-length", "runs", _kv_with_query_length,
+     "K and V have one row per key: reshape X_kv @ W_K and X_kv @ W_V with n = X_kv.shape[-2], not the queries' "
+     "m = X_q.shape[-2] (they differ in cross-attention)."),
     ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
      "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
