@@ -101,7 +101,7 @@ class Remote:
             self.box = sandbox.spawn([sys.executable, "-I", _WORKER, *_SITES], cwd=self.private, env=env,
                                      limits=limits, pass_fds=(printed_end,))
         finally:
-            os.close(printed_end)                     # the worker's alone: the pipe ends when its processes do
+            os.close(printed_end)                     # the sandbox's alone: the pipe ends when its processes do
         pipes = self.box.process
         self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
                            self.helpers)
