@@ -48,7 +48,7 @@ def ending(exitcode: int | None) -> tuple[str, str]:
 
 
 def texts(reply: Any, key: str, count: int = 20, size: int = 300, keep: Callable[[str], bool] = bool) -> list[str]:
-    """The list ``reply[key]`` a child sent as at most ``count`` one-line strings of ``size`` characters, or []."""
+    """The list ``reply[key]`` a child sent, as at most ``count`` escaped one-line strings of ``size`` chars, or []."""
     value = reply.get(key) if isinstance(reply, dict) else None
     return [escape(str(v)[:size], False) for v in value[:count] if keep(str(v))] if type(value) is list else []
 
