@@ -40,10 +40,7 @@ def ending(exitcode: int | None) -> tuple[str, str]:
     """(words, hint id) for a child that ended without replying."""
     if exitcode is not None and exitcode >= 0:
         return f"ended the process with os._exit({exitcode}) or another hard exit", "harness.exit"
-    try:
-        name = signal.Signals(-exitcode).name
-    except (TypeError, ValueError):
-        name = str(exitcode)
+    name = next((s.name for s in signal.Signals if exitcode is not None and s == -exitcode), str(exitcode))
     return _SIGNALS.get(name, f"was ended by signal {name}"), "harness.crash"
 
 
@@ -111,6 +108,8 @@ class Child:
 
     def _drain(self) -> bool:
         """Read up to 1 MiB the child printed (the first OUTPUT_LIMIT bytes kept, all counted); False at its end."""
+        if self.count > 16 << 20:       # 16 MiB since the last look: 32 kB a ms at most (a print loop took half a core)
+            time.sleep(0.002)
         with contextlib.suppress(OSError):      # nothing more now (BlockingIOError); closed: grading was interrupted
             for _ in range(16):                 # not "until empty": threads that print on would keep it from ending
                 if not (chunk := os.read(self.printed_fd, 1 << 16)):

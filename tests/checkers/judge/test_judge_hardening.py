@@ -1337,6 +1337,25 @@ def test_without_seccomp_what_a_submission_prints_is_no_file_whose_blocks_it_cou
     assert outcome.value is True and outcome.printed == "hi\n", outcome
 
 
+def test_a_submission_that_prints_without_pause_costs_the_grader_little_and_a_large_print_still_passes(
+        tmp_path, softmax_source):
+    """Red team 42: a loop of os.write(1, ...) at import made the grader read the pipe as fast as it filled, half a
+    core of the grader's own for the submission's whole budget (2.3 s of its CPU in an 8 s budget, against 0.2 s for
+    a loop that prints nothing). Past 16 MiB since its last look the grader now reads at most 32 kB a millisecond
+    (0.6 s): the flood costs it little, while a call that prints 50 MB and returns the right answer still passes."""
+    flood = tmp_path / "flood.py"
+    flood.write_text("import os\nwhile True:\n    os.write(1, b'FLOOD' * 20000)\n")
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+    row = grade_one("softmax", flood, seed=1, budget=6.0)
+    after, wall = resource.getrusage(resource.RUSAGE_SELF), time.monotonic() - start
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert not row.passed and "6 s" in row.error and cpu < 0.2 * wall, (row.error, cpu, wall)
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text(softmax_source.replace("def softmax(x):\n", "SAID = []\n\n\ndef softmax(x):\n    if not SAID:\n"
+                                             "        SAID.append(print(('y' * 999 + '\\n') * 50_000))\n"))
+    assert grade_one("softmax", chatty, seed=1).passed
+
+
 REFUSES_ONLY_RESTRICT_SELF = [LOAD_NR, (JUMP_EQ, 1, 0, 446), ALLOW, (6, 0, 0, 0x50001)]     # EPERM
 
 
