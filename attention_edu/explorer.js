@@ -164,6 +164,11 @@
       grid.appendChild(canvas);
       pen = canvas.getContext("2d");
       pen.scale(ratio, ratio);
+      var tile = el("canvas"), t = tile.getContext("2d");  // the small map's hatching: grey stripes on white
+      tile.width = tile.height = 5;
+      t.fillStyle = "#fff"; t.fillRect(0, 0, 5, 5);
+      t.strokeStyle = "#ddd"; t.lineWidth = 2; t.beginPath(); t.moveTo(0, 5); t.lineTo(5, 0); t.stroke();
+      hatch = pen.createPattern(tile, "repeat");
       canvas.addEventListener("mousemove", function (ev) {
         var i = Math.min(m - 1, Math.floor(ev.offsetY / px)), j = Math.min(n - 1, Math.floor(ev.offsetX / px));
         canvas.title = d.queries[i] + " \u2192 " + d.keys[j];
@@ -253,13 +258,6 @@
     }
 
     function paint(w, top) {  // the big map: a square per weight; masked hatched, once-masked outlined, as the cells
-      if (!hatch) {  // the small map's hatching: grey stripes on white
-        var tile = el("canvas"), t = tile.getContext("2d");
-        tile.width = tile.height = 5;
-        t.fillStyle = "#fff"; t.fillRect(0, 0, 5, 5);
-        t.strokeStyle = "#ddd"; t.lineWidth = 2; t.beginPath(); t.moveTo(0, 5); t.lineTo(5, 0); t.stroke();
-        hatch = pen.createPattern(tile, "repeat");
-      }
       pen.clearRect(0, 0, n * px, m * px);
       pen.setLineDash([2, 1]); pen.lineWidth = 1; pen.strokeStyle = "#d62728";
       for (var i = 0; i < m; i++) {

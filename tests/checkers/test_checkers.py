@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -373,28 +371,27 @@ def test_every_exercise_has_a_checker_and_alternatives():
     assert all(len(fns) >= 4 for fns in CORRECT.values())
 
 
-def inline(check, fn):
-    """``check(fn)`` with every call run in this process: the same verdict, hint and report as a forked call (see
-    the test below) without a fork per probe, which is most of the time of the 226 checks in this file."""
-    with mock.patch.dict(os.environ, {START_METHOD_ENV: "inline"}):
-        return check(fn)
-
-
-def test_a_forked_and_an_inline_check_agree_on_every_exercise():
+def test_a_forked_and_an_inline_check_agree_on_every_exercise(monkeypatch):
+    """Why the checks below may run their calls in this process (the ``calls_inline`` fixture, tests/conftest.py):
+    the same verdict, hint and report as forked calls, without a fork per probe."""
     def told(result):     # the report, less the note that the calls ran unprotected in this process
         return (result.passed, result.hint_id, result.probe, str(result).split("\nNote: your function ran in")[0])
 
     for exercise, check in CHECKERS.items():
         for fn in (CORRECT[exercise][0], mistakes_for(exercise)[0].mutant):
-            forked, here = check(fn), inline(check, fn)
+            forked = check(fn)
+            with monkeypatch.context() as here_only:
+                here_only.setenv(START_METHOD_ENV, "inline")
+                here = check(fn)
             assert told(forked) == told(here), (exercise, str(forked), str(here))
             assert [n for n in here.notes if n not in forked.notes] == [here.notes[-1]], (forked.notes, here.notes)
             assert "ran in this process" in here.notes[-1]
 
 
+@pytest.mark.usefixtures("calls_inline")
 @pytest.mark.parametrize("exercise,index", [(e, i) for e, fns in CORRECT.items() for i in range(len(fns))])
 def test_correct_implementations_pass(exercise, index):
-    result = inline(CHECKERS[exercise], CORRECT[exercise][index])
+    result = CHECKERS[exercise](CORRECT[exercise][index])
     assert result.passed, str(result)
     assert result.attempted and result.hint_id is None and result.probe is None
     assert "all probes passed" in str(result) and "determinism" in str(result)
@@ -422,12 +419,13 @@ _RESULTS: dict = {}
 
 
 def _result(mistake):
-    """The checker's result on a mutant (computed once, in this process: both tests below need it)."""
+    """The checker's result on a mutant (computed once: both tests below need it, each with ``calls_inline``)."""
     if mistake.id not in _RESULTS:
-        _RESULTS[mistake.id] = inline(CHECKERS[mistake.exercise], mistake.mutant)
+        _RESULTS[mistake.id] = CHECKERS[mistake.exercise](mistake.mutant)
     return _RESULTS[mistake.id]
 
 
+@pytest.mark.usefixtures("calls_inline")
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_each_mutant_fails_its_checker_with_its_own_hint(mistake):
     result = _result(mistake)
@@ -436,6 +434,7 @@ def test_each_mutant_fails_its_checker_with_its_own_hint(mistake):
     assert mistake.hint in str(result) and mistake.id in result._repr_html_()
 
 
+@pytest.mark.usefixtures("calls_inline")
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_mutants_are_distinguishable_on_their_diagnostic_probe(mistake):
     """No other mutant that first fails at the same case and probe gives the same output there.
