@@ -164,6 +164,8 @@ TRIGGERS = {
     "shape.broadcast-axis": ("softmax", _broadcast_axis, None),
     "shape.missing-axis": ("bahdanau_scores",             # (n,) for the m = 1 case: the query axis squeezed out
                            lambda S, H, W1, W2, v: np.squeeze(np.tanh((S @ W1.T)[:, None] + H @ W2.T) @ v), None),
+    "shape.reduced-axis": ("attention_entropy",           # one entropy per sequence: averaged over the queries
+                           lambda w: _entropy(w).mean(axis=-1) if w.ndim > 2 else _entropy(w), None),
     "shape.square-axis": ("softmax_jacobian", lambda w: w * (1 - w), None),     # (..., n): the diagonal as a vector
     "shape.reshaped": ("softmax_jacobian", lambda w: _jacobian(w).reshape(*w.shape[:-1], -1), None),     # (..., n·n)
     "shape.moved-axis": ("merge_heads", lambda X: np.moveaxis(ae.merge_heads(X), -1, 0), None),

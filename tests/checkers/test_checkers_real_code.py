@@ -665,6 +665,13 @@ CORPUS = [
             p = np.clip(weights, 1e-12, 1.0)
             return np.mean(-p * np.log(p))                # one number for the whole array
         """, "one number: a mean over every axis", ("shape.one-number",)),
+    ("entropy-mean-over-queries", "attention_entropy", """
+        def attention_entropy(attn):                      # one mean entropy per sequence of a (B, m, n) batch
+            logs = np.log(np.where(attn > 0, attn, 1.0))
+            H = -np.sum(attn * logs, axis=-1)
+            return H.mean(axis=1)
+        """, "averages the entropies over the queries (axis 1), for 3-D input only",
+        ("error.fixed-ndim", "shape.reduced-axis")),
     ("entropy-heads-averaged", "attention_entropy", """
         def attention_entropy(weights):
             p = np.asarray(weights)
@@ -1085,6 +1092,7 @@ FIRST_HINT = {
 ALSO_NAMED = {
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
+    "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
     "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
 }
 

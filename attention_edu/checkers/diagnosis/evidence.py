@@ -11,14 +11,12 @@ from typing import Callable
 from ...backend import host_numpy as np
 from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis",
-           "extra_axis", "constant_relation", "temperature", "rank_of", "rank_hint", "which_right", "partly"]
+__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
+           "constant_relation", "temperature", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
 _READERS: dict[str, list[Reader]] = {}
-
-#: hint ids that exercises' own readers can report
-EVIDENCE_IDS: set[str] = set()
+EVIDENCE_IDS: set[str] = set()      #: the hint ids these readers, and the exercises' own, can report
 
 
 def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
@@ -86,8 +84,7 @@ def factor_cause(r: float, case, advice: bool = True) -> str:
 
 def _axis_name(axis: int, ndim: int) -> str:
     """The axis as the wrong-axis hint names it: "axis 1 of the 3-D input (axis -2, the rows: ...)"."""
-    negative = axis - ndim
-    what = {-2: "axis -2, the rows: for attention weights, the queries"}.get(negative, f"axis {negative}")
+    what = {-2: "axis -2, the rows: for attention weights, the queries"}.get(axis - ndim, f"axis {axis - ndim}")
     return f"axis {axis} of the {ndim}-D input ({what})"
 
 
@@ -169,13 +166,11 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
             if axis is not None and axis != a.ndim - 1 and sums_to_one_axis(e) == e.ndim - 1:
                 return "value.wrong-axis", HINTS["value.wrong-axis"].format(name=name, axis=_axis_name(axis, a.ndim))
     for name, a, e in zip(exercise.outputs, mine, expected):
-        if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and not close(a, e):
-            relation = constant_relation(a, e)
-            if relation is not None:
-                kind, value = relation
-                hint = HINTS[f"value.{kind}"].format(name=name, value=value)
-                cause = factor_cause(value, case) if kind == "factor" else ""
-                return f"value.{kind}", hint.split(": look for")[0] + cause + "." if cause else hint
+        if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and not close(a, e) and (
+                relation := constant_relation(a, e)) is not None:
+            (kind, value), cause = relation, factor_cause(relation[1], case) if relation[0] == "factor" else ""
+            hint = HINTS[f"value.{kind}"].format(name=name, value=value)
+            return f"value.{kind}", hint.split(": look for")[0] + cause + "." if cause else hint
     return None
 
 
@@ -194,6 +189,8 @@ _SHAPES = {
         "has n = {size} values, one per position, the expected holds an n × n matrix, an entry [i, j] for every pair "
         "of positions (as the Jacobian of n weights has). A diagonal or row sums alone are not that matrix: build it "
         "whole (np.diag, np.outer; for a batch, pair w[..., :, None] with w[..., None, :]).",
+    "shape.reduced-axis": "Your {name} has shape {shape}: the expected {expected} {size} over its axis {axis}. Return "
+        "every value; the .mean() or .sum() over that axis goes a step beyond what the exercise asks.",
     "shape.one-number": "Your {name} is one number where shape {expected} is expected: a reduction with no axis "
         "(np.sum(x), np.mean(x), x.sum()) reduces every axis at once; reduce over axis=-1 only, one value per row.",
     "shape.reshaped": "Your {name} has shape {shape}, not {expected}, but holds the right values in the right order: a "
@@ -207,8 +204,8 @@ EVIDENCE_IDS.update(_SHAPES)
 
 
 def diagnose_shape(name: str, mine: np.ndarray, want: np.ndarray, same: Callable) -> tuple[str, str] | None:
-    """A named extra axis or missing one (of size 1, or a matrix of pairs's second), or the right values (``same``)
-    with one axis moved or reshaped."""
+    """A named extra axis or missing one (of size 1, a matrix of pairs's second, or one averaged or summed away), or
+    the right values (``same``) with one axis moved or reshaped."""
     actual, expected = mine.shape, want.shape
     if (found := extra_axis(actual, expected)) is not None:
         key = "shape.extra-axis" if found[1] == 1 else "shape.broadcast-axis"
@@ -216,6 +213,9 @@ def diagnose_shape(name: str, mine: np.ndarray, want: np.ndarray, same: Callable
         key = "shape.missing-axis"
     elif actual and expected == actual + actual[-1:]:       # (..., n) where (..., n, n) pairs every two entries
         key, found = "shape.square-axis", (len(actual), actual[-1])
+    elif (found := extra_axis(expected, actual)) and (how := next((how for how, reduce in (("averaged", np.mean), (
+            "summed", np.sum)) if same(mine, reduce(want, axis=found[0]))), None)):     # found: (axis, how)
+        key, found = "shape.reduced-axis", (found[0], how)
     elif not actual and expected:
         key, found = "shape.one-number", (0, 1)
     elif found := next(((i, j) for i in range(mine.ndim) for j in range(mine.ndim) if i != j and mine.ndim == want.ndim
