@@ -100,6 +100,13 @@ CORPUS = [
             above = np.triu(np.ones((m, m)), 1)
             return -1e9 * above
         """, "returns an additive -1e9 float mask, not a boolean one", ("causal_mask.additive",)),
+    ("causal-additive-4d", "causal_mask", """
+        def causal_mask(m, n=None):                       # additive, shaped to broadcast over (B, H, m, n) scores
+            n = m if n is None else n
+            future = np.triu(np.ones((1, 1, m, n)), k=1 + n - m)
+            return future * -1e9
+        """, "an additive -1e9 float mask with batch and head axes, not a boolean (m, n) one",
+        ("causal_mask.additive",)),
     ("causal-tril-square", "causal_mask", """
         def causal_mask(m, n=None):                       # a square lower triangle
             return np.tril(np.ones((m, m))).astype(bool)
@@ -1046,6 +1053,7 @@ def test_every_verdict_is_right_and_the_first_hint_names_the_mistake(tmp_path, c
 FIRST_HINT = {
     "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
+    "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1
     "jacobian-diagonal-vector": "shape.square-axis",     # was harness.shape: (n,) where J is n × n (red team 12C)

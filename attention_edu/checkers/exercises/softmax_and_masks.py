@@ -152,7 +152,6 @@ def _row_sum(x):
     return np.sum(x, axis=-1, keepdims=True)
 
 
-
 register_mistakes("softmax", (
     ("wrong-axis", "small", lambda x: stable_softmax(x, axis=0),
      "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
@@ -212,8 +211,8 @@ register_mistakes("causal_mask", (
     ("float", "returns", lambda m, n=None: _triangle(m, n).astype(np.float64),
      "Return booleans (True = may attend), not 1.0 and 0.0: compare positions, or pass dtype=bool to np.ones."),
     ("additive", "returns", lambda m, n=None: np.where(_triangle(m, n), 0.0, -np.inf),
-     "That is the additive form (0, and -inf or -1e9); this exercise wants the boolean mask, True = may "
-     "attend, and the -inf only appears when the mask is applied to the scores."),
+     "That is the additive form (0, and -inf or -1e9); this exercise wants the boolean mask of shape (m, n), True = "
+     "may attend, and the -inf only appears when the mask is applied to the scores."),
     ("float-inverted", "returns", lambda m, n=None: 1.0 - _triangle(m, n), "Your mask is 1.0 on the future keys "
      "(TensorFlow's look-ahead mask, 1 = hide); here True means may attend: np.tril(np.ones((m, n), bool), k=n - m)."),
     ("top-left", "small", lambda m, n=None: _triangle(m, n, sign=0),
@@ -224,6 +223,7 @@ register_mistakes("causal_mask", (
      "The mask needs one column per key, shape (m, n); n falls back to m only when it is None."),
 ))
 variant("causal_mask.additive")(lambda m, n=None: np.where(_triangle(m, n), 0.0, -1e9))    # -1e9 in place of -inf
+variant("causal_mask.additive")(lambda m, n=None: np.where(_triangle(m, n), 0.0, -1e9)[None, None])  # (1, 1, m, n)
 
 
 def _visible(lengths, n, compare=np.less):                  # compare(j, lengths[b]) for every key j: (B, 1, n)
