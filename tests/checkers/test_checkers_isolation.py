@@ -11,6 +11,9 @@ correct function checked right after it must still pass.
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -319,3 +322,121 @@ def test_a_notebooks_own_numpy_error_state_holds_in_its_check(monkeypatch, metho
     finally:
         np.seterr(**before)
     assert result.passed, result
+
+
+# a checked function that finds the judge's read end of its printed output among its fds and sets it blocking: the
+# flag belongs to the pipe's open file description, which a fork shares (red team 43)
+_BLOCKING_DRAIN = """
+    import os, stat, time
+    def set_blocking_and_print():
+        me = os.fstat(1)
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                fd, status = int(name), os.fstat(int(name))
+            except OSError:
+                continue
+            if fd > 2 and stat.S_ISFIFO(status.st_mode) and status.st_ino == me.st_ino:
+                os.set_blocking(fd, True)
+        os.write(1, b"x")
+"""
+
+
+def test_a_checked_function_cannot_hold_the_check_past_its_time_limit_through_its_printed_output():
+    """Red team 43: the forked child kept the judge's read end of its printed output, set it blocking, printed a byte
+    and slept: the judge's read then blocked where no deadline is checked (12 s for a 3 s limit; a loop hung the
+    kernel). The child now closes the judge's ends, and a throttled read reads once."""
+    kernel = textwrap.dedent(_BLOCKING_DRAIN) + textwrap.dedent("""
+        import attention_edu as ae
+        def softmax(x):
+            set_blocking_and_print()
+            time.sleep(8)
+        start = time.monotonic()
+        result = ae.checkers.check_softmax(softmax, timeout=0.5)
+        print("seconds:", round(time.monotonic() - start, 1), result.hint_id)
+    """)
+    done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seconds, hint_id = done.stdout.split()[1:3]
+    assert float(seconds) < 5 and hint_id == "harness.timeout", done.stdout     # two calls of 0.5 s, then no more
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_kernel_killed_during_a_check_takes_the_checked_function_along(tmp_path):
+    """Red team 43: a notebook kernel killed while a check waits on an endless loop (a restart sends SIGKILL) left the
+    forked child running at full speed, in a process group of its own, with nobody to end it. It now dies with the
+    process that forked it."""
+    mark = tmp_path / "child.pid"
+    kernel = textwrap.dedent(f"""
+        import os
+        import attention_edu as ae
+        def softmax(x):
+            open({str(mark)!r}, "w").write(str(os.getpid()))
+            while True:
+                pass
+        ae.checkers.check_softmax(softmax, timeout=60)
+    """)
+    checking = subprocess.Popen([sys.executable, "-c", kernel])
+    try:
+        deadline = time.monotonic() + 60
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(mark.read_text())
+        checking.kill()
+        checking.wait()
+        deadline = time.monotonic() + 5
+        while _running(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(child), "the checked function ran on after its kernel was killed"
+    finally:
+        checking.kill()
+        if mark.exists() and mark.read_text() and _running(int(mark.read_text())):
+            os.kill(int(mark.read_text()), signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal session, as Linux sets it up")
+def test_a_checked_function_can_neither_type_into_nor_take_the_callers_terminal(tmp_path):
+    """Red team 43: checked from a terminal (a REPL, a script), the forked child still had the caller's controlling
+    terminal: it made its own process group the terminal's foreground (the caller's next read stopped it) and pushed
+    characters into its input with TIOCSTI (which a REPL or the shell then ran). The child now starts a session of its
+    own, with no terminal, and the seccomp filter refuses both ioctls on any terminal it holds."""
+    kernel = tmp_path / "kernel.py"
+    kernel.write_text(textwrap.dedent("""
+        import fcntl, os, select, signal, sys, termios
+        import attention_edu as ae
+        def softmax(x):
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            for fd in [os.open("/dev/tty", os.O_RDWR)] if os.path.exists("/dev/tty") else []:
+                os.tcsetpgrp(fd, os.getpgrp())
+                for c in b"typed\\n":
+                    fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+            return ae.softmax(x)
+        ae.checkers.check_softmax(softmax, timeout=2)
+        foreground = os.tcgetpgrp(0) == os.getpgrp()
+        pending = bool(select.select([0], [], [], 0.5)[0])
+        print("RESULT foreground", foreground, "typed", pending, flush=True)
+    """))
+    import pty
+
+    pid, master = pty.fork()
+    if pid == 0:                                     # a session led by the "kernel", the pty its terminal
+        os.execv(sys.executable, [sys.executable, str(kernel)])
+    output, deadline = b"", time.monotonic() + 120
+    while time.monotonic() < deadline and b"\n" not in output[output.find(b"RESULT") + 1 or len(output):]:
+        if select.select([master], [], [], 1)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:                          # EIO: the kernel process ended, and with it the terminal
+                break
+            output += chunk
+    os.close(master)
+    os.waitpid(pid, 0)
+    assert b"RESULT foreground True typed False" in output, output.decode(errors="replace")[-2000:]

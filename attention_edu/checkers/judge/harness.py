@@ -108,10 +108,10 @@ class Child:
 
     def _drain(self) -> bool:
         """Read up to 1 MiB the child printed (the first OUTPUT_LIMIT bytes kept, all counted); False at its end."""
-        if self.count > 16 << 20:       # 16 MiB since the last look: 32 kB a ms at most (a print loop took half a core)
-            time.sleep(0.002)
+        throttled = self.count > 16 << 20       # 16 MiB since the last look: 32 kB a ms at most, whatever the pipe's
+        time.sleep(0.002 * throttled)           # size (a print loop took half a core)
         with contextlib.suppress(OSError):      # nothing more now (BlockingIOError); closed: grading was interrupted
-            for _ in range(16):                 # not "until empty": threads that print on would keep it from ending
+            for _ in range(1 if throttled else 16):     # not "until empty": threads that print on would keep it going
                 if not (chunk := os.read(self.printed_fd, 1 << 16)):
                     return False
                 self.kept += chunk[:max(OUTPUT_LIMIT - len(self.kept), 0)]
@@ -216,17 +216,20 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         return outcome
     with contextlib.suppress(ImportError, OSError):     # once, here: in each forked child, importing landlockpy and
         __import__("landlockpy").abi_version()             # finding libc (ldconfig -p) took 13 of a call's 17 ms
-    (read_end, write_end), (printed, printed_end) = os.pipe(), os.pipe()
+    (read_end, write_end), (printed, printed_end), parent = os.pipe(), os.pipe(), os.getpid()
     with warnings.catch_warnings():    # 3.12+: fork() in a threaded kernel may deadlock (then the child times out)
         warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks", category=DeprecationWarning)
         pid = os.fork()
     if pid == 0:                                   # the child: never returns
         try:
-            os.setpgid(0, 0)                       # a group of its own, which _kill ends whole
+            os.setsid()              # a group of its own, which _kill ends whole, and no terminal to type into or take
+            launcher.prctl(launcher.PR_SET_PDEATHSIG, signal.SIGKILL)   # a kernel killed mid-call (a restart) takes it
+            if os.getppid() != parent:             # along, even one killed before prctl: a loop would run on, orphaned
+                _exit(70)
             faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
             np.random.seed()                       # fresh draws, as a later call in class would make:
             random.seed()                          # a function that draws is not the same on each call
-            os.close(read_end)
+            os.close(read_end), os.close(printed)  # the judge's ends: one could set its reads blocking (red team 43)
             _limit(memory_mb)
             np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
             worker.quiet(printed_end)              # its prints go to the pipe the judge reads
@@ -234,8 +237,6 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             _exit(0)
         finally:
             _exit(70)
-    with contextlib.suppress(OSError):             # here too, so that no kill comes before the child's own
-        os.setpgid(pid, pid)
     os.close(write_end)
     os.close(printed_end)
     child = Child(None, read_end, printed, lambda: _kill(pid))

@@ -18,7 +18,7 @@ import sys
 NAMESPACE_LAYERS = ("user-namespace", "pid-namespace", "net-namespace", "mount-namespace", "ipc-namespace")
 _LINUX = sys.platform.startswith("linux")
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 << 17, 1 << 27, 1 << 28, 1 << 29, 1 << 30
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
 # The seccomp filter refuses (EACCES) what gets around another layer (docs/teachers.md): a process (a fresh memory
@@ -26,7 +26,8 @@ _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then
 # path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX message queues, keys (they outlive
 # the worker); memfds, socketpairs, fallocate and its ioctls FS_IOC_RESVSP(64) and ZERO_RANGE (memory or disk no rlimit
 # counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader, where no namespace or
-# Landlock hides it). clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
+# Landlock hides it); a terminal's foreground group or typed input (TIOCSPGRP, TIOCSTI: a notebook check's caller's).
+# clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
 # Per machine (test_seccomp_table.py names every number); own, own_or_zero, who: calls that may name only the worker.
 SYSCALLS = {
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
@@ -45,7 +46,7 @@ SYSCALLS = {
         199, 279, 447, 47))}                                  # socketpair, memfd_create, memfd_secret, fallocate
 CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD, _SECCOMP_MODE_FILTER = 0x40000000, 0x10000, 2
-_REFUSED_ARGS = ((8, 15), (0x8901, 0x8902, 0x40305828, 0x4030582A, 0x4030583D))    # fcntl's, ioctl's args[1]: above
+_REFUSED_ARGS = ((8, 15), (0x5410, 0x5412, 0x8901, 0x8902, 0x40305828, 0x4030582A, 0x4030583D))   # args[1]
 _RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enosys": 0x50000 | 38}   # EACCES, ENOSYS
 
 
@@ -56,10 +57,10 @@ def _libc_call(name: str, *args: int | bytes) -> None:
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
 
 
-def undumpable() -> None:
-    """Not dumpable: a worker of this user (dumpable after its exec) can neither ptrace it nor write its memory."""
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` on Linux, elsewhere nothing: ``PR_SET_DUMPABLE`` or ``PR_SET_PDEATHSIG`` here."""
     if _LINUX:
-        _libc_call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
+        _libc_call("prctl", option, value, 0, 0, 0)
 
 
 def _enter_namespaces(disk_mb: int) -> str:
@@ -202,8 +203,8 @@ def _wait(worker: int, wake_r: int, lifeline: int) -> int:
 
 def _launch(config: dict, argv: list[str]) -> None:
     namespaces = config["namespaces"] and _enter_namespaces(config["limits"]["disk_mb"]) == "active"
-    if _LINUX:
-        _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), undumpable()
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)       # a worker of this user (dumpable after exec) cannot ptrace it or write its memory
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -215,8 +216,7 @@ def _launch(config: dict, argv: list[str]) -> None:
         try:
             for fd in (sync_w, config["lifeline_fd"], wake_r, wake_w):
                 os.close(fd)
-            if _LINUX:
-                _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.read(sync_r, 1) != b"1":          # the launcher died before prctl took hold
                 os._exit(125)
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):

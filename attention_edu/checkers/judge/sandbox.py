@@ -20,7 +20,7 @@ import time
 from importlib import metadata
 from typing import Mapping, Sequence
 
-from .launcher import NAMESPACE_LAYERS, process_stats, undumpable
+from .launcher import NAMESPACE_LAYERS, PR_SET_DUMPABLE, prctl, process_stats
 
 _LAUNCHER = [sys.executable, "-I", "-S", "-B", os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")]
 NO_NAMESPACES_VARIABLE = "ATTENTION_EDU_SANDBOX_NO_NAMESPACES"
@@ -219,7 +219,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
         raise ValueError(f"spawn: cwd {cwd!r} is not a directory")
     if not isinstance(limits, Limits):
         raise TypeError(f"spawn: limits must be a Limits, got {type(limits).__name__}")
-    undumpable()            # the grader too: without Landlock, no user namespace keeps the worker out
+    prctl(PR_SET_DUMPABLE, 0)       # the grader too: without Landlock, no user namespace keeps the worker out
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     config = {"namespaces": bool(namespaces) and namespaces_allowed(), "seccomp": bool(seccomp),

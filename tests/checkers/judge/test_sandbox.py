@@ -447,6 +447,9 @@ if not ARGS["control"]:
     attempt("a pidfd of the judge", lambda: os.pidfd_open(ARGS["judge"]))
     attempt("a socket's SIGIO to the judge", lambda: fcntl.ioctl(socket.socketpair()[0], 0x8902,    # SIOCSPGRP
                                                                   struct.pack("i", ARGS["judge"])))
+    terminal = os.openpty()[1]        # a terminal it holds (red team 43: a notebook check's caller's, from its fork)
+    attempt("type into a terminal", lambda: fcntl.ioctl(terminal, 0x5412, b"x"))                         # TIOCSTI
+    attempt("take a terminal's foreground", lambda: fcntl.ioctl(terminal, 0x5410, struct.pack("i", os.getpgrp())))
     attempt("signal itself", lambda: os.kill(os.getpid(), 0))
     attempt("a pidfd of itself", lambda: os.close(os.pidfd_open(os.getpid())))
     caught = []
@@ -471,7 +474,8 @@ def test_seccomp_alone_lets_a_worker_signal_only_itself(tmp_path, judge_stand_in
         assert judge_stand_in.wait(timeout=10) == -signal.SIGKILL
         return
     refused = ("SIGIO as SIGKILL to the judge", "SIGSTOP the judge", "signal every process", "signal its process group",
-               "a pidfd of the judge", "a socket's SIGIO to the judge")
+               "a pidfd of the judge", "a socket's SIGIO to the judge", "type into a terminal",
+               "take a terminal's foreground")
     assert {name: outcomes[name] for name in refused} == dict.fromkeys(refused, "EACCES")
     allowed = ("signal itself", "a pidfd of itself", "raise", "a thread of its own")
     assert {name: outcomes[name] for name in allowed} == dict.fromkeys(allowed, "done")
