@@ -222,7 +222,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         pid = os.fork()
     if pid == 0:                                   # the child: never returns
         try:
-            os.setsid()              # a group of its own, which _kill ends whole, and no terminal to type into or take
+            os.setsid()              # a session and group of its own (_kill ends it whole), with no terminal to reach
             launcher.prctl(launcher.PR_SET_PDEATHSIG, signal.SIGKILL)   # a kernel killed mid-call (a restart) takes it
             if os.getppid() != parent:             # along, even one killed before prctl: a loop would run on, orphaned
                 _exit(70)
