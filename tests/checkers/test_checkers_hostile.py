@@ -151,6 +151,7 @@ TRIGGERS = {
     "harness.nondeterministic": ("softmax", _noisy, None),
     "harness.not-callable": ("softmax", np.zeros(3), None),
     "value.nan": ("softmax", _nan_first, None),
+    "error.none-argument": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n), bool), k=n - m), None),
     # no evidence reader explains a wiggle that is neither a constant offset nor a factor
     "value.mismatch": ("softmax", lambda x: ae.softmax(x) + 0.01 * np.sin(7.3 * np.arange(x.size).reshape(x.shape)),
                        None),

@@ -107,6 +107,14 @@ CORPUS = [
             return future * -1e9
         """, "an additive -1e9 float mask with batch and head axes, not a boolean (m, n) one",
         ("causal_mask.additive",)),
+    ("causal-additive-1e10", "causal_mask", """
+        def causal_mask(m, n=None):                       # picoGPT's fill: -1e10 above the diagonal
+            return (1 - np.tri(m)) * -1e10
+        """, "an additive -1e10 float mask, not a boolean one (and n ignored)", ("causal_mask.additive",)),
+    ("causal-n-unhandled", "causal_mask", """
+        def causal_mask(m, n=None):                       # n used as given, None included
+            return np.tril(np.ones((m, n), dtype=bool), k=n - m)
+        """, "n=None not replaced by m", ("error.none-argument",)),
     ("causal-tril-square", "causal_mask", """
         def causal_mask(m, n=None):                       # a square lower triangle
             return np.tril(np.ones((m, m))).astype(bool)
@@ -562,6 +570,16 @@ CORPUS = [
                     out[i] += p[i] * ((i == j) - p[j])
             return out
         """, "sums each row of the Jacobian into one value per weight; 1-D only", ("shape.square-axis",)),
+    ("sdpa-mask-added-unguarded", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(q, k, v, mask=None):    # the mask added, whether or not there is one
+            d_k = q.shape[-1]
+            scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k) + mask
+            scores = scores - scores.max(axis=-1, keepdims=True)
+            weights = np.exp(scores)
+            weights = weights / weights.sum(axis=-1, keepdims=True)
+            return weights @ v, weights
+        """, "adds the mask, even a missing one (None), to the scores",
+        ("error.none-argument", "attention.mask-added")),
     ("sdpa-3d-tf-mask", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             logits = np.matmul(Q, K.transpose(0, 2, 1))   # (batch, length, depth) arrays
@@ -1053,6 +1071,9 @@ def test_every_verdict_is_right_and_the_first_hint_names_the_mistake(tmp_path, c
 FIRST_HINT = {
     "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
+    "causal-additive-1e10": "causal_mask.additive",    # was harness.dtype: only -inf and -1e9 were known (study 13)
+    "causal-n-unhandled": "error.none-argument",      # was error.other (hint study 13)
+    "sdpa-mask-added-unguarded": "error.none-argument",    # was error.other (hint study 13)
     "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1

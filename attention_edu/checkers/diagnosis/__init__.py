@@ -83,10 +83,8 @@ def show(x: Any, max_elements: int = 60) -> str:
     host = as_host(x)
     if host is None:
         return f"{type(x).__name__} {x!r}"[:200]
-    head = f"shape {host.shape}, {host.dtype}"
-    if host.size > max_elements:
-        return head
-    return f"{head}\n{np.array2string(host, precision=4, suppress_small=True, max_line_width=100)}"
+    head = f"shape {host.shape}, {host.dtype}"       # the values: 100 columns wide, 4 decimals
+    return head if host.size > max_elements else f"{head}\n{np.array2string(host, 100, 4, suppress_small=True)}"
 
 
 def _row_sums(x: np.ndarray) -> str:
@@ -211,6 +209,7 @@ HINTS: dict[str, str] = {
         "the result of the line that computes it (mask = np.triu(...), not np.triu(...) alone on its line).",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
+    "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
         "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
     "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
@@ -239,6 +238,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
                 r"\.transpose\((?!\s*(0\s*,\s*1|1\s*,\s*0)\s*\))\s*-?\d+\s*,\s*-?\d+\s*\)", line))),  # not 2-D's (1, 0)
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
+        ("error.none-argument", error.is_a("TypeError") and "'NoneType'" in text and re.search(r"mask|\bn\b", line)),
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
         # B, L, D = X.shape; reshape(B, L, H, d) of (L, D) (a size too many, or B = 2-D's rows); x.transpose(0, 1, 3, 2)

@@ -153,9 +153,8 @@ def _row_sum(x):
 
 
 register_mistakes("softmax", (
-    ("wrong-axis", "small", lambda x: stable_softmax(x, axis=0),
-     "Your weights sum to 1 down each column (over the queries), not along each row: softmax the "
-     "last axis (the keys), axis=-1."),
+    ("wrong-axis", "small", lambda x: stable_softmax(x, axis=0), "Your weights sum to 1 down each column (over "
+     "the queries), not along each row: softmax the last axis (the keys), axis=-1."),
     ("whole-array", "small", lambda x: np.exp(x - np.max(x)) / np.sum(np.exp(x - np.max(x))),
      "Your weights sum to 1 over the whole array instead of per row: sum over the last axis with keepdims=True."),
     ("missing-keepdims", "runs",
@@ -222,8 +221,9 @@ register_mistakes("causal_mask", (
     ("ignores-n", "returns", lambda m, n=None: np.tril(np.ones((m, m), dtype=bool)),
      "The mask needs one column per key, shape (m, n); n falls back to m only when it is None."),
 ))
-variant("causal_mask.additive")(lambda m, n=None: np.where(_triangle(m, n), 0.0, -1e9))    # -1e9 in place of -inf
-variant("causal_mask.additive")(lambda m, n=None: np.where(_triangle(m, n), 0.0, -1e9)[None, None])  # (1, 1, m, n)
+for fill in (-1e9, -1e10):      # finite fills in place of -inf (-1e10: picoGPT's), shaped (m, n) or (1, 1, m, n)
+    variant("causal_mask.additive")(lambda m, n=None, fill=fill: np.where(_triangle(m, n), 0.0, fill))
+    variant("causal_mask.additive")(lambda m, n=None, fill=fill: np.where(_triangle(m, n), 0.0, fill)[None, None])
 
 
 def _visible(lengths, n, compare=np.less):                  # compare(j, lengths[b]) for every key j: (B, 1, n)
