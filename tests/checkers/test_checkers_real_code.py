@@ -791,7 +791,7 @@ CORPUS = [
             X = X.transpose(0, 2, 1, 3)
             return X.reshape(-1, X.shape[2], X.shape[3])
         """, "3-D only (reads axes 0 and 1), and folds the heads into the batch axis (B*H, L, d)",
-     ("error.fixed-ndim",)),
+     ("error.fixed-ndim", "split_heads.heads-into-batch")),
     ("mha-torch-layout", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             def split(t):                                 # nn.Linear's weights are (out, in): x @ W.T
@@ -1122,6 +1122,7 @@ ALSO_NAMED = {
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
+    "split-d2l-fold": "split_heads.heads-into-batch",     # was shape.missing-axis on a batch of 1 (studies 8, 13)
     "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
 }
 

@@ -23,8 +23,9 @@ def _split_cases() -> list[Case]:
               for seed, (L, H, d) in ((1, (3, 2, 4)), (2, (5, 4, 3)), (3, (2, 3, 5)))]
     float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
     return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
-            Case("batched", "3-D, B=1 L=3 H=4 d=5", normal_arrays(5, (1, 3, 20)) + (4,), names),
-            Case("batched", "4-D, B=2 C=3 L=5 H=4 d=6", normal_arrays(6, (2, 3, 5, 24)) + (4,), names)]
+            Case("batched", "3-D, B=2 L=3 H=4 d=5", normal_arrays(5, (2, 3, 20)) + (4,), names),   # heads folded
+            Case("batched", "4-D, B=1 C=3 L=5 H=4 d=6", normal_arrays(6, (1, 3, 5, 24)) + (4,), names)]  # into the
+    # batch, (B·H, L, d), are told by the 3-D case, a .squeeze() that drops B = 1 by the 4-D one
 
 
 def _merge_cases() -> list[Case]:
@@ -90,6 +91,11 @@ def _split_fixed_rank(X, num_heads):
     return np.swapaxes(np.reshape(X, (B, L, num_heads, D // num_heads)), 1, 2)
 
 
+def _split_into_batch(X, num_heads):            # d2l's transpose_qkv, diffusers' reshape_heads_to_batch_dim
+    heads = split_heads(X, num_heads)           # (..., B, H, L, d) -> (..., B·H, L, d); 2-D input has no batch
+    return np.reshape(heads, heads.shape[:-4] + (-1,) + heads.shape[-2:]) if heads.ndim > 3 else heads
+
+
 def _merge_fixed_rank(X):
     B, H, L, d = X.shape
     return np.reshape(np.swapaxes(X, 1, 2), (B, L, H * d))
@@ -113,6 +119,8 @@ register_mistakes("split_heads", (
      "num_heads is the number of heads H; each head gets d = X.shape[-1] // num_heads columns."),
     ("fixed-rank", "runs", _split_fixed_rank,
      "Allow any number of leading batch axes: take lead = X.shape[:-2] and reshape to lead + (L, num_heads, d)."),
+    ("heads-into-batch", "returns", _split_into_batch, "Keep the heads as an axis of their own, (..., H, L, d): "
+     "folding them into the batch axis, (B·H, L, d), is a layout some libraries use inside, not this exercise's."),
 ))
 
 register_mistakes("merge_heads", (
