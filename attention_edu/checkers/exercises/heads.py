@@ -24,7 +24,7 @@ def _split_cases() -> list[Case]:
     float32 = normal_arrays(4, (3, 8))[0].astype(np.float32)
     return [small, *random, Case("random", "float32, L=3 H=4 d=2", (float32, 4), names),
             Case("batched", "3-D, B=2 L=3 H=4 d=5", normal_arrays(5, (2, 3, 20)) + (4,), names),   # heads folded
-            Case("batched", "4-D, B=1 C=3 L=5 H=4 d=6", normal_arrays(6, (1, 3, 5, 24)) + (4,), names)]  # into the
+            Case("batched", "4-D, B=1 C=7 L=5 H=4 d=6", normal_arrays(6, (1, 7, 5, 24)) + (4,), names)]  # into the
     # batch, (B·H, L, d), are told by the 3-D case, a .squeeze() that drops B = 1 by the 4-D one
 
 

@@ -105,6 +105,8 @@ SHRINK_THE_PIPE = """
 
 @sandboxed
 def test_a_child_that_stops_reading_its_pipe_cannot_hold_check(tmp_path, console_script):
+    arrays = [a for case in EXERCISES["split_heads"].cases() for a in case.args if isinstance(a, np.ndarray)]
+    assert max(a.nbytes for a in arrays) > 4096, "the attack needs a call frame larger than the 4 KiB pipe"
     file = tmp_path / "shrink.py"
     file.write_text(textwrap.dedent(SHRINK_THE_PIPE))
     start = time.monotonic()
