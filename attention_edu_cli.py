@@ -14,19 +14,25 @@ __all__ = ["main"]
 
 
 def main() -> int:
-    """Import the command line and run it; Ctrl-C during the import is one line and exit 130."""
+    """Import the command line and run it; Ctrl-C (SIGTERM, SIGHUP) during the import is one line and exit 130."""
     pressed: list[int] = []
     try:
         import signal  # inside the guard: its import (enum with it) is a moment a Ctrl-C can land in
 
-        noting = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        if noting:  # a Ctrl-C the shell ignores (SIG_IGN) stays ignored
-            signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+        def interrupted(number, frame):
+            raise KeyboardInterrupt
+
+        # a signal the shell ignores (SIG_IGN: a Ctrl-C in a background job, SIGHUP under nohup) stays ignored
+        defaults = {getattr(signal, name): handler for name, handler in (
+            ("SIGINT", signal.default_int_handler), ("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL))
+            if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is handler}
+        for number in defaults:
+            signal.signal(number, lambda number, frame: pressed.append(number))
         try:
             from attention_edu.cli import main as run
         finally:
-            if noting:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+            for number, handler in defaults.items():  # SIGTERM and SIGHUP end as Ctrl-C does until run's own guard
+                signal.signal(number, handler if number == signal.SIGINT else interrupted)
         if pressed:
             raise KeyboardInterrupt
         return run()  # a Ctrl-C in the instant before run's own guard lands here too

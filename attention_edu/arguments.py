@@ -3,7 +3,8 @@
 Each is an ``argparse`` type: a bad value is refused while the command line is
 parsed, with a one-line message that names the argument and exit status 2,
 before any work is done. :func:`written_atomically` is how a command writes a
-file: an interrupted or failed write leaves no half-written file behind.
+file: an interrupted or failed write leaves no half-written file behind;
+:func:`signals_noted` lets a command finish what a Ctrl-C must not cut short.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ import argparse
 import contextlib
 import math
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["output_path", "positive_int", "non_negative_int", "positive_seconds", "positive_megabytes",
-           "written_atomically"]
+           "written_atomically", "signals_noted"]
 
 
 def output_path(text: str) -> Path:
@@ -156,3 +159,32 @@ def _positive(text: str, unit: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a number of {unit} above 0, got {text}")
     return value
+
+
+@contextlib.contextmanager
+def signals_noted() -> Iterator[threading.Event]:
+    """Yield an event that Ctrl-C, SIGTERM and SIGHUP set, in place of the KeyboardInterrupt they raise (in the main
+    thread; elsewhere it is never set). A command polls it where it can stop cleanly: raised while it stopped its
+    workers or wrote its file, a second signal lost what was done (``grade``: red team 44). A signal the shell
+    ignores (``nohup``) stays ignored.
+
+    Examples
+    --------
+    >>> import os, signal
+    >>> with signals_noted() as stop:
+    ...     os.kill(os.getpid(), signal.SIGTERM)
+    ...     stop.wait(5)
+    True
+    """
+    stop = threading.Event()
+    main = threading.current_thread() is threading.main_thread()
+    names = ("SIGINT", "SIGTERM", "SIGHUP") if main else ()
+    before = {number: signal.getsignal(number) for number in (getattr(signal, n) for n in names if hasattr(signal, n))}
+    for number, handler in before.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, lambda *_: stop.set())
+    try:
+        yield stop
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)

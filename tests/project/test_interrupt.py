@@ -96,6 +96,15 @@ INTERRUPTED = {
                   "sys.meta_path.insert(0, Swallow())\n"
                   "import attention_edu_cli\n"
                   "sys.exit(attention_edu_cli.main())\n"),
+    # SIGTERM (kill, timeout) or SIGHUP while the package imports ended the process by the signal, exit 143 (red team 44)
+    **{f"{name.lower()}-import": ("import os, signal, sys, importlib.abc\n"
+                                  "class Terminate(importlib.abc.MetaPathFinder):\n"
+                                  "    def find_spec(self, name, path, target=None):\n"
+                                  "        if name == 'numpy':\n"
+                                  f"            os.kill(os.getpid(), signal.{name})\n"
+                                  "sys.meta_path.insert(0, Terminate())\n"
+                                  "import attention_edu_cli\n"
+                                  "sys.exit(attention_edu_cli.main())\n") for name in ("SIGTERM", "SIGHUP")},
     "converted": ("import os, signal, sys, attention_edu.cli as cli\n"
                   "def converted():\n"
                   "    try:\n"

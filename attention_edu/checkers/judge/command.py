@@ -1,21 +1,22 @@
 """``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME`` (docs/teachers.md).
 
 ``grade`` writes the gradebook once, atomically, after every process of every submission is gone. The exit
-statuses are in :func:`register`'s descriptions; SIGTERM is handled as Ctrl-C (:func:`attention_edu.cli.main`).
+statuses are in :func:`register`'s descriptions; SIGTERM and SIGHUP are handled as Ctrl-C, which while ``grade`` runs
+only stops the grading (:func:`~attention_edu.arguments.signals_noted`): the rows done are always written.
 """
 
 import argparse
 import csv
 import json
 import os
-import signal
 import sys
+import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
-                          written_atomically)
+                          signals_noted, written_atomically)
 from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
 from ..result import say
 from . import FIELDS, Row, escape, list_submissions
@@ -110,9 +111,10 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if row.passed and row.error is None else 1
 
 
-def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int) -> tuple[dict[str, Row], bool]:
+def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
+               stop: threading.Event) -> tuple[dict[str, Row], bool]:
     """Grade ``files`` ``args.jobs`` at a time (each with its own seed under ``--per-student``), with a progress bar
-    on a terminal: (rows done, interrupted by Ctrl-C)."""
+    on a terminal, until ``stop`` is set (Ctrl-C): (rows done, interrupted)."""
     from tqdm import tqdm
     tqdm.monitor_interval = 0                     # no monitor thread
     bar = tqdm(total=len(files), desc=f"grading {args.exercise}", unit="submission", file=sys.stderr,
@@ -122,20 +124,16 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int) -> tu
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
                                args.budget, args.per_student, listed): f for f, listed in files.items()}
         pending = set(futures)
-        try:
-            while pending:
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    rows[futures[future]] = future.result()
-                    bar.update(1)
-        except KeyboardInterrupt:
-            for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
-                signal.signal(number, signal.SIG_IGN)         # one Ctrl-C is enough: now clean up
-            stop_all()
+        while pending and not stop.is_set():
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for future in done:
+                rows[futures[future]] = future.result()
+                bar.update(1)
+        if pending:
+            stop_all()                                         # the sandboxes running end, and their calls with them
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
-            return rows, True
     bar.close()
-    return rows, False
+    return rows, bool(pending)
 
 
 def csv_cell(value: Any) -> Any:
@@ -194,12 +192,19 @@ def run_grade(args: argparse.Namespace) -> int:
             return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
         say(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
             f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", stderr=True)
+    with signals_noted() as stop:       # from here a Ctrl-C stops the grading, and the rows done are written
+        return _grade_and_write(args, name, listed, stop)
+
+
+def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any], stop: threading.Event) -> int:
+    """Grade the submissions ``listed``, write the gradebook and print the rows; the exit code."""
+    from .. import EXERCISES
     seed, files = fresh_seed() if args.seed is None else args.seed, list(listed)
     several = bool(args.gradescope) and len(files) != 1     # the grader does not choose one: none runs its budget
     names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
     came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
     why = f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"
-    rows, interrupted = _grade_all({} if several else listed, args, seed)
+    rows, interrupted = _grade_all({} if several else listed, args, seed, stop)
     done = [rows[f] for f in files if f in rows] if not several else [  # the names escaped, as grade_one's rows'
         Row(escape(f, False), seed=seed, error=why) for f in files]
     for row in done:
@@ -208,7 +213,8 @@ def run_grade(args: argparse.Namespace) -> int:
             row.error = "graded without the filesystem sandbox"
     records = [row.record() for row in done]
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
-    say(f"graded {0 if several else len(done)} of {len(files)} with seed {seed}"
+    told = "the seed given" if args.per_student and args.seed is not None else f"seed {seed}"   # a course's secret:
+    say(f"graded {0 if several else len(done)} of {len(files)} with {told}"     # not in Gradescope's log (red team 44)
         f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", stderr=True)
     if args.json:
         print(json.dumps(records, indent=2))
@@ -233,9 +239,10 @@ def run_grade(args: argparse.Namespace) -> int:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
             say(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
         print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
-    if interrupted:
-        left = [escape(Path(f).name, False) for f in files if f not in rows]
+    if interrupted or stop.is_set():            # stop alone: once every row was done, which the gradebook holds
+        left = [escape(Path(f).name, False) for f in files if f not in rows] if interrupted else []
         say(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
-            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})", stderr=True)
+            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})" if left else
+            f"attention-edu grade: interrupted after grading; the gradebook holds all {len(done)} rows", stderr=True)
         return 130
     return 1 if unwritten else 0

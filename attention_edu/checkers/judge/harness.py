@@ -147,8 +147,8 @@ def _helper_size(args: list) -> int:
              or isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "iub"]
     try:
         batch = math.prod(max(d, 1) for d in np.broadcast_shapes(*(a.shape[:-2] for a in arrays)))
-    except ValueError:
-        return 0
+    except (ValueError, RuntimeError) as error:          # RuntimeError: NumPy's 32 axes exceeded (red team 44)
+        return 0 if isinstance(error, ValueError) else HELPER_LIMIT + 1    # refused as too large
     width = max([8, *(a.itemsize for a in arrays)]) // 8
     return batch * width * max([1, *(d for a in arrays for d in a.shape[-2:]), *(abs(n) for n in sizes)]) ** 3
 

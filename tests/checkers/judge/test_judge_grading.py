@@ -335,6 +335,61 @@ def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, sof
     assert all(name in lines[-1] for name in left[:5]), (left, err)
 
 
+def _grading(tmp_path, console_script, softmax_source, count: int, pause: float) -> tuple[subprocess.Popen, Path]:
+    """``grade`` started on a class of ``count`` right submissions that each sleep ``pause`` s at import."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for index in range(count):
+        (folder / f"s{index}.py").write_text(f"import time\ntime.sleep({pause})\n" + softmax_source)
+    book = tmp_path / "grades.csv"
+    return subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book),
+                             "--jobs", "2", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE), book
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_signals_at_once_still_write_the_rows_done_and_stop_the_grading(tmp_path, console_script, softmax_source,
+                                                                           attempt):
+    """Red team 44: SIGHUP and SIGTERM together (a closed terminal and a kill): the second could land in the first's
+    clean-up, before the handlers were off (4 runs of 8), and grade then graded the whole class on and exited 130
+    with no gradebook."""
+    process, book = _grading(tmp_path, console_script, softmax_source, 10, 0.6)
+    time.sleep(2.5)
+    os.kill(process.pid, signal.SIGHUP)
+    os.kill(process.pid, signal.SIGTERM)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and time.monotonic() - sent < 2, err.decode()
+    with open(book, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert 1 <= len(rows) < 10 and all(r["passed"] == "True" for r in rows), (rows, err.decode())
+
+
+def test_the_course_seed_is_not_printed_where_each_student_has_one(tmp_path, console_script, softmax_source):
+    """Red team 44: with --per-student, the summary line printed the course's secret --seed into Gradescope's log."""
+    (tmp_path / "alice.py").write_text(softmax_source)
+    done = _grade(console_script, tmp_path / "alice.py", "--exercise", "softmax", "--seed", 918273645546372819,
+                  "--per-student", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "918273645546372819" not in done.stderr and "with the seed given (per student)" in done.stderr
+    assert json.loads(done.stdout)[0]["seed"] != 918273645546372819         # the row's own, drawn from it
+    shown = _grade(console_script, tmp_path / "alice.py", "--exercise", "softmax", "--seed", 5, "--json")
+    assert "with seed 5;" in shown.stderr, shown.stderr       # one seed for the class: repeating the run needs it
+
+
+def test_a_signal_after_the_last_row_still_writes_every_row(tmp_path, console_script, softmax_source):
+    """Red team 44: a SIGTERM sent as grade printed its summary, every row done, ended it with exit 130 and no
+    gradebook: the KeyboardInterrupt it raised landed before the write."""
+    process, book = _grading(tmp_path, console_script, softmax_source, 6, 0.0)
+    seen = b""
+    while not seen.endswith(b"sandbox layers: ") and (byte := os.read(process.stderr.fileno(), 1)):
+        seen += byte
+    process.send_signal(signal.SIGTERM)                  # the moment every row is done
+    out, err = process.communicate(timeout=60)
+    assert process.returncode in (130, -signal.SIGTERM), err.decode()     # -15: it came as the process ended
+    with open(book, newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 6, (seen + err).decode()
+
+
 def test_a_notebook_may_call_earlier_exercises_through_ae_but_not_the_answer(tmp_path):
     from pathlib import Path
 
