@@ -468,6 +468,12 @@ CORPUS = [
             row_dot = (s * dout).sum(axis=1, keepdims=True)
             return s * dout - s * row_dot
         """, "axis 1: right for 2-D only", ("error.fixed-ndim", "backward_ds.wrong-axis", "value.mismatch")),
+    ("ds-axis1-no-keepdims", "backward_ds", """
+        def backward_ds(W, dW):                           # a classifier's softmax backward: axis 1, no keepdims
+            inner = np.sum(dW * W, axis=1)
+            return W * (dW - inner)
+        """, "the row sums without keepdims, over axis 1 (the keys of a 2-D matrix only)",
+        ("backward_ds.missing-keepdims", "backward_ds.wrong-axis")),
     ("ds-no-keepdims", "backward_ds", """
         def backward_ds(p, dp):                           # the row sum without keepdims
             s = np.sum(dp * p, axis=-1)
@@ -1074,6 +1080,7 @@ FIRST_HINT = {
     "causal-additive-1e10": "causal_mask.additive",    # was harness.dtype: only -inf and -1e9 were known (study 13)
     "causal-n-unhandled": "error.none-argument",      # was error.other (hint study 13)
     "sdpa-mask-added-unguarded": "error.none-argument",    # was error.other (hint study 13)
+    "ds-axis1-no-keepdims": "backward_ds.missing-keepdims",   # was error.broadcast: told on 3-D too (study 13)
     "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1

@@ -21,6 +21,7 @@ __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_f
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
+_GENERIC = ("error.other", "error.broadcast", "error.matmul-shapes")     # hints that only say NumPy's error again
 
 
 def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
@@ -62,8 +63,7 @@ def all_mistakes() -> tuple[Mistake, ...]:
 def normalise(value: Any) -> tuple:
     """A returned value as a tuple of host arrays (or ``("object", type name)`` markers)."""
     parts = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    hosts = [as_host(part) for part in parts]
-    return tuple(("object", type(part).__name__) if host is None else host for part, host in zip(parts, hosts))
+    return tuple(("object", type(p).__name__) if host is None else host for p, host in zip(parts, map(as_host, parts)))
 
 
 def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
@@ -243,8 +243,8 @@ def failed_all(exercise: Exercise, failures: list[Failure], log: list[Outcome]) 
     for failure, result in zip(failures, first):
         if result.hint_id in mutant_ids:                # only a mutant's naming reads otherwise without the mutants
             plain = failed(exercise, failure, log, guess=False)
-            # a story of its own: neither the failure's hint nor the generic one for an error
-            if plain.hint_id not in (failure.hint_id, "error.other") and told.get(plain.hint_id) == {plain.hint}:
+            # a story of its own: neither the failure's hint nor a generic one for an error
+            if plain.hint_id not in (failure.hint_id, *_GENERIC) and told.get(plain.hint_id) == {plain.hint}:
                 result = plain
         results.append(result)
     return results
