@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:
         for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
-            if hasattr(signal, name):
+            if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:   # nohup
                 signal.signal(getattr(signal, name), _interrupted)
     # a Ctrl-C the shell ignores (nohup, a script's background job) stays ignored
     watching = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -404,25 +404,40 @@ def _running(pid: int) -> bool:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal session, as Linux sets it up")
 def test_a_checked_function_can_neither_type_into_nor_take_the_callers_terminal(tmp_path):
-    """Red team 43: checked from a terminal (a REPL, a script), the forked child still had the caller's controlling
-    terminal: it made its own process group the terminal's foreground (the caller's next read stopped it) and pushed
-    characters into its input with TIOCSTI (which a REPL or the shell then ran). The child now starts a session of its
-    own, with no terminal, and the seccomp filter refuses both ioctls on any terminal it holds."""
+    """Red teams 43 and 45: checked from a terminal (a REPL, a script), the forked child still had the caller's
+    controlling terminal: it made its own process group the terminal's foreground (the caller's next read stopped it)
+    and pushed characters into its input with TIOCSTI (which a REPL or the shell then ran). Opened by its path, the
+    terminal could still be set not to send Ctrl-C (ISIG off, for good), or, by root, stolen with TIOCSCTTY. The child
+    now starts a session of its own, with no terminal, and the seccomp filter refuses every ioctl that changes one."""
     kernel = tmp_path / "kernel.py"
     kernel.write_text(textwrap.dedent("""
         import fcntl, os, select, signal, sys, termios
         import attention_edu as ae
+        terminal = os.ttyname(0)                    # as /proc/<ppid>/stat's tty_nr would tell the child
+        def no_isig(fd):
+            mode = termios.tcgetattr(fd)
+            mode[3] &= ~termios.ISIG
+            termios.tcsetattr(fd, termios.TCSANOW, mode)
         def softmax(x):
             signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-            for fd in [os.open("/dev/tty", os.O_RDWR)] if os.path.exists("/dev/tty") else []:
-                os.tcsetpgrp(fd, os.getpgrp())
-                for c in b"typed\\n":
-                    fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+            for path in ("/dev/tty", terminal):
+                try:
+                    fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+                except OSError:
+                    continue
+                for attack in (lambda: os.tcsetpgrp(fd, os.getpgrp()), lambda: no_isig(fd),
+                               lambda: [fcntl.ioctl(fd, termios.TIOCSTI, bytes([c])) for c in b"typed\\n"],
+                               lambda: fcntl.ioctl(fd, termios.TIOCSCTTY, 1)):
+                    try:
+                        attack()
+                    except OSError:
+                        pass
             return ae.softmax(x)
         ae.checkers.check_softmax(softmax, timeout=2)
         foreground = os.tcgetpgrp(0) == os.getpgrp()
         pending = bool(select.select([0], [], [], 0.5)[0])
-        print("RESULT foreground", foreground, "typed", pending, flush=True)
+        ctrl_c = bool(termios.tcgetattr(0)[3] & termios.ISIG)
+        print("RESULT foreground", foreground, "typed", pending, "ctrl-c", ctrl_c, flush=True)
     """))
     import pty
 
@@ -439,4 +454,34 @@ def test_a_checked_function_can_neither_type_into_nor_take_the_callers_terminal(
             output += chunk
     os.close(master)
     os.waitpid(pid, 0)
-    assert b"RESULT foreground True typed False" in output, output.decode(errors="replace")[-2000:]
+    assert b"RESULT foreground True typed False ctrl-c True" in output, output.decode(errors="replace")[-2000:]
+
+
+def test_a_checked_function_cannot_reach_the_kernels_sockets_and_files():
+    """Red team 45: the forked child held every descriptor of the notebook's kernel: shutting its ZMQ sockets down
+    killed a real Jupyter kernel (libzmq asserted), and writing into them could forge its messages. The child now
+    closes every descriptor but 0-2 and its own pipes' ends before the function runs."""
+    kernel = textwrap.dedent("""
+        import os, socket
+        import attention_edu as ae
+        mine, theirs = socket.socketpair()          # a socket of the kernel's, as its ZMQ ones are
+        read, write = os.pipe()                     # and a pipe it reads
+        def softmax(x):
+            for attack in (lambda: os.write(write, b"forged"), lambda: socket.socket(fileno=os.dup(mine.fileno()))
+                           .shutdown(socket.SHUT_RDWR)):
+                try:
+                    attack()
+                except OSError:
+                    pass
+            return ae.softmax(x)
+        result = ae.checkers.check_softmax(softmax, timeout=2)
+        os.set_blocking(read, False)
+        try:
+            forged = os.read(read, 100)
+        except BlockingIOError:
+            forged = b""
+        theirs.sendall(b"ping")
+        print("RESULT", result.passed, forged == b"", mine.recv(4) == b"ping")
+    """)
+    done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
+    assert "RESULT True True True" in done.stdout, (done.stdout, done.stderr[-2000:])

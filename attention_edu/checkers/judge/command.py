@@ -1,12 +1,12 @@
 """``attention-edu check EXERCISE FILE`` and ``attention-edu grade PATH... --exercise NAME`` (docs/teachers.md).
 
-``grade`` writes the gradebook once, atomically, after every process of every submission is gone. The exit
+``grade`` writes the gradebook (:mod:`.gradebook`) once, atomically, after every process of every submission is
+gone. The exit
 statuses are in :func:`register`'s descriptions; SIGTERM and SIGHUP are handled as Ctrl-C, which while ``grade`` runs
 only stops the grading (:func:`~attention_edu.arguments.signals_noted`): the rows done are always written.
 """
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
-                          signals_noted, written_atomically)
-from ..records import PROBES, Exercise, fresh_seed, hidden_cases, probe_counts
+                          signals_noted)
+from ..records import fresh_seed
 from ..result import say
-from . import FIELDS, Row, escape, list_submissions
+from . import Row, escape, list_submissions
+from .gradebook import write_gradebook
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
 from .submission import DEFAULT_BUDGET, grade_one, stop_all
 
-__all__ = ["register", "run_check", "run_grade", "filesystem_layer", "results", "csv_cell"]
+__all__ = ["register", "run_check", "run_grade", "filesystem_layer"]
 
 
 def register(subparsers: Any) -> None:
@@ -136,40 +137,6 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
     return rows, bool(pending)
 
 
-def csv_cell(value: Any) -> Any:
-    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
-
-    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
-    ('\'=HYPERLINK("x")', '["a"]', 3)
-    """
-    value = json.dumps(value) if isinstance(value, list) else value
-    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
-def results(exercise: Exercise, row: Row) -> dict[str, Any]:
-    """Gradescope's ``results.json`` for one row: a test per group of probes, scored by the probes of that group
-    passed (they add up to ``score``), hidden ones shown late; text is shown as text, never as HTML."""
-    groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
-    found: dict[str, list[str]] = {}
-    for mistake in row.mistakes:
-        found.setdefault(mistake.get("probe") or "runs", []).append(
-            f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
-    why_missed = (", with a mistake named under an earlier test" if row.attempted
-                  else f": {exercise.function} is still a stub")
-    tests, order = [], list(PROBES)       # in the order the probes run: "runs" and "returns" come first
-    for probe in sorted({**groups, **found}, key=lambda p: order.index(p) if p in order else len(order)):
-        size = groups.get(probe, 0)
-        missed = size if row.error is not None else min(row.probes_failed.get(probe, 0), size)
-        counted = f"{missed} of {size} not passed{why_missed}" if missed else ""
-        output = row.error or "\n".join(found.get(probe, [])) or counted
-        tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
-                      "status": "failed" if missed or probe in found else "passed", "output": output,
-                      "visibility": "after_published" if probe == "hidden" else "visible"})
-    return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
-            "visibility": "visible", "output_format": "text", "test_output_format": "text",
-            "output": row.error or row.message, "tests": tests}
-
-
 def run_grade(args: argparse.Namespace) -> int:
     """Run the ``grade`` subcommand; returns the exit code."""
     from .. import EXERCISES, exercise_name
@@ -192,11 +159,10 @@ def run_grade(args: argparse.Namespace) -> int:
             return _usage("grade", f"--require-sandbox: the filesystem sandbox is not available here ({layer})")
         say(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
             f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", stderr=True)
-    with signals_noted() as stop:       # from here a Ctrl-C stops the grading, and the rows done are written
-        return _grade_and_write(args, name, listed, stop)
+    return _grade_and_write(args, name, listed)
 
 
-def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any], stop: threading.Event) -> int:
+def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]) -> int:
     """Grade the submissions ``listed``, write the gradebook and print the rows; the exit code."""
     from .. import EXERCISES
     seed, files = fresh_seed() if args.seed is None else args.seed, list(listed)
@@ -204,36 +170,26 @@ def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]
     names = escape(", ".join(Path(f).name for f in files[:5]) + ", ..." * (len(files) > 5), False)
     came = f"{len(files)} files came in ({names})" if files else "no .py or .ipynb file came in"
     why = f"{came}: submit one .py or .ipynb that defines {args.function or EXERCISES[name].function}"
-    rows, interrupted = _grade_all({} if several else listed, args, seed, stop)
-    done = [rows[f] for f in files if f in rows] if not several else [  # the names escaped, as grade_one's rows'
-        Row(escape(f, False), seed=seed, error=why) for f in files]
-    for row in done:
-        if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
-            row.passed, row.status, row.probes_passed = False, "failed", 0     # Landlock failed for this one: no credit
-            row.error = "graded without the filesystem sandbox"
-    records = [row.record() for row in done]
+    with signals_noted() as stop:       # until the gradebook is written, a Ctrl-C only stops the grading
+        rows, interrupted = _grade_all({} if several else listed, args, seed, stop)
+        done = [rows[f] for f in files if f in rows] if not several else [  # the names escaped, as grade_one's rows'
+            Row(escape(f, False), seed=seed, error=why) for f in files]
+        for row in done:
+            if args.require_sandbox and "landlock" not in row.sandbox and row.error is None:
+                row.passed, row.status, row.probes_passed = False, "failed", 0     # no Landlock for this one
+                row.error = "graded without the filesystem sandbox"
+        records = [row.record() for row in done]
+        scored = Row(names or "no .py or .ipynb file", seed=seed, error=why) if several else next(iter(done), None)
+        wrote, unwritten = write_gradebook(args.csv, args.gradescope, EXERCISES[name], records, scored)
+    # the rest prints, which a stalled pipe can hold: a Ctrl-C ends it at once, as anywhere (red team 45)
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
     told = "the seed given" if args.per_student and args.seed is not None else f"seed {seed}"   # a course's secret:
     say(f"graded {0 if several else len(done)} of {len(files)} with {told}"     # not in Gradescope's log (red team 44)
         f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", stderr=True)
     if args.json:
         print(json.dumps(records, indent=2))
-    unwritten = False
-    try:
-        if args.csv:
-            with written_atomically(args.csv) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
-                writer = csv.DictWriter(handle, fieldnames=FIELDS)
-                writer.writeheader()
-                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
-            print(f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {args.csv}")
-        if args.gradescope and (done or several):
-            row = Row(names or "no .py or .ipynb file", seed=seed, error=why) if several else done[0]
-            with written_atomically(args.gradescope) as partial:
-                partial.write_text(json.dumps(results(EXERCISES[name], row), indent=2), encoding="utf-8")
-            say(f"wrote Gradescope results for {row.file} to {args.gradescope}", stderr=True)   # not in --json
-    except OSError as error:        # a full disk, a folder made read-only meanwhile: the rows are printed below
-        say(f"attention-edu grade: the gradebook could not be written ({error.strerror})", stderr=True)
-        unwritten = True
+    for stderr, line in wrote:
+        say(line, stderr=stderr)
     if not args.json:
         for row in done:
             grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
@@ -246,3 +202,4 @@ def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]
             f"attention-edu grade: interrupted after grading; the gradebook holds all {len(done)} rows", stderr=True)
         return 130
     return 1 if unwritten else 0
+

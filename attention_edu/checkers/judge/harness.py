@@ -227,9 +227,10 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             if os.getppid() != parent:             # along, even one killed before prctl: a loop would run on, orphaned
                 _exit(70)
             faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
-            np.random.seed()                       # fresh draws, as a later call in class would make:
-            random.seed()                          # a function that draws is not the same on each call
-            os.close(read_end), os.close(printed)  # the judge's ends: one could set its reads blocking (red team 43)
+            np.random.seed(), random.seed()        # fresh draws, as in class: one that draws differs call to call
+            ends = sorted((write_end, printed_end))     # every fd but 0-2 and its own two ends closed: the kernel's
+            for low, high in ((3, ends[0]), (ends[0] + 1, ends[1]), (ends[1] + 1, 1 << 20)):   # sockets and files
+                os.closerange(low, high)   # (red team 45), the judge's ends (red team 43); 1 << 20: Linux's nr_open
             _limit(memory_mb)
             np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
             worker.quiet(printed_end)              # its prints go to the pipe the judge reads
@@ -237,8 +238,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             _exit(0)
         finally:
             _exit(70)
-    os.close(write_end)
-    os.close(printed_end)
+    os.close(write_end), os.close(printed_end)
     child = Child(None, read_end, printed, lambda: _kill(pid))
     try:
         reply = child.ask(None, timeout)

@@ -21,15 +21,13 @@ _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 1 <<
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR_SET_NO_NEW_PRIVS = 1, 4, 22, 36, 38
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
-# The seccomp filter refuses (EACCES) what gets around another layer (docs/teachers.md): a process (a fresh memory
-# limit); socket(2) and io_uring (their calls pass no filter: a unix socket, UDP); metadata changes and truncate by
-# path, unseen by Landlock before ABI 3 (a classmate's files); System V IPC, POSIX message queues, keys (they outlive
-# the worker); memfds, socketpairs, fallocate and its ioctls FS_IOC_RESVSP(64) and ZERO_RANGE (memory or disk no rlimit
-# counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader, where no namespace or
-# Landlock hides it); a terminal's foreground group or typed input (TIOCSPGRP, TIOCSTI: a notebook check's caller's).
-# clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
-# Per machine (test_seccomp_table.py names every number); own, own_or_zero, who: calls that may name only the worker.
-SYSCALLS = {
+# The seccomp filter refuses (EACCES) what gets around another layer: a process (a fresh memory limit); socket(2),
+# socketpairs and io_uring (no filter sees their calls); metadata changes and truncate by path (unseen by Landlock
+# before ABI 3); System V IPC, POSIX queues, keys (they outlive the worker); memfds, fallocate and its ioctls (memory or
+# disk no rlimit counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader, where
+# nothing else hides it); an ioctl that changes a terminal (red teams 43, 45). clone3 (its flags out of a filter's
+# reach) fails with ENOSYS; another ABI's call kills. Per machine (test_seccomp_table.py checks each number).
+SYSCALLS = {       # own, own_or_zero, who: calls that may name only the worker itself
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
                    own_or_zero=(302, 203, 144, 142, 314), who=((141, 0), (251, 1)), denied=(
         41, 57, 58, 200, 424, 425, 426, 427,                  # socket, fork, vfork, tkill, pidfd_send_signal, io_uring
@@ -46,13 +44,13 @@ SYSCALLS = {
         199, 279, 447, 47))}                                  # socketpair, memfd_create, memfd_secret, fallocate
 CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
 _X32_SYSCALL_BIT, _CLONE_THREAD, _SECCOMP_MODE_FILTER = 0x40000000, 0x10000, 2
-_REFUSED_ARGS = ((8, 15), (0x5410, 0x5412, 0x8901, 0x8902, 0x40305828, 0x4030582A, 0x4030583D))   # args[1]
+_REFUSED_ARGS = ((8, 15), (0x8901, 0x8902, 0x40305828, 0x4030582A, 0x4030583D))    # fcntl's, ioctl's args[1]: above
+_TERMINAL_READS = (0x5401, 0x540F, 0x5413, 0x541B, 0x5421, 0x5450, 0x5451, 0x80045430, 0x40045431)  # isatty... openpty
 _RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enosys": 0x50000 | 38}   # EACCES, ENOSYS
 
 
 def _libc_call(name: str, *args: int | bytes) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if getattr(libc, name)(*(a if isinstance(a, bytes) else ctypes.c_ulong(a) for a in args)) != 0:
+    if getattr(ctypes.CDLL(None, use_errno=True), name)(*(a if type(a) is bytes else ctypes.c_ulong(a) for a in args)):
         err = ctypes.get_errno()
         raise OSError(err, f"{name}{args}: {os.strerror(err)}")
 
@@ -102,9 +100,11 @@ def deny_calls() -> str:
     for number, which in calls["who"]:              # args[0]: a process (PRIO_PROCESS...); args[1]: itself, or 0
         steps += [(jump_eq, 0, 5, number), arg0, (jump_eq, 0, "deny", which), arg1, (jump_eq, "allow", 0, 0),
                   (jump_eq, "allow", "deny", pid)]
-    for number, (*some, last) in zip((calls["fcntl"], calls["ioctl"]), _REFUSED_ARGS):   # args[1]: not those
-        steps += [(jump_eq, 0, len(some) + 2, number), arg1, *((jump_eq, "deny", 0, k) for k in some),
-                  (jump_eq, "deny", "allow", last)]
+    (*fcntl, last), refused = _REFUSED_ARGS                                # args[1]: not those, and for ioctl
+    ioctl = [arg1, *((jump_eq, "deny", 0, k) for k in refused), *((jump_eq, "allow", 0, k) for k in _TERMINAL_READS),
+             (0x54, 0, 0, 0xFF00), (jump_eq, "deny", "allow", 0x5400)]    # no other 0x54.. (BPF_ALU|AND|K)
+    steps += [(jump_eq, 0, len(fcntl) + 2, calls["fcntl"]), arg1, *((jump_eq, "deny", 0, k) for k in fcntl),
+              (jump_eq, "deny", "allow", last), (jump_eq, 0, len(ioctl), calls["ioctl"]), *ioctl]
     at = {name: len(steps) + i for i, name in enumerate(_RETURNS)}      # a jump's offset counts from i + 1
     steps = [(code, *(at[to] - i - 1 if isinstance(to, str) else to for to in jumps), k)
              for i, (code, *jumps, k) in enumerate(steps)] + [(ret, 0, 0, k) for k in _RETURNS.values()]

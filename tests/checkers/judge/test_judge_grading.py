@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import json
 import os
 import signal
@@ -335,18 +336,19 @@ def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, sof
     assert all(name in lines[-1] for name in left[:5]), (left, err)
 
 
-def _grading(tmp_path, console_script, softmax_source, count: int, pause: float) -> tuple[subprocess.Popen, Path]:
-    """``grade`` started on a class of ``count`` right submissions that each sleep ``pause`` s at import, its
-    private directories in ``tmp_path / "tmp"``."""
+def _grading(tmp_path, console_script, softmax_source, count: int, pause: float,
+             command: tuple = ()) -> tuple[subprocess.Popen, Path]:
+    """``grade`` (run by ``command``, if given) started on a class of ``count`` right submissions that each sleep
+    ``pause`` s at import, its private directories in ``tmp_path / "tmp"``."""
     folder, private = tmp_path / "class", tmp_path / "tmp"
     folder.mkdir()
     private.mkdir()
     for index in range(count):
         (folder / f"s{index}.py").write_text(f"import time\ntime.sleep({pause})\n" + softmax_source)
     book = tmp_path / "grades.csv"
-    return subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--csv", str(book),
-                             "--jobs", "2", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=dict(os.environ, TMPDIR=str(private))), book
+    return subprocess.Popen([*command, console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                             str(book), "--jobs", "2", "--no-progress"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=str(private))), book
 
 
 def _a_row_done(private: Path, timeout: float = 60) -> None:
@@ -378,6 +380,46 @@ def test_two_signals_at_once_still_write_the_rows_done_and_stop_the_grading(tmp_
     with open(book, newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert 1 <= len(rows) < 10 and all(r["passed"] == "True" for r in rows), (rows, err.decode())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_signal_ends_grade_while_a_stalled_reader_holds_its_output(tmp_path, console_script, softmax_source):
+    """Red team 45: with its rows going into a pipe nobody read (a pager, a stalled ssh), grade took no SIGTERM,
+    SIGINT or SIGHUP: printing ran while a signal only noted a stop. Printing now comes after the gradebook is
+    written, under the handlers that end a command at once."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for index in range(12):
+        (folder / f"s{index}.py").write_text(softmax_source)
+    read, write = os.pipe()
+    fcntl.fcntl(write, 1031, 4096)                      # F_SETPIPE_SZ: 4 KiB, and the rows are some 12 KB of JSON
+    process = subprocess.Popen([console_script, "grade", str(folder), "--exercise", "softmax", "--json", "--jobs", "2",
+                                "--no-progress"], stdout=write, stderr=subprocess.PIPE)
+    os.close(write)
+    try:
+        seen = b""
+        while not seen.endswith(b"sandbox layers: ") and (byte := os.read(process.stderr.fileno(), 1)):
+            seen += byte                                # graded: the JSON comes next, and fills the pipe
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 130, seen.decode()
+    finally:
+        process.kill()
+        os.close(read)
+
+
+def test_under_nohup_a_closed_terminal_does_not_stop_grade(tmp_path, console_script, softmax_source):
+    """Red team 45: under nohup (SIGHUP ignored), the command line put its own SIGHUP handler in place, so a terminal
+    closed while grade ran stopped it with exit 130 and a partial gradebook."""
+    nohup = ("import os, signal, sys\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+             "os.execv(sys.argv[1], sys.argv[1:])\n")
+    process, book = _grading(tmp_path, console_script, softmax_source, 4, 0.6, (sys.executable, "-c", nohup))
+    _a_row_done(tmp_path / "tmp")
+    process.send_signal(signal.SIGHUP)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    with open(book, newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 4
 
 
 def test_the_course_seed_is_not_printed_where_each_student_has_one(tmp_path, console_script, softmax_source):

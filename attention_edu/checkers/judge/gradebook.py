@@ -1,0 +1,73 @@
+"""The gradebook ``grade`` writes: a CSV of one row per submission, and Gradescope's ``results.json`` for one.
+
+Both are written atomically (:func:`~attention_edu.arguments.written_atomically`), and every text in them that came
+from a student's code is already escaped in the :class:`~.Row` (docs/teachers.md, "Gradescope").
+"""
+
+import csv
+import json
+import os
+from typing import Any
+
+from ...arguments import written_atomically
+from ..records import PROBES, Exercise, hidden_cases, probe_counts
+from . import FIELDS, Row
+
+__all__ = ["csv_cell", "results", "write_gradebook"]
+
+
+def csv_cell(value: Any) -> Any:
+    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
+
+    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
+    ('\'=HYPERLINK("x")', '["a"]', 3)
+    """
+    value = json.dumps(value) if isinstance(value, list) else value
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def results(exercise: Exercise, row: Row) -> dict[str, Any]:
+    """Gradescope's ``results.json`` for one row: a test per group of probes, scored by the probes of that group
+    passed (they add up to ``score``), hidden ones shown late; text is shown as text, never as HTML."""
+    groups = probe_counts(exercise, exercise.cases() + hidden_cases(exercise, row.seed))
+    found: dict[str, list[str]] = {}
+    for mistake in row.mistakes:
+        found.setdefault(mistake.get("probe") or "runs", []).append(
+            f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
+    why_missed = (", with a mistake named under an earlier test" if row.attempted
+                  else f": {exercise.function} is still a stub")
+    tests, order = [], list(PROBES)       # in the order the probes run: "runs" and "returns" come first
+    for probe in sorted({**groups, **found}, key=lambda p: order.index(p) if p in order else len(order)):
+        size = groups.get(probe, 0)
+        missed = size if row.error is not None else min(row.probes_failed.get(probe, 0), size)
+        counted = f"{missed} of {size} not passed{why_missed}" if missed else ""
+        output = row.error or "\n".join(found.get(probe, [])) or counted
+        tests.append({"name": f"{probe}: {PROBES.get(probe, probe)}", "score": size - missed, "max_score": size,
+                      "status": "failed" if missed or probe in found else "passed", "output": output,
+                      "visibility": "after_published" if probe == "hidden" else "visible"})
+    return {"score": row.probes_passed or 0, "max_score": row.probes_total or sum(groups.values()),
+            "visibility": "visible", "output_format": "text", "test_output_format": "text",
+            "output": row.error or row.message, "tests": tests}
+
+
+def write_gradebook(csv_file: str | os.PathLike | None, gradescope: str | os.PathLike | None, exercise: Exercise,
+                    records: list[dict], row: Row | None) -> tuple[list[tuple[bool, str]], bool]:
+    """Write ``records`` to ``csv_file`` and ``row``'s results to ``gradescope`` (where given): the lines to print,
+    (on stderr, text), and whether the gradebook could not be written (a full disk, a folder made read-only
+    meanwhile: a line says so, and the rows are printed all the same)."""
+    wrote = []
+    try:
+        if csv_file:
+            with written_atomically(csv_file) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
+                writer = csv.DictWriter(handle, fieldnames=FIELDS)
+                writer.writeheader()
+                writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
+            wrote.append((False, f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {csv_file}"))
+        if gradescope and row is not None:
+            with written_atomically(gradescope) as partial:
+                partial.write_text(json.dumps(results(exercise, row), indent=2), encoding="utf-8")
+            wrote.append((True, f"wrote Gradescope results for {row.file} to {gradescope}"))     # not in --json
+    except OSError as error:
+        wrote.append((True, f"attention-edu grade: the gradebook could not be written ({error.strerror or error})"))
+        return wrote, True
+    return wrote, False
