@@ -485,3 +485,20 @@ def test_a_checked_function_cannot_reach_the_kernels_sockets_and_files():
     """)
     done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
     assert "RESULT True True True" in done.stdout, (done.stdout, done.stderr[-2000:])
+
+
+def test_a_right_function_that_writes_to_a_file_the_notebook_opened_still_passes(tmp_path):
+    """Red team 46: closing every inherited descriptor in the check's child failed a right softmax that logged to
+    a file opened in an earlier cell (EBADF). Only the kernel's sockets and pipes are closed now."""
+    log = tmp_path / "trace.txt"
+    kernel = textwrap.dedent(f"""
+        import attention_edu as ae
+        trace = open({str(log)!r}, "a")
+        def softmax(x):
+            print("softmax of", x.shape, file=trace, flush=True)
+            return ae.softmax(x)
+        print("RESULT", ae.checkers.check_softmax(softmax).passed)
+    """)
+    done = subprocess.run([sys.executable, "-c", kernel], capture_output=True, text=True, timeout=120)
+    assert "RESULT True" in done.stdout, (done.stdout, done.stderr[-2000:])
+    assert "softmax of (2, 3)" in log.read_text()

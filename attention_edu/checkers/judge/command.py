@@ -184,22 +184,26 @@ def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]
     # the rest prints, which a stalled pipe can hold: a Ctrl-C ends it at once, as anywhere (red team 45)
     layers = ", ".join(next((row.sandbox for row in done if row.sandbox), [])) or "none (no submission ran)"
     told = "the seed given" if args.per_student and args.seed is not None else f"seed {seed}"   # a course's secret:
-    say(f"graded {0 if several else len(done)} of {len(files)} with {told}"     # not in Gradescope's log (red team 44)
-        f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", stderr=True)
-    if args.json:
-        print(json.dumps(records, indent=2))
-    for stderr, line in wrote:
-        say(line, stderr=stderr)
-    if not args.json:
-        for row in done:
-            grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
-            say(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
-        print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed")
+    try:
+        say(f"graded {0 if several else len(done)} of {len(files)} with {told}"     # not in Gradescope's log (44)
+            f"{' (per student)' if args.per_student else ''}; sandbox layers: {layers}", stderr=True)
+        if args.json:
+            print(json.dumps(records, indent=2))
+        for stderr, line in wrote:
+            say(line, stderr=stderr)
+        if not args.json:
+            for row in done:
+                grade = f"{row.probes_passed}/{row.probes_total}" if row.probes_total else "-"
+                say(f"{row.status:<14} {grade:>6}  {row.file}  {row.hint_id or ''}  {row.error or ''}".rstrip())
+            print(f"{sum(r.passed for r in done)} of {len(done)} submissions passed", flush=True)
+    except BrokenPipeError:         # a reader gone (| head): the exit status below still tells (red team 46)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())     # so that the final flush cannot fail
     if interrupted or stop.is_set():            # stop alone: once every row was done, which the gradebook holds
         left = [escape(Path(f).name, False) for f in files if f not in rows] if interrupted else []
-        say(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and the gradebook holds those "
-            f"rows only (not graded: {', '.join(left[:5])}{', ...' * (len(left) > 5)})" if left else
-            f"attention-edu grade: interrupted after grading; the gradebook holds all {len(done)} rows", stderr=True)
+        book = "the gradebook could not be written" if unwritten else "the gradebook holds those rows only"   # (46)
+        say(f"attention-edu grade: interrupted; graded {len(done)} of {len(files)}, and {book} (not graded: "
+            f"{', '.join(left[:5])}{', ...' * (len(left) > 5)})" if left else f"attention-edu grade: interrupted "
+            f"after grading; {'no gradebook could be written' if unwritten else 'the gradebook holds every row'}",
+            stderr=True)
         return 130
     return 1 if unwritten else 0
-

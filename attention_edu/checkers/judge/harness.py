@@ -12,6 +12,7 @@ import math
 import os
 import random
 import signal
+import stat
 import sys
 import time
 import warnings
@@ -30,6 +31,7 @@ START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"  #: How :func:`call` runs the fu
 _REPLY_CAP = 4 << 20        # bytes: the judge keeps each call's reply until the verdict
 HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
+_LINKS = (stat.S_IFSOCK, stat.S_IFIFO)     # the descriptors a notebook check's child closes: to other processes
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
             "SIGABRT": "crashed: it aborted (SIGABRT)", "SIGBUS": "crashed with a bus error (SIGBUS)",
             "SIGFPE": "crashed with a floating-point exception (SIGFPE)", "SIGKILL": "was killed by SIGKILL (it "
@@ -108,10 +110,9 @@ class Child:
 
     def _drain(self) -> bool:
         """Read up to 1 MiB the child printed (the first OUTPUT_LIMIT bytes kept, all counted); False at its end."""
-        throttled = self.count > 16 << 20       # 16 MiB since the last look: 32 kB a ms at most, whatever the pipe's
-        time.sleep(0.002 * throttled)           # size (a print loop took half a core)
+        time.sleep(0.002 * (throttled := self.count > 16 << 20))   # past 16 MiB since the last look, 32 kB a ms
         with contextlib.suppress(OSError):      # nothing more now (BlockingIOError); closed: grading was interrupted
-            for _ in range(1 if throttled else 16):     # not "until empty": threads that print on would keep it going
+            for _ in range(1 if throttled else 16):     # not "until empty": prints from threads may never end
                 if not (chunk := os.read(self.printed_fd, 1 << 16)):
                     return False
                 self.kept += chunk[:max(OUTPUT_LIMIT - len(self.kept), 0)]
@@ -224,13 +225,12 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         try:
             os.setsid()              # a session and group of its own (_kill ends it whole), with no terminal to reach
             launcher.prctl(launcher.PR_SET_PDEATHSIG, signal.SIGKILL)   # a kernel killed mid-call (a restart) takes it
-            if os.getppid() != parent:             # along, even one killed before prctl: a loop would run on, orphaned
-                _exit(70)
-            faulthandler.disable()                 # a crash: told in the result, not on the kernel's stderr
-            np.random.seed(), random.seed()        # fresh draws, as in class: one that draws differs call to call
-            ends = sorted((write_end, printed_end))     # every fd but 0-2 and its own two ends closed: the kernel's
-            for low, high in ((3, ends[0]), (ends[0] + 1, ends[1]), (ends[1] + 1, 1 << 20)):   # sockets and files
-                os.closerange(low, high)   # (red team 45), the judge's ends (red team 43); 1 << 20: Linux's nr_open
+            os.getppid() == parent or _exit(70)    # along, even one killed before prctl: a loop would run on, orphaned
+            faulthandler.disable(), np.random.seed(), random.seed()   # a crash told in the result; fresh draws
+            for fd in map(int, os.listdir("/proc/self/fd")):    # the kernel's sockets (red team 45) and pipes, the
+                with contextlib.suppress(OSError):               # judge's ends among them (43), closed; files kept
+                    if fd > 2 and fd not in (write_end, printed_end) and stat.S_IFMT(os.fstat(fd).st_mode) in _LINKS:
+                        os.close(fd)
             _limit(memory_mb)
             np.seterr(**(errors or np.geterr()))   # the notebook's own np.seterr(invalid="raise"), say
             worker.quiet(printed_end)              # its prints go to the pipe the judge reads

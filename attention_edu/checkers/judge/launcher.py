@@ -22,12 +22,11 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
 # The seccomp filter refuses (EACCES) what gets around another layer: a process (a fresh memory limit); socket(2),
-# socketpairs and io_uring (no filter sees their calls); metadata changes and truncate by path (unseen by Landlock
-# before ABI 3); System V IPC, POSIX queues, keys (they outlive the worker); memfds, fallocate and its ioctls (memory or
-# disk no rlimit counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader, where
-# nothing else hides it); an ioctl that changes a terminal (red teams 43, 45). clone3 (its flags out of a filter's
-# reach) fails with ENOSYS; another ABI's call kills. Per machine (test_seccomp_table.py checks each number).
-SYSCALLS = {       # own, own_or_zero, who: calls that may name only the worker itself
+# socketpairs and io_uring (no filter sees into them); metadata changes and truncate by path (unseen by Landlock before
+# ABI 3); System V IPC, POSIX queues, keys (they outlive the worker); memfds, fallocate and its ioctls (memory or disk
+# no rlimit counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader); an ioctl that
+# changes a terminal or console. clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
+SYSCALLS = {     # per machine, each number checked by test_seccomp_table.py; own, own_or_zero, who: name only itself
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
                    own_or_zero=(302, 203, 144, 142, 314), who=((141, 0), (251, 1)), denied=(
         41, 57, 58, 200, 424, 425, 426, 427,                  # socket, fork, vfork, tkill, pidfd_send_signal, io_uring
@@ -102,7 +101,8 @@ def deny_calls() -> str:
                   (jump_eq, "allow", "deny", pid)]
     (*fcntl, last), refused = _REFUSED_ARGS                                # args[1]: not those, and for ioctl
     ioctl = [arg1, *((jump_eq, "deny", 0, k) for k in refused), *((jump_eq, "allow", 0, k) for k in _TERMINAL_READS),
-             (0x54, 0, 0, 0xFF00), (jump_eq, "deny", "allow", 0x5400)]    # no other 0x54.. (BPF_ALU|AND|K)
+             (0x54, 0, 0, 0xFF00), (jump_eq, "deny", 0, 0x5400), (jump_eq, "deny", 0, 0x4B00),
+             (jump_eq, "deny", "allow", 0x5600)]   # BPF_ALU|AND|K: no other terminal, console or VT ioctl
     steps += [(jump_eq, 0, len(fcntl) + 2, calls["fcntl"]), arg1, *((jump_eq, "deny", 0, k) for k in fcntl),
               (jump_eq, "deny", "allow", last), (jump_eq, 0, len(ioctl), calls["ioctl"]), *ioctl]
     at = {name: len(steps) + i for i, name in enumerate(_RETURNS)}      # a jump's offset counts from i + 1

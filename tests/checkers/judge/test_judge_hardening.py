@@ -1495,6 +1495,21 @@ def test_a_gradebook_that_cannot_be_written_is_a_sentence_not_a_traceback(tmp_pa
         assert sorted(p.name for p in tmp_path.iterdir()) == ["honest.py", "read-only"]    # nor a partial file
 
 
+def test_a_gradebook_not_written_is_never_hidden_by_a_gone_reader(tmp_path, console_script, softmax_source):
+    """Red team 46: with the gradebook unwritten (a full disk) and stdout's reader gone (``| head``), grade exited 0:
+    the command line reads a broken pipe as a reader that stopped early. It now exits 1 all the same."""
+    (tmp_path / "honest.py").write_text(softmax_source)
+    small = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))     # noqa: E731 - EFBIG, as ENOSPC
+    read, write = os.pipe()
+    os.close(read)                                                               # nobody reads the rows
+    done = subprocess.run([console_script, "grade", str(tmp_path / "honest.py"), "--exercise", "softmax",
+                           "--no-progress", "--csv", str(tmp_path / "grades.csv")], stdout=write,
+                          stderr=subprocess.PIPE, text=True, timeout=120, preexec_fn=small)
+    os.close(write)
+    assert done.returncode == 1, done.stderr
+    assert "the gradebook could not be written (File too large)" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_a_grader_whose_packages_come_from_pythonpath_grades_honest_work(tmp_path, softmax_source):
     """``pip install --user`` (or PYTHONPATH) puts NumPy, array_api_compat and landlockpy where ``python -I`` does
     not look: the worker died on its first import, and every submission, honest ones too, failed with "importing

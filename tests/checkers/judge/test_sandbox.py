@@ -450,6 +450,9 @@ if not ARGS["control"]:
     terminal = os.openpty()[1]        # a terminal it holds (red team 43: a notebook check's caller's, from its fork)
     attempt("type into a terminal", lambda: fcntl.ioctl(terminal, 0x5412, b"x"))                         # TIOCSTI
     attempt("take a terminal's foreground", lambda: fcntl.ioctl(terminal, 0x5410, struct.pack("i", os.getpgrp())))
+    # red team 46: a console's and a virtual terminal's (KDGETMODE, VT_GETSTATE; the filter reads the number alone)
+    attempt("a console ioctl", lambda: fcntl.ioctl(os.pipe()[0], 0x4B3B, bytes(4)))
+    attempt("a virtual terminal ioctl", lambda: fcntl.ioctl(os.pipe()[0], 0x5603, bytes(6)))
     attempt("signal itself", lambda: os.kill(os.getpid(), 0))
     attempt("a pidfd of itself", lambda: os.close(os.pidfd_open(os.getpid())))
     caught = []
@@ -475,7 +478,7 @@ def test_seccomp_alone_lets_a_worker_signal_only_itself(tmp_path, judge_stand_in
         return
     refused = ("SIGIO as SIGKILL to the judge", "SIGSTOP the judge", "signal every process", "signal its process group",
                "a pidfd of the judge", "a socket's SIGIO to the judge", "type into a terminal",
-               "take a terminal's foreground")
+               "take a terminal's foreground", "a console ioctl", "a virtual terminal ioctl")
     assert {name: outcomes[name] for name in refused} == dict.fromkeys(refused, "EACCES")
     allowed = ("signal itself", "a pidfd of itself", "raise", "a thread of its own")
     assert {name: outcomes[name] for name in allowed} == dict.fromkeys(allowed, "done")
