@@ -228,7 +228,7 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
             os.getppid() == parent or _exit(70)    # along, even one killed before prctl: a loop would run on, orphaned
             faulthandler.disable(), np.random.seed(), random.seed()   # a crash told in the result; fresh draws
             for fd in map(int, os.listdir("/proc/self/fd" if os.path.isdir("/proc/self") else "/dev/fd")):  # mac
-                with contextlib.suppress(OSError):    # the kernel's sockets (45) and pipes, the judge's ends (43) closed
+                with contextlib.suppress(OSError):    # the kernel's sockets and pipes (red teams 43, 45) closed
                     if fd > 2 and fd not in (write_end, printed_end) and stat.S_IFMT(os.fstat(fd).st_mode) in _LINKS:
                         os.close(fd)
             _limit(memory_mb)
