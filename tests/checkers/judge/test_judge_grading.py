@@ -352,12 +352,13 @@ def _grading(tmp_path, console_script, softmax_source, count: int, pause: float,
 
 
 def _a_row_done(private: Path, timeout: float = 60) -> None:
-    """Wait until a submission's private directory has come and gone: its row is done (on a loaded machine the
-    first one can take seconds)."""
+    """Wait until a submission's private directory has come and gone, and a second more: its row is done (on a
+    loaded machine the first one can take seconds)."""
     seen, deadline = set(), time.monotonic() + timeout
     while time.monotonic() < deadline:
         now = {p.name for p in private.iterdir()}
         if seen - now:
+            time.sleep(1.0)       # its row is built after the sandbox is gone, then collected within 0.1 s
             return
         seen |= now
         time.sleep(0.02)
