@@ -136,10 +136,10 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
     rows say so), with their (device, inode) when listed. A folder is opened only as the one its parent listed, never
     through a link, so one swapped for a link while grading runs leads nowhere (nor a file: :func:`read_submission`)."""
     from ..result import say       # here: result.py imports this module
-    found: dict[str, tuple[int, int] | None] = {}
+    found: dict[str, tuple[str, tuple[int, int] | None]] = {}    # by absolute path: subs/ and /home/t/subs/, once
     for text in paths:
         if not os.path.isdir(text):
-            found.setdefault(os.path.normpath(text), _identity(text))
+            found.setdefault(os.path.abspath(text), (os.path.normpath(text), _identity(text)))
             continue
         files, folders = {}, [(text, None)]      # not os.walk, whose recursion ended 1,000 folders down (a zip's)
         while folders:
@@ -157,8 +157,8 @@ def list_submissions(paths: list[str]) -> dict[str, tuple[int, int] | None]:
                     files[os.path.normpath(path)] = status.st_dev, status.st_ino
                 elif stat.S_ISLNK(status.st_mode):        # a link to a folder, say: not followed, and not in silence
                     say(f"attention-edu grade: not followed: {escape(path, False)} is a link", stderr=True)
-        found.update({name: files[name] for name in sorted(files) if name not in found})
-    return found
+        found.update({os.path.abspath(n): (n, files[n]) for n in sorted(files) if os.path.abspath(n) not in found})
+    return dict(found.values())
 
 
 def read_submission(path: str | Path, listed: tuple[int, int] | None = None) -> bytes:

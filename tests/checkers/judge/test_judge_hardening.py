@@ -281,6 +281,25 @@ def test_a_symbolic_link_is_not_graded_as_a_submission(tmp_path, console_script,
     assert b"sandbox layers: none" not in done.stderr, done.stderr       # the links' rows ran in no sandbox
 
 
+def test_a_file_given_twice_by_different_paths_is_graded_once(tmp_path, monkeypatch, console_script, softmax_source):
+    """Red team 44: the same folder given once by a relative and once by an absolute path (a teacher's shell history,
+    a script's "$PWD/subs") graded every file twice, two rows per student. Rows are now kept by absolute path, under
+    the name first given."""
+    from attention_edu.checkers.judge import list_submissions
+
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "alice.py").write_text(softmax_source)
+    (tmp_path / "class" / "bob.py").write_text("def softmax(x):\n    return x\n")
+    monkeypatch.chdir(tmp_path)
+    given = ["class", str(tmp_path / "class"), "./class/bob.py", "class/../class/alice.py"]
+    assert list(list_submissions(given)) == [os.path.join("class", "alice.py"), os.path.join("class", "bob.py")]
+    assert list(list_submissions(["./class/bob.py", "class"])) == ["class/bob.py", "class/alice.py"]
+    done = subprocess.run([console_script, "grade", *given, "--exercise", "softmax", "--json"], capture_output=True,
+                          cwd=tmp_path, timeout=120)
+    rows = json.loads(done.stdout)
+    assert sorted((row["file"], row["passed"]) for row in rows) == [("class/alice.py", True), ("class/bob.py", False)]
+
+
 @pytest.mark.parametrize("swap", ["link", "fifo", "socket"])
 def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, softmax_source, swap):
     """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
