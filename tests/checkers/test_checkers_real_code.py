@@ -419,7 +419,7 @@ CORPUS = [
             energy = np.tanh(key_part + query_part)
             return v.T @ energy
         """, "one decoder state only (m = 1): the (d_a, m) and (d_a, n) parts do not broadcast, and 1-D scores",
-        ("shape.missing-axis",)),
+        ("bahdanau_scores.no-pairs",)),                   # was shape.missing-axis, which names the lesser half
     ("bahdanau-row-weights", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # x @ W, a loop over the encoder states
             m, n = S.shape[0], H.shape[0]
@@ -442,6 +442,26 @@ CORPUS = [
             return S @ keys.T
         """, "applies W to the encoder states as x @ W (Keras' kernel layout): uses Wᵀ",
         ("luong_general_scores.transposed-W",)),
+    ("bahdanau-unpaired-sum", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # the two projections added as they come
+            return np.tanh(S @ W1.T + H @ W2.T) @ v
+        """, "adds (m, d_a) to (n, d_a): no (m, n) pairs; m = 1 broadcasts to one row without its axis",
+        ("bahdanau_scores.no-pairs",)),                   # was shape.missing-axis
+    ("bahdanau-last-state", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # a decoder step's code: the last state only
+            s_t = S[-1]
+            energy = np.tanh(s_t @ W1.T + H @ W2.T)
+            return (energy @ v)[None, :]
+        """, "scores the last decoder state only", ("bahdanau_scores.no-pairs",)),     # was harness.shape
+    ("luong-elementwise", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # s W h as a row-wise product
+            return np.sum((S @ W) * H, axis=-1)
+        """, "pairs decoder state t with encoder state t (elementwise product)",
+        ("luong_general_scores.elementwise",)),           # was error.broadcast
+    ("luong-last-state", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # a decoder step's code: the last state only
+            return (S[-1] @ W @ H.T)[np.newaxis]
+        """, "scores the last decoder state only", ("luong_general_scores.one-decoder-state",)),  # was harness.shape
     ("dq-right", "backward_dq", """
         def backward_dq(grad_scores, K):                  # batched matmul, scaled
             d = K.shape[-1]
@@ -1083,7 +1103,11 @@ FIRST_HINT = {
     "ds-axis1-no-keepdims": "backward_ds.missing-keepdims",   # was error.broadcast: told on 3-D too (study 13)
     "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
-    "bahdanau-one-state": "shape.missing-axis",    # was harness.shape: code for one decoder state squeezes m = 1
+    "bahdanau-one-state": "bahdanau_scores.no-pairs",    # was harness.shape, then shape.missing-axis (its m = 1 half)
+    "bahdanau-unpaired-sum": "bahdanau_scores.no-pairs",     # was shape.missing-axis (the m = 1 half only)
+    "bahdanau-last-state": "bahdanau_scores.no-pairs",       # was harness.shape (leftover of study 13)
+    "luong-elementwise": "luong_general_scores.elementwise",    # was error.broadcast (leftover of study 13)
+    "luong-last-state": "luong_general_scores.one-decoder-state",     # was harness.shape
     "jacobian-diagonal-vector": "shape.square-axis",     # was harness.shape: (n,) where J is n × n (red team 12C)
     "jacobian-row-totals": "shape.square-axis",          # was harness.shape
     "split-tf-perm": "error.fixed-ndim",           # was error.other: reshape(batch, length, H, d) of a 2-D X

@@ -18,7 +18,7 @@ import math
 from ...additive import bahdanau_attention_steps
 from ...backend import host_numpy as np
 from ...luong import luong_attention_steps
-from . import normal_arrays, register_mistakes, stable_softmax
+from . import normal_arrays, register_mistakes, stable_softmax, variant
 from ..diagnosis.evidence import reads, temperature
 from ..records import Case, Exercise, Property
 
@@ -156,7 +156,13 @@ register_mistakes("bahdanau_scores", (
      "This exercise asks for the raw scores e_{t,i}; the softmax that turns them into weights is the next step."),
     ("transposed", "returns", lambda S, H, W1, W2, v: (np.tanh(_features(S @ W1.T, H @ W2.T)) @ v).T,
      "Rows of the scores are decoder steps t and columns encoder positions i, shape (m, n); yours is (n, m)."),
+    ("no-pairs", "returns", lambda S, H, W1, W2, v: np.tanh(S @ W1.T + H @ W2.T) @ v,
+     "Your scores are not one per pair (t, i): S @ W1.T + H @ W2.T adds state t to state t, or one decoder state "
+     "to all. Pair them: (S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :] is (m, n, d_a); then tanh, then @ v."),
 ))
+for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as the state, scores (n,) or (1, n)
+    variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: np.tanh(S[at] @ W1.T + H @ W2.T) @ v)
+    variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: (np.tanh(S[at] @ W1.T + H @ W2.T) @ v)[None])
 
 register_mistakes("luong_general_scores", (
     ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,
@@ -172,7 +178,15 @@ register_mistakes("luong_general_scores", (
      "This exercise asks for the raw scores; the softmax over the encoder positions comes afterwards."),
     ("transposed", "returns", lambda S, H, W: H @ W.T @ S.T,
      "Rows are decoder steps and columns encoder positions: the scores are (m, n), S @ W @ Hᵀ."),
+    ("elementwise", "runs", lambda S, H, W: np.sum((S @ W) * H, axis=-1),
+     "`*` multiplies entry by entry, so it pairs decoder state t with encoder state t only (and needs m = n). The "
+     "score of every decoder state with every encoder state is a matrix product: S @ W @ H.T, shape (m, n)."),
+    ("one-decoder-state", "returns", lambda S, H, W: S[:1] @ W @ H.T,
+     "Your scores are for one decoder state (S[0] or S[-1]), as code written for one decoder step is; S holds all m "
+     "decoder states as rows, and S @ W @ H.T scores every one of them against every encoder state, (m, n)."),
 ))
+for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis
+    variant("luong_general_scores.one-decoder-state")(lambda S, H, W, at=_state: S[at] @ W @ H.T)
 
 
 @reads("bahdanau_scores", "value.softmaxed-scores")
