@@ -12,6 +12,16 @@ intermediate, printable as a step table.
 ((2, 5), (2, 4))
 """
 
+import os as _os
+import sys as _sys
+
+# ``python -m attention_edu`` puts the working folder first on the import path: a teacher grading from inside the
+# submissions folder would have a student's numpy.py or tqdm.py imported into the grader itself (red team 47), so the
+# command takes that folder off before importing anything. ``sys.argv`` is ["-m", ...] while -m's module is imported.
+if _sys.argv[:1] == ["-m"] and _sys.orig_argv[-len(_sys.argv)].removeprefix("-m").split(".")[0] == "attention_edu":
+    if _sys.path[:1] == [_os.getcwd()]:
+        del _sys.path[0]
+
 from .additive import bahdanau_attention, bahdanau_attention_backward, bahdanau_attention_steps
 from .backend import Backend, get_xp, numpy_backend, to_numpy
 from .dot_product import (

@@ -152,6 +152,10 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
     if not (listed := list_submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
+    if folder := _importable(args.paths, listed):
+        return _usage("grade", f"{escape(folder, False)} holds submissions and is on Python's import path (python -c "
+                               "or a Jupyter kernel started there), so a student's tqdm.py would be imported by the "
+                               "grader itself: run grade from another folder, or as the attention-edu command")
     if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if (layer := filesystem_layer()) is not None:
@@ -160,6 +164,13 @@ def run_grade(args: argparse.Namespace) -> int:
         say(f"attention-edu grade: warning: no filesystem sandbox here ({layer}); the marks rest on the other "
             f"layers (docs/teachers.md), and --require-sandbox would refuse to grade", stderr=True)
     return _grade_and_write(args, name, listed)
+
+
+def _importable(paths: list[str], listed: dict[str, Any]) -> str | None:
+    """A folder given, or holding a file given, that is on Python's import path (red team 47), or None."""
+    on_path = {os.path.realpath(entry or os.curdir) for entry in sys.path if isinstance(entry, str)}
+    folders = [path for path in paths if os.path.isdir(path)] + [os.path.dirname(f) or os.curdir for f in listed]
+    return next((folder for folder in folders if os.path.realpath(folder) in on_path), None)
 
 
 def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]) -> int:

@@ -300,6 +300,40 @@ def test_a_file_given_twice_by_different_paths_is_graded_once(tmp_path, monkeypa
     assert sorted((row["file"], row["passed"]) for row in rows) == [("class/alice.py", True), ("class/bob.py", False)]
 
 
+def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the_grader(tmp_path, softmax_source):
+    """Red team 47: ``python -m attention_edu grade -- *.py`` run inside the submissions folder (the README offers
+    ``python -m`` where the scripts folder is not on PATH) put that folder first on the import path, and the grader's
+    late ``from tqdm import tqdm`` imported a student's tqdm.py into itself, unsandboxed: it gave itself 25/25 (and a
+    numpy.py would have run before any of the grader's code). ``python -m attention_edu`` now takes that folder off
+    first; with ``python -c`` or in a Jupyter kernel started there, grade refuses to run (exit 2)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    mark = tmp_path / "ran-in-the-grader"
+    attack = textwrap.dedent(f"""
+        import sys
+        if "attention_edu.checkers" in sys.modules:       # in the grader's process, not in the sandbox
+            open({str(mark)!r}, "a").write(__name__ + "\\n")
+        def softmax(x):
+            return x
+        """)
+    for module in ("tqdm", "numpy", "csv", "concurrent"):
+        (folder / f"{module}.py").write_text(attack)
+    (folder / "alice.py").write_text(softmax_source)
+    files = sorted(p.name for p in folder.iterdir())
+    done = subprocess.run([sys.executable, "-m", "attention_edu", "grade", "--exercise", "softmax", "--json",
+                           "--no-progress", "--", *files], capture_output=True, cwd=folder, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {row["file"]: row["passed"] for row in json.loads(done.stdout)}
+    assert rows == {"alice.py": True, "concurrent.py": False, "csv.py": False, "numpy.py": False, "tqdm.py": False}
+    for module in ("numpy", "csv", "concurrent"):          # python -c imports those itself, before grade can refuse
+        (folder / f"{module}.py").unlink()
+    code = ("from attention_edu.cli import main; raise SystemExit(main(['grade', '--exercise', 'softmax', "
+            "'--no-progress', 'tqdm.py', 'alice.py']))")
+    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=folder, timeout=300)
+    assert refused.returncode == 2 and "on Python's import path" in refused.stderr, refused.stderr
+    assert not mark.exists(), mark.read_text()
+
+
 @pytest.mark.parametrize("swap", ["link", "fifo", "socket"])
 def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, softmax_source, swap):
     """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
