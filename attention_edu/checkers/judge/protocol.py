@@ -40,10 +40,11 @@ class ProtocolError(ValueError):
 
 
 class Unsupported:
-    """Stands for a returned value that is not plain data; ``what`` says what came back."""
+    """Stands for a returned value that is not plain data; ``what`` says what came back, on one line (a class name
+    may hold a line break, red team 47)."""
 
     def __init__(self, what: str):
-        self.what = str(what)[:200]
+        self.what = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in str(what)[:200])
 
     def __repr__(self) -> str:
         return f"Unsupported({self.what!r})"

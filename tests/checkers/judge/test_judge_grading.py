@@ -243,6 +243,26 @@ def test_a_long_message_or_name_cannot_wrap_into_a_row_of_its_own(tmp_path, cons
                                                                  if "passed" in line), shown
 
 
+@pytest.mark.parametrize("returned", ["Forged()", "np.ones(3).view(Forged)"], ids=["object", "subclass"])
+def test_a_class_name_with_line_breaks_cannot_draw_a_verdict(tmp_path, console_script, returned):
+    """Red team 47: an object (or an ndarray subclass) returned from a class named "...\\n\\ncheck softmax: passed.
+    all probes passed (25 of 25)\\n" printed that line as one of its own in check's report and in Gradescope's
+    output, for a function that fails every probe. What came back is now described on one line, escaped."""
+    forged = "check softmax: passed. all probes passed (25 of 25)"
+    (tmp_path / "mallory.py").write_text(
+        f"import numpy as np\nForged = type('thing\\n\\n{forged}\\n\\n', ({'np.ndarray,' if 'view' in returned else ''}"
+        f"), {{}})\ndef softmax(x):\n    return {returned}\n")
+    check = subprocess.run([console_script, "check", "softmax", str(tmp_path / "mallory.py")], capture_output=True,
+                           text=True, timeout=120)
+    assert check.returncode == 1 and check.stdout.startswith("check softmax: failed. 0 of"), check.stdout
+    assert not any(line.startswith(forged) for line in check.stdout.splitlines()), check.stdout
+    assert "\\n\\n" + forged in check.stdout, check.stdout
+    out = tmp_path / "results.json"
+    assert _grade(console_script, tmp_path / "mallory.py", "--exercise", "softmax", "--gradescope", out).returncode == 0
+    results = json.loads(out.read_text())
+    assert results["score"] == 0 and not any(line.startswith(forged) for line in results["output"].splitlines())
+
+
 def test_grade_with_a_stream_closed_writes_its_gradebook(tmp_path, console_script, softmax_source):
     """Red team 38: run with stderr closed (``2>&-``, as cron or a CI step may), grade crashed before grading
     (sys.stderr is None) and wrote no gradebook; with stdout closed it wrote the CSV, then crashed (exit 1). And
