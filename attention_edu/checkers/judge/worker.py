@@ -51,25 +51,24 @@ class Refuse:
         self.allowed, self.template, self.labels, self.private = set(allowed), template, set(labels), private
         self.library, self.out = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), out
 
-    def _from_library(self):
-        frame = sys._getframe(2)
-        while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
-                                     or os.sep + "importlib" + os.sep in frame.f_code.co_filename):
-            frame = frame.f_back        # past the import machinery
-        return frame is not None and frame.f_code.co_filename.startswith(self.library)
-
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
         if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
             return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
-        standard = top in sys.stdlib_module_names
-        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or self._from_library())):
+        frames = [sys._getframe(1)]      # who imports: this finder's caller, then up past the import machinery
+        while frames[-1] is not None and (frames[-1].f_code.co_filename.startswith("<frozen")
+                                          or os.sep + "importlib" + os.sep in frames[-1].f_code.co_filename):
+            frames.append(frames[-1].f_back)
+        library, standard = frames[-1] is not None and frames[-1].f_code.co_filename.startswith(self.library), \
+            top in sys.stdlib_module_names
+        if top in self.allowed or top == "__main__" or (standard and (top not in DENIED or library)):
             return None
-        if self._from_library():    # NumPy's optional imports (yaml in np.show_config): as where not installed
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        asking = sys._getframe(2).f_code.co_filename.replace(os.sep, ".")   # importlib.util.find_spec("torch") asks
-        if sys._getframe(2).f_code.co_name == "find_spec" and asking.endswith(("importlib.util>", "importlib.util.py")):
-            return None     # and imports nothing: the other finders answer (Landlock hides what is not on the list)
+        asks = [frame is not None and frame.f_code.co_name == "find_spec" and frame.f_code.co_filename.replace(
+            os.sep, ".").endswith(("importlib.util>", "importlib.util.py")) for frame in frames]
+        if asks[1:2] == [True]:     # importlib.util.find_spec("torch") asks, and imports nothing: the other finders
+            return None             # answer (Landlock hides what is not on the list)
+        if library or any(asks):    # NumPy's optional imports (yaml in np.show_config), and the "torch" that
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)   # find_spec("torch.nn") imports first
         message, frame = self.template.format(name=top), sys._getframe(1)
         while frame is not None and frame.f_code.co_filename not in self.labels:
             frame = frame.f_back            # the student's line that imports it, however indirectly

@@ -661,6 +661,22 @@ def test_asking_whether_a_module_is_installed_is_no_import(tmp_path):
     assert not row.passed and "`import torch` is not allowed" in row.message, row.message
 
 
+def test_asking_about_a_submodule_imports_its_package_as_where_it_is_not_installed(tmp_path):
+    """Red team 47: importlib.util.find_spec("torch.nn") imports "torch" first, and that import failed the submission
+    as an import of torch, where the guide says asking imports nothing. The package now reads as not installed (the
+    ModuleNotFoundError Python raises there), and a denied module's submodule does not bring the module in."""
+    asks = ("import importlib.util, sys\nimport numpy as np\n"
+            "try:\n    HAVE = importlib.util.find_spec({name!r}) is not None\nexcept ModuleNotFoundError:\n"
+            "    HAVE = False\nassert not HAVE and 'ctypes' not in sys.modules, HAVE\n")
+    for name in ("torch.nn", "google.colab", "attention_edu.checkers", "ctypes.util", "subprocess.x"):
+        (tmp_path / "asks.py").write_text(asks.format(name=name) + SOFTMAX)
+        row = grade_one("softmax", tmp_path / "asks.py", seed=2)
+        assert row.passed and row.error is None, (name, row.message)
+    (tmp_path / "unguarded.py").write_text("import importlib.util\nimportlib.util.find_spec('torch.nn')\n" + SOFTMAX)
+    row = grade_one("softmax", tmp_path / "unguarded.py", seed=2)
+    assert not row.passed and "No module named 'torch'" in row.message and "not allowed" not in row.message
+
+
 @pytest.mark.parametrize("cell", ["%%capture" + " --no-d" * 28_000 + " -x\nx = 1\n",       # 5 s at 8,000 options
                                   "import IPython;" * 6_000 + "x = 1  # \U0001F600",           # 40 s
                                   ";".join(["f" + "()" * 300] * 400)])                       # 60 s
