@@ -133,6 +133,7 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
         if pending:
             stop_all()                                         # the sandboxes running end, and their calls with them
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
+    stop_all(resume=True)                                      # every call has ended: the next grade may start
     bar.close()
     return rows, bool(pending)
 

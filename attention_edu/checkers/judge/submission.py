@@ -52,8 +52,12 @@ _LOCK = threading.Lock()
 _STOPPED = threading.Event()
 
 
-def stop_all() -> None:
-    """End every live sandbox now and refuse to start new ones (Ctrl-C during ``grade``)."""
+def stop_all(resume: bool = False) -> None:
+    """End every live sandbox now and refuse to start new ones (Ctrl-C during ``grade``); with ``resume``, once that
+    grading is over, let them start again (a later ``grade`` in the same Python: a notebook's ``cli.main``)."""
+    if resume:
+        _STOPPED.clear()
+        return
     _STOPPED.set()
     with _LOCK:
         live = list(_LIVE)

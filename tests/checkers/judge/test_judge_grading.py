@@ -455,6 +455,26 @@ def test_the_course_seed_is_not_printed_where_each_student_has_one(tmp_path, con
     assert "with seed 5;" in shown.stderr, shown.stderr       # one seed for the class: repeating the run needs it
 
 
+def test_a_grading_stopped_once_does_not_stop_the_next_in_the_same_python(tmp_path, capsys, softmax_source):
+    """Red team 47: a Ctrl-C during grade stopped every sandbox and refused new ones for good, so in a long-lived
+    Python (a notebook calling ``cli.main``) every later grade's rows read "was not run: grading was interrupted"."""
+    import argparse
+    import threading
+    from attention_edu import cli
+    from attention_edu.checkers.judge import command
+    (tmp_path / "ana.py").write_text(softmax_source)
+    stop = threading.Event()
+    stop.set()                                               # a Ctrl-C as the grading begins
+    args = argparse.Namespace(exercise="softmax", function=None, timeout=3.0, memory=512, budget=60.0, jobs=1,
+                              per_student=False, no_progress=True)
+    rows, interrupted = command._grade_all({str(tmp_path / "ana.py"): None}, args, 1, stop)
+    assert interrupted and not rows
+    capsys.readouterr()
+    assert cli.main(["grade", str(tmp_path / "ana.py"), "--exercise", "softmax", "--json", "--no-progress"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["passed"], row
+
+
 def test_a_signal_after_the_last_row_still_writes_every_row(tmp_path, console_script, softmax_source):
     """Red team 44: a SIGTERM sent as grade printed its summary, every row done, ended it with exit 130 and no
     gradebook: the KeyboardInterrupt it raised landed before the write."""
