@@ -442,6 +442,12 @@ CORPUS = [
             return S @ keys.T
         """, "applies W to the encoder states as x @ W (Keras' kernel layout): uses Wᵀ",
         ("luong_general_scores.transposed-W",)),
+    ("softmax-transpose-axis0", "softmax", """
+        def softmax(z):                                   # the transpose trick with the columns' sums
+            z -= np.max(z)
+            return (np.exp(z).T / np.sum(np.exp(z), axis=0)).T
+        """, "divides row i by the sum of column i (the transpose trick needs axis=1); also shifts x in place",
+        ("softmax.transpose-trick",)),                    # was error.broadcast (hint study 14)
     ("bahdanau-unpaired-sum", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # the two projections added as they come
             return np.tanh(S @ W1.T + H @ W2.T) @ v
@@ -1105,6 +1111,7 @@ FIRST_HINT = {
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "bahdanau_scores.no-pairs",    # was harness.shape, then shape.missing-axis (its m = 1 half)
     "bahdanau-unpaired-sum": "bahdanau_scores.no-pairs",     # was shape.missing-axis (the m = 1 half only)
+    "softmax-transpose-axis0": "softmax.transpose-trick",    # was error.broadcast (hint study 14)
     "bahdanau-last-state": "bahdanau_scores.no-pairs",       # was harness.shape (leftover of study 13)
     "luong-elementwise": "luong_general_scores.elementwise",    # was error.broadcast (leftover of study 13)
     "luong-last-state": "luong_general_scores.one-decoder-state",     # was harness.shape

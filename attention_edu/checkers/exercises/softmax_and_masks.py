@@ -56,9 +56,8 @@ def _shift_invariance(student) -> str | None:
 def _rows_sum_to_one(student) -> str | None:
     (w,) = student(*normal_arrays(13, (7, 4), scale=5.0))
     sums = np.sum(w, axis=-1)
-    if np.all(w >= 0) and np.allclose(sums, 1.0, atol=1e-5):
-        return None
-    return f"row sums {np.array2string(sums, precision=4)}, smallest weight {float(np.min(w)):.3g}"
+    right = np.all(w >= 0) and np.allclose(sums, 1.0, atol=1e-5)
+    return None if right else f"row sums {np.array2string(sums, precision=4)}, smallest weight {float(np.min(w)):.3g}"
 
 
 SOFTMAX = Exercise(
@@ -157,8 +156,7 @@ register_mistakes("softmax", (
      "the queries), not along each row: softmax the last axis (the keys), axis=-1."),
     ("whole-array", "small", lambda x: np.exp(x - np.max(x)) / np.sum(np.exp(x - np.max(x))),
      "Your weights sum to 1 over the whole array instead of per row: sum over the last axis with keepdims=True."),
-    ("missing-keepdims", "runs",
-     lambda x: np.exp(x - _row_max(x)) / np.sum(np.exp(x - _row_max(x)), axis=-1),
+    ("missing-keepdims", "runs", lambda x: np.exp(x - _row_max(x)) / np.sum(np.exp(x - _row_max(x)), axis=-1),
      "A row reduction without keepdims=True has shape (m,) and no longer lines up with (m, n): "
      "write np.max(x, axis=-1, keepdims=True) and the same for the sum."),
     ("unnormalised", "small", lambda x: np.exp(x - _row_max(x)),
@@ -166,8 +164,7 @@ register_mistakes("softmax", (
     ("log-softmax", "small", lambda x: (x - _row_max(x)) - np.log(_row_sum(np.exp(x - _row_max(x)))),
      "These are log-probabilities (log-softmax): the weights are exp(x - max) divided by their row sum."),
     ("no-exp", "small", lambda x: x / _row_sum(x),
-     "You normalise the raw scores: exponentiate first so that every weight is positive, then "
-     "divide by the row sum."),
+     "You normalise the raw scores: exponentiate first so that every weight is positive, then divide by the row sum."),
     ("shift-mismatch", "small", lambda x: np.exp(x) / _row_sum(np.exp(x - _row_max(x))),
      "Shift numerator and denominator by the same row maximum: exp(x - max) / sum(exp(x - max))."),
     ("unshifted-denominator", "small", lambda x: np.exp(x - _row_max(x)) / _row_sum(np.exp(x)),
@@ -186,6 +183,9 @@ register_mistakes("softmax", (
      lambda x: stable_softmax(np.where(np.tril(np.ones(x.shape[-2:], bool)), x, -np.inf) if x.ndim > 1 else x),
      "Your weights are 0 above the diagonal: softmax takes the scores as given; the causal mask belongs to "
      "attention, applied to the scores before softmax (a padded or encoder row may see every key)."),
+    ("transpose-trick", "runs", lambda x: (np.exp(x).T / np.sum(np.exp(x), axis=0)).T,
+     "(e.T / e.sum(axis=0)).T divides row i by the sum of column i (and needs a square x): the trick needs the row "
+     "sums, e.sum(axis=-1), or with no transposes e / e.sum(axis=-1, keepdims=True)."),
     ("masked-row-nan", "masks", lambda x: stable_softmax(x, guard=False),
      "A row of all -inf has maximum -inf, and -inf - (-inf) is NaN: where the row maximum is not finite "
      "subtract 0 instead (and divide by 1 where the sum is 0), so the row comes out as zeros."),
