@@ -448,6 +448,14 @@ CORPUS = [
             return (np.exp(z).T / np.sum(np.exp(z), axis=0)).T
         """, "divides row i by the sum of column i (the transpose trick needs axis=1); also shifts x in place",
         ("softmax.transpose-trick",)),                    # was error.broadcast (hint study 14)
+    ("bahdanau-batched-concat", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):              # a PyTorch decoder's concat score, for (batch, len, d)
+            src_len = H.shape[1]
+            hidden = np.repeat(S[:, None, :], src_len, axis=1)
+            energy = np.tanh(np.concatenate((hidden, H), axis=2) @ np.concatenate([W1, W2], axis=1).T)
+            return (energy @ v[:, None]).squeeze(2)
+        """, "written for batched encoder states (batch, n, d_h): joins a 3-D and a 2-D array",
+        ("error.fixed-ndim",)),                           # was error.other (hint study 14)
     ("bahdanau-unpaired-sum", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # the two projections added as they come
             return np.tanh(S @ W1.T + H @ W2.T) @ v
@@ -1112,6 +1120,7 @@ FIRST_HINT = {
     "bahdanau-one-state": "bahdanau_scores.no-pairs",    # was harness.shape, then shape.missing-axis (its m = 1 half)
     "bahdanau-unpaired-sum": "bahdanau_scores.no-pairs",     # was shape.missing-axis (the m = 1 half only)
     "softmax-transpose-axis0": "softmax.transpose-trick",    # was error.broadcast (hint study 14)
+    "bahdanau-batched-concat": "error.fixed-ndim",    # was error.other: np.concatenate of 3-D and 2-D (study 14)
     "bahdanau-last-state": "bahdanau_scores.no-pairs",       # was harness.shape (leftover of study 13)
     "luong-elementwise": "luong_general_scores.elementwise",    # was error.broadcast (leftover of study 13)
     "luong-last-state": "luong_general_scores.one-decoder-state",     # was harness.shape

@@ -93,8 +93,7 @@ def _row_sums(x: np.ndarray) -> str:
     return np.array2string(flat[:8], precision=4, suppress_small=True) + (" ..." if flat.size > 8 else "")
 
 
-def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray,
-                        row_sums: bool = False) -> list[str]:
+def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row_sums: bool = False) -> list[str]:
     """Evidence for a mismatch: shape and dtype, NaN count, max error, first differing index."""
     lines = []
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
@@ -245,6 +244,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         ("error.fixed-ndim", error.is_a("IndexError") or "to unpack" in text and "shape" in line  # AxisError too
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
          or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
-         or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)),
+         or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)
+         or value and "must have same number of dimensions" in text),     # np.concatenate of (B, n, d) and (n, d)
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")
