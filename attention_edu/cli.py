@@ -72,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     watching = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if watching:
         signal.signal(signal.SIGINT, _interrupted)
+    # the folder it runs in is off the import path while a command runs: a Python or a Jupyter kernel started in a
+    # folder of submissions would otherwise import a student's csv.py or tqdm.py into the grader (red team 48)
+    path, here = sys.path[:], os.path.realpath(os.curdir)
+    sys.path[:] = [entry for entry in path if not isinstance(entry, str) or os.path.realpath(entry or ".") != here]
     try:
         args = build_parser().parse_args(argv)     # registering imports every command's module
         command = f"attention-edu {args.command}"
@@ -84,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         if not _signals:
             raise
     finally:
+        sys.path[:] = path
         if watching:
             signal.signal(signal.SIGINT, signal.default_int_handler)
     # Out of the except block the interrupted frames are freed, so an open progress bar

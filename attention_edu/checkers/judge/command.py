@@ -99,6 +99,8 @@ def run_check(args: argparse.Namespace) -> int:
         return _usage("check", f"unknown exercise {args.exercise!r}; valid exercises: {valid}")
     if os.path.isdir(args.file) or Path(args.file).suffix.lower() not in (".py", ".ipynb"):
         return _usage("check", f"{args.file} is not a .py file or an .ipynb notebook")
+    if refusal := _importable("check", [], [args.file]):
+        return refusal
     seed = fresh_seed() if args.seed is None else args.seed
     row = grade_one(name, args.file, args.function, args.timeout, args.memory, seed, args.budget)
     if row.usage and "defines no function" not in row.error:       # no such file, a file it may not read
@@ -123,7 +125,7 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
     rows: dict[str, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
-                               args.budget, args.per_student, listed): f for f, listed in files.items()}
+                               args.budget, args.per_student, listed, stop): f for f, listed in files.items()}
         pending = set(futures)
         while pending and not stop.is_set():
             done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
@@ -131,9 +133,8 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
                 rows[futures[future]] = future.result()
                 bar.update(1)
         if pending:
-            stop_all()                                         # the sandboxes running end, and their calls with them
+            stop_all(stop)                                     # its sandboxes running end, and their calls with them
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
-    stop_all(resume=True)                                      # every call has ended: the next grade may start
     bar.close()
     return rows, bool(pending)
 
@@ -153,10 +154,8 @@ def run_grade(args: argparse.Namespace) -> int:
         return _usage("grade", f"no such file or folder: {', '.join(missing)}")
     if not (listed := list_submissions(args.paths)) and not args.gradescope:     # Gradescope: a row says why, below
         return _usage("grade", "no .py or .ipynb files in " + " ".join(args.paths))
-    if folder := _importable(args.paths, listed):
-        return _usage("grade", f"{escape(folder, False)} holds submissions and is on Python's import path (python -c "
-                               "or a Jupyter kernel started there), so a student's tqdm.py would be imported by the "
-                               "grader itself: run grade from another folder, or as the attention-edu command")
+    if refusal := _importable("grade", args.paths, listed):
+        return refusal
     if args.jobs > 1 and not (namespaces_allowed() and available_layers()["mount-namespace"].startswith("active")):
         args.jobs = 1     # no tmpfs of its own: a worker that filled the shared TMPDIR would fail those beside it
     if (layer := filesystem_layer()) is not None:
@@ -167,11 +166,16 @@ def run_grade(args: argparse.Namespace) -> int:
     return _grade_and_write(args, name, listed)
 
 
-def _importable(paths: list[str], listed: dict[str, Any]) -> str | None:
-    """A folder given, or holding a file given, that is on Python's import path (red team 47), or None."""
+def _importable(command: str, paths: list[str], listed: Any) -> int | None:
+    """Exit status 2, said, where a folder of submissions, or one holding a folder given, is on Python's import path
+    (PYTHONPATH: the grader would import a student's tqdm.py from it; red teams 47 and 48); else None."""
     on_path = {os.path.realpath(entry or os.curdir) for entry in sys.path if isinstance(entry, str)}
-    folders = [path for path in paths if os.path.isdir(path)] + [os.path.dirname(f) or os.curdir for f in listed]
-    return next((folder for folder in folders if os.path.realpath(folder) in on_path), None)
+    folders = [p for path in paths if os.path.isdir(path) for p in (path, os.path.dirname(os.path.abspath(path)))]
+    folders += [os.path.dirname(file) or os.curdir for file in listed]
+    if folder := next((folder for folder in folders if os.path.realpath(folder) in on_path), None):
+        return _usage(command, f"{escape(folder, False)} holds submissions and is on Python's import path, so a "
+                               "student's tqdm.py there would be imported by the grader: take it off (PYTHONPATH)")
+    return None
 
 
 def _grade_and_write(args: argparse.Namespace, name: str, listed: dict[str, Any]) -> int:

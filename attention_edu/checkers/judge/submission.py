@@ -49,18 +49,14 @@ PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_do
                                    merge_heads, multi_head_attention, softmax_jacobian)}
 _LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
 _LOCK = threading.Lock()
-_STOPPED = threading.Event()
 
 
-def stop_all(resume: bool = False) -> None:
-    """End every live sandbox now and refuse to start new ones (Ctrl-C during ``grade``); with ``resume``, once that
-    grading is over, let them start again (a later ``grade`` in the same Python: a notebook's ``cli.main``)."""
-    if resume:
-        _STOPPED.clear()
-        return
-    _STOPPED.set()
+def stop_all(stop: threading.Event) -> None:
+    """End now the live sandboxes of the grading that ``stop`` belongs to, and start none of its again (Ctrl-C during
+    ``grade``); another grading in the same Python (a notebook's ``cli.main`` in a thread) goes on (red team 48)."""
+    stop.set()
     with _LOCK:
-        live = list(_LIVE)
+        live = [remote for remote in _LIVE if remote.stop is stop]
     for remote in live:
         remote.close()
 
@@ -74,14 +70,14 @@ class Remote:
 
     def __init__(self, cells: list[tuple[str, str]], file: str, function: str, allowed: tuple[str, ...],
                  notebook: bool = False, timeout: float = DEFAULT_TIMEOUT, memory_mb: float | None = DEFAULT_MEMORY_MB,
-                 budget: float = DEFAULT_BUDGET, helpers: dict | None = None):
+                 budget: float = DEFAULT_BUDGET, helpers: dict | None = None, stop: threading.Event | None = None):
         packages, modules = sandbox.package_dirs(tuple(allowed))
         read, library = sandbox.readable(tuple(packages)), [*packages, *sandbox.standard_library()]
         self.config = {"cells": [list(c) for c in cells], "file": Path(file).name, "function": function, "read": read,
                        "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
                        "helpers": sorted(helpers or {}), "builtins": BUILTINS, "modules": _MODULES}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
-        self.deadline = time.monotonic() + budget
+        self.deadline, self.stop = time.monotonic() + budget, stop or threading.Event()     # see stop_all
         self.child: Child | None = None
         self.box = self.private = self.printed_fd = None
         self.layers, self.violations, self.started = [], [], False   # the sandbox's layers; import-rule messages
@@ -90,7 +86,7 @@ class Remote:
         """Start the interpreter and run the submission: its load report, or how that failed."""
         self.close()
         with _LOCK:
-            if _STOPPED.is_set():
+            if self.stop.is_set():
                 return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
             _LIVE.add(self)
             self.private = tempfile.mkdtemp(prefix="attention-edu-student-")
@@ -107,18 +103,18 @@ class Remote:
         finally:
             os.close(printed_end)                     # the sandbox's alone: the pipe ends when its processes do
         pipes = self.box.process
-        self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end, self.deadline,
-                           self.helpers)
-        ready = self.child.ask(self.config, max(10.0, self.timeout))     # answered before student code runs
+        child = self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end,
+                                   self.deadline, self.helpers)     # (close() may drop self.child meanwhile)
+        ready = child.ask(self.config, max(10.0, self.timeout))     # answered before student code runs
         if isinstance(ready, Outcome) or type(ready.get("layers")) is not list:
-            self.child.end()
+            child.end()
             return ready if isinstance(ready, Outcome) else Outcome(ended="did not start", ended_id="harness.crash")
         layers = self.box.layers + [str(layer)[:40] for layer in ready["layers"][:8]]
         self.layers = [layer for layer in self.layers if layer in layers] if self.started else layers   # the weakest
         self.started = True
-        load = self.child.ask(None, self.budget)      # the submission's budget bounds it (Child's deadline)
-        self.child.printed()                                 # what the submission printed while loading
-        self.violations += [v for v in self.child.violations if v not in self.violations]
+        load = child.ask(None, self.budget)      # the submission's budget bounds it (Child's deadline)
+        child.printed()                                 # what the submission printed while loading
+        self.violations += [v for v in child.violations if v not in self.violations]
         return load
 
     def _end(self) -> int | None:
@@ -132,6 +128,8 @@ class Remote:
         if (self.child is None or not self.child.alive) and isinstance(self.start(), Outcome):
             return Outcome(ended="could not be started again after the previous call failed", ended_id="harness.crash")
         child = self.child                   # close() (Ctrl-C, another thread) may drop it meanwhile
+        if child is None:
+            return Outcome(ended="was not run: grading was interrupted", ended_id="harness.crash")
         reply = child.ask({"args": list(args), "names": list(names)}, self.timeout)
         if isinstance(reply, Outcome) and reply.timed_out and time.monotonic() >= self.deadline:
             return over
@@ -169,9 +167,10 @@ def _chapter_inputs(id: str) -> dict:
 def grade_one(exercise: str, path: str | Path, function: str | None = None,
               timeout: float = DEFAULT_TIMEOUT, memory_mb: float = DEFAULT_MEMORY_MB,
               seed: int | None = None, budget: float = DEFAULT_BUDGET, per_student: bool = False,
-              listed: tuple[int, int] | None = None) -> Row:
+              listed: tuple[int, int] | None = None, stop: threading.Event | None = None) -> Row:
     """Grade one submission in its own sandboxed interpreter; never raises for anything it does. ``per_student``
-    mixes the file's name and bytes into ``seed``; another file than ``listed`` (device, inode) is refused."""
+    mixes the file's name and bytes into ``seed``; another file than ``listed`` (device, inode) is refused; ``stop``
+    is its grading's, for :func:`stop_all`."""
     from .. import EXERCISES
     from ..runner import run_checker
 
@@ -202,7 +201,7 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
             helpers = {**earlier, "worked_examples.get": _chapter_inputs} if notebook else {}
             allowed = spec.allowed_imports + ("matplotlib",)       # a demo plot, as in class (to Agg)
             with contextlib.closing(Remote(cells, str(path), name, allowed, notebook, timeout, memory_mb, budget,
-                                           helpers)) as remote:
+                                           helpers, stop)) as remote:
                 load = remote.start()
                 row.sandbox = list(remote.layers)
                 if isinstance(load, Outcome):

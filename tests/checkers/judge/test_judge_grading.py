@@ -475,6 +475,33 @@ def test_a_grading_stopped_once_does_not_stop_the_next_in_the_same_python(tmp_pa
     assert row["passed"], row
 
 
+def test_stopping_one_grading_leaves_another_in_the_same_python_alone(tmp_path, softmax_source):
+    """Red team 48: a Ctrl-C on one grading closed every live sandbox in the process, so another grading running in a
+    thread of the same Python (a notebook's) wrote rows "the grader failed on this submission" and "was not run" for
+    right code. A stop now ends only its own grading's sandboxes."""
+    import argparse
+    import threading
+    from attention_edu.checkers.judge import command
+    files = {}
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        for k in range(3):
+            path = tmp_path / folder / f"s{k}.py"
+            path.write_text("import time\ntime.sleep(1)\n" + softmax_source)       # loading takes a second
+            files.setdefault(folder, {})[str(path)] = None
+    args = argparse.Namespace(exercise="softmax", function=None, timeout=3.0, memory=512, budget=60.0, jobs=1,
+                              per_student=False, no_progress=True)
+    stop_a, stop_b, done = threading.Event(), threading.Event(), {}
+    other = threading.Thread(target=lambda: done.update(a=command._grade_all(files["a"], args, 1, stop_a)))
+    other.start()
+    threading.Timer(1.5, stop_b.set).start()              # a's first or second submission is loading then
+    rows_b, interrupted_b = command._grade_all(files["b"], args, 1, stop_b)
+    other.join(120)
+    rows_a, interrupted_a = done["a"]
+    assert interrupted_b and len(rows_b) < 3 and not interrupted_a
+    assert [(row.passed, row.error) for row in rows_a.values()] == [(True, None)] * 3, rows_a
+
+
 def test_a_signal_after_the_last_row_still_writes_every_row(tmp_path, console_script, softmax_source):
     """Red team 44: a SIGTERM sent as grade printed its summary, every row done, ended it with exit 130 and no
     gradebook: the KeyboardInterrupt it raised landed before the write."""

@@ -305,9 +305,13 @@ def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the
     ``python -m`` where the scripts folder is not on PATH) put that folder first on the import path, and the grader's
     late ``from tqdm import tqdm`` imported a student's tqdm.py into itself, unsandboxed: it gave itself 25/25 (and a
     numpy.py would have run before any of the grader's code). ``python -m attention_edu`` now takes that folder off
-    first; with ``python -c`` or in a Jupyter kernel started there, grade refuses to run (exit 2)."""
+    first. Red team 48: from ``python -c`` (or a Jupyter kernel) started there, ``cli.main`` imported a student's
+    csv.py while building its parser, before any refusal, and a student's ``tqdm/`` folder beside the folders given;
+    ``check`` had no guard. While a command runs, the folder it runs in is now off the import path, and where a folder
+    of submissions is on it otherwise (PYTHONPATH), check and grade refuse to run (exit 2)."""
     folder = tmp_path / "class"
-    folder.mkdir()
+    (folder / "bo").mkdir(parents=True)
+    (folder / "tqdm").mkdir()
     mark = tmp_path / "ran-in-the-grader"
     attack = textwrap.dedent(f"""
         import sys
@@ -316,21 +320,38 @@ def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the
         def softmax(x):
             return x
         """)
-    for module in ("tqdm", "numpy", "csv", "concurrent"):
+    for module in ("tqdm/__init__", "numpy", "csv", "concurrent", "charset_normalizer"):
         (folder / f"{module}.py").write_text(attack)
     (folder / "alice.py").write_text(softmax_source)
-    files = sorted(p.name for p in folder.iterdir())
+    (folder / "bo" / "softmax.py").write_text(softmax_source)
+    files = sorted(p.name for p in folder.iterdir() if p.suffix == ".py")
     done = subprocess.run([sys.executable, "-m", "attention_edu", "grade", "--exercise", "softmax", "--json",
                            "--no-progress", "--", *files], capture_output=True, cwd=folder, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = {row["file"]: row["passed"] for row in json.loads(done.stdout)}
-    assert rows == {"alice.py": True, "concurrent.py": False, "csv.py": False, "numpy.py": False, "tqdm.py": False}
-    for module in ("numpy", "csv", "concurrent"):          # python -c imports those itself, before grade can refuse
+    assert rows == {"alice.py": True, "charset_normalizer.py": False, "concurrent.py": False, "csv.py": False,
+                    "numpy.py": False}
+    for module in ("numpy", "concurrent"):      # python -c imports these itself, before any of the grader's code
         (folder / f"{module}.py").unlink()
-    code = ("from attention_edu.cli import main; raise SystemExit(main(['grade', '--exercise', 'softmax', "
-            "'--no-progress', 'tqdm.py', 'alice.py']))")
-    refused = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=folder, timeout=300)
-    assert refused.returncode == 2 and "on Python's import path" in refused.stderr, refused.stderr
+    for command, expected in ((["grade", "--exercise", "softmax", "--json", "--no-progress", "bo", "tqdm"], 0),
+                              (["grade", "--exercise", "softmax", "--json", "--no-progress", "."], 0),
+                              (["check", "softmax", "csv.py"], 1)):
+        code = f"from attention_edu.cli import main; raise SystemExit(main({command!r}))"
+        ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=folder, timeout=300)
+        assert ran.returncode == expected, (command, ran.stdout, ran.stderr)
+        if command[0] == "grade":
+            rows = {row["file"]: row["passed"] for row in json.loads(ran.stdout)}
+            assert rows[os.path.join("bo", "softmax.py")] and not rows[os.path.join("tqdm", "__init__.py")], rows
+    assert not mark.exists(), mark.read_text()
+    pythonpath = dict(os.environ, PYTHONPATH=str(folder / "tqdm"))       # folders of submissions on the path
+    for command in (["grade", "--exercise", "softmax", "--no-progress", str(folder / "tqdm")],
+                    ["check", "softmax", str(folder / "tqdm" / "__init__.py")],
+                    ["grade", "--exercise", "softmax", "--no-progress", str(folder / "tqdm" / "x")]):
+        (folder / "tqdm" / "x").mkdir(exist_ok=True)
+        (folder / "tqdm" / "x" / "a.py").write_text(softmax_source)
+        refused = subprocess.run([sys.executable, "-m", "attention_edu", *command], capture_output=True, text=True,
+                                 cwd=tmp_path, env=pythonpath, timeout=300)
+        assert refused.returncode == 2 and "on Python's import path" in refused.stderr, (command, refused.stderr)
     assert not mark.exists(), mark.read_text()
 
 
