@@ -158,13 +158,13 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
-    log, failures = [], []     # every call's Outcome; every Failure
+    log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
     lost = 0                   # calls in a row that ran out of time or ended the process
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
-        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected))
+        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
@@ -178,10 +178,11 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             fail(case.probe, failure, outcome, expected)
+        else:
+            passed.append((case, expected))
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
-            skipped = probe_counts(exercise, cases[index + 1:])
-            not_passed.update(skipped)
+            not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
             return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
                                        probes_not_run=sum(skipped.values()))
     for prop in exercise.properties:

@@ -14,7 +14,7 @@ from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
 from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
-from .evidence import diagnose_shape, diagnose_values, extra_axis
+from .evidence import diagnose_shape, diagnose_values, extra_axis, rank_of
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
            "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence"]
@@ -94,20 +94,20 @@ def is_stub(outcome: Outcome) -> bool:
     return all(p is None or p is Ellipsis for p in parts)
 
 
-def match_mistake(exercise: Exercise, case: Case, mine: tuple, probe: str,
-                  known: tuple[str, ...] = ()) -> Mistake | None:
-    """The first registered mistake whose mutant reproduces ``mine`` on ``case``.
-
-    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered
-    for ``probe``, then for the case's own: one mistake that explains every probe is named once.
+def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
+    """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
+    its rank the function got right (on m = 1 the right scores, squeezed, are one decoder state's: not on m = 2).
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
+    case's own: one mistake that explains every probe is named once.
     """
-    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != probe,
-                                                                  m.probe != case.probe))
-    for mistake in mistakes:
-        for mutant in variants_of(mistake):
-            theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
-            if same_output(mine, theirs, case.float_dtypes):
-                return mistake
+    mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
+                                                                  m.probe != failure.case.probe))
+    for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
+        theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))
+        if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
+                exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
+                if rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D alone
+            return mistake
     return None
 
 
@@ -160,21 +160,21 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     """The mistake whose mutant reproduces ``mine``, or None; ``mine`` cast to the expected dtype, or without an axis of
     size 1 too many, where that is the failure, is matched too (its values may show another mistake)."""
     case, expected = failure.case, failure.expected
-    mistake = match_mistake(exercise, case, mine, failure.probe, known)
+    mistake = match_mistake(exercise, failure, mine, known)
     if mistake is None and failure.hint_id == "harness.dtype":
         cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.dtype.kind
                      in "biuf" and (e.dtype != bool or np.isin(a, (0, 1)).all()) else a     # -1e9 is no True
                      for a, e in zip(mine, expected))
         if not same_output(cast, expected, case.float_dtypes):
-            mistake = match_mistake(exercise, case, cast, failure.probe, known)
+            mistake = match_mistake(exercise, failure, cast, known)
     squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
                      and (extra_axis(a.shape, e.shape) or (0, 0))[1] == 1 else a for a, e in zip(mine, expected))
     if (mistake is None and failure.hint_id == "harness.shape" and any(s is not a for s, a in zip(squeezed, mine))
             and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
-            and (extra := match_mistake(exercise, case, squeezed, failure.probe, known)) is not None):
+            and (extra := match_mistake(exercise, failure, squeezed, known)) is not None):
         return extra.id, f"{extra.hint} Your output also has an extra axis of size 1: drop it."
     if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
-        flipped = match_mistake(exercise, case, tuple(~a for a in mine), failure.probe, known)   # inverted, and ...
+        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # inverted, and ...
         if flipped is not None:
             return flipped.id, f"{flipped.hint} Your mask is inverted too: True marks the keys a query may attend to."
     return None if mistake is None else (mistake.id, mistake.hint)
