@@ -456,6 +456,59 @@ CORPUS = [
             return (energy @ v[:, None]).squeeze(2)
         """, "written for batched encoder states (batch, n, d_h): joins a 3-D and a 2-D array",
         ("error.fixed-ndim",)),                           # was error.other (hint study 14)
+    ("backward-mask-added", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):   # a course's backward, the mask added to the scores
+            d_k = Q.shape[-1]
+            S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
+            if mask is not None:
+                S = S + mask
+            W = np.exp(S - S.max(axis=-1, keepdims=True))
+            W = W / W.sum(axis=-1, keepdims=True)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True)) / np.sqrt(d_k)
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(W, -1, -2) @ d_output
+        """, "adds the boolean mask to the scores (hides nothing)", ("attention_backward.mask-added",)),
+    ("backward-inverted-1e10-ds-zeroed", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):   # True = ignore, -1e10, dS zeroed where ignored
+            scale = np.sqrt(Q.shape[-1])
+            S = Q @ np.swapaxes(K, -1, -2) / scale
+            if mask is not None:
+                S = np.where(mask, -1e10, S)
+            W = np.exp(S - S.max(axis=-1, keepdims=True))
+            W /= W.sum(axis=-1, keepdims=True)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - (dW * W).sum(axis=-1, keepdims=True))
+            if mask is not None:
+                dS = np.where(mask, 0.0, dS)
+            return dS @ K / scale, np.swapaxes(dS, -1, -2) @ Q / scale, np.swapaxes(W, -1, -2) @ d_output
+        """, "inverted mask (True = ignore) with a -1e10 fill", ("attention_backward.inverted-mask-finite-fill",)),
+    ("ds-causal-zeroed", "backward_ds", """
+        def backward_ds(W, dW):                           # a decoder layer's backward, its mask applied again
+            dS = W * (dW - np.sum(dW * W, axis=1, keepdims=True))
+            dS[np.triu_indices(W.shape[-1], k=1)] = 0
+            return dS
+        """, "zeroes dS above the diagonal (a causal mask baked in); a fixed axis 1",
+        ("backward_ds.causal-zeroed",)),
+    ("dv-column-layout", "backward_dv", """
+        def backward_dv(W, d_output):                     # written for values stored as columns
+            return d_output @ W
+        """, "the column-vector formula d_output W", ("backward_dv.column-layout",)),
+    ("dq-column-layout", "backward_dq", """
+        def backward_dq(dS, K):                           # written for states stored as columns
+            return K @ (dS / np.sqrt(K.shape[-1])).T
+        """, "the column-vector formula K dSᵀ", ("backward_dq.column-layout",)),
+    ("dk-column-layout", "backward_dk", """
+        def backward_dk(dS, Q):                           # written for states stored as columns
+            return Q @ (dS / np.sqrt(Q.shape[-1]))
+        """, "the column-vector formula Q dS", ("backward_dk.column-layout",)),
+    ("sdpa-own-causal-mask", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # a decoder's look-ahead mask, always
+            m = Q.shape[0]
+            scores = Q @ K.T / np.sqrt(Q.shape[-1]) + np.triu(np.ones((m, m)), k=1) * -1e9
+            e = np.exp(scores - scores.max(axis=1, keepdims=True))
+            w = e / e.sum(axis=1, keepdims=True)
+            return w @ V, w
+        """, "adds its own (m, m) causal mask whatever mask is given", ("attention.own-causal-mask",)),
     ("bahdanau-unpaired-sum", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # the two projections added as they come
             return np.tanh(S @ W1.T + H @ W2.T) @ v
@@ -1120,6 +1173,13 @@ FIRST_HINT = {
     "bahdanau-one-state": "bahdanau_scores.no-pairs",    # was harness.shape, then shape.missing-axis (its m = 1 half)
     "bahdanau-unpaired-sum": "bahdanau_scores.no-pairs",     # was shape.missing-axis (the m = 1 half only)
     "softmax-transpose-axis0": "softmax.transpose-trick",    # was error.broadcast (hint study 14)
+    "backward-mask-added": "attention_backward.mask-added",    # was value.mismatch (hint study 15)
+    "backward-inverted-1e10-ds-zeroed": "attention_backward.inverted-mask-finite-fill",   # was value.mismatch (15)
+    "ds-causal-zeroed": "backward_ds.causal-zeroed",    # was value.mismatch (hint study 15)
+    "dv-column-layout": "backward_dv.column-layout",    # was error.matmul-shapes (hint study 15)
+    "dq-column-layout": "backward_dq.column-layout",    # was error.matmul-shapes (hint study 15)
+    "dk-column-layout": "backward_dk.column-layout",    # was error.matmul-shapes (hint study 15)
+    "sdpa-own-causal-mask": "attention.own-causal-mask",    # was error.broadcast (hint study 15)
     "bahdanau-batched-concat": "error.fixed-ndim",    # was error.other: np.concatenate of 3-D and 2-D (study 14)
     "bahdanau-last-state": "bahdanau_scores.no-pairs",       # was harness.shape (leftover of study 13)
     "luong-elementwise": "luong_general_scores.elementwise",    # was error.broadcast (leftover of study 13)

@@ -214,6 +214,10 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
+    ("own-causal-mask", "runs",        # a decoder's look-ahead mask, (m, m), built into every call
+     lambda Q, K, V, mask=None: weigh(scaled_scores(Q, K) + np.triu(np.ones((Q.shape[-2],) * 2), k=1) * -1e9, V),
+     "Your function adds a causal mask of its own, (m, m), whatever it is given: the mask is an argument (None: "
+     "every query sees every key), so apply only the one given, np.where(mask, scores, -np.inf)."),
 ))
 # Other spellings: a finite fill added, s + (1 - mask) * -1e9, and the PyTorch habit "True = ignore" with a finite
 # fill, two mistakes at once, as s + mask * -1e9 (-1e10 gives the same weights: exp(fill − max) is 0 in float64).

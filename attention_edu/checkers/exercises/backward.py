@@ -185,6 +185,9 @@ register_mistakes("attention_backward", (
     ("inverted-mask-finite-fill", "masks", partial(backward, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative number "
      "rather than -inf: np.where(mask, scores, -np.inf)."),
+    ("mask-added", "masks", partial(backward, fill=-1.0, additive=True),      # scores + mask: +1 where True
+     "A boolean mask added to the scores adds 1 where a key may be seen and 0 where not, which hides nothing: "
+     "recompute the weights with np.where(mask, scores, -np.inf)."),
 ))
 variant("attention_backward.finite-fill")(
     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, fill=-1e9, additive=True))
@@ -199,6 +202,9 @@ variant("attention_backward.masked-row-nan")(     # dS zeroed where masked: dQ a
                                           backward(Q, K, V, d_output, mask, guard=False)[2]))
 variant("attention_backward.inverted-mask-finite-fill")(
     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, inverted=True, fill=-1e9, additive=True))
+variant("attention_backward.inverted-mask-finite-fill")(     # S = -1e10 where masked, dS zeroed there: dV is wrong
+    lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask, inverted=True)[:2],
+                                          backward(Q, K, V, d_output, mask, inverted=True, fill=-1e10)[2]))
 
 _WHERE = {
     ("dV",): "the error is after dW: in dS = W ⊙ (dW − rowsum(dW ⊙ W)) or in the 1/√d_k of dQ and dK",

@@ -128,6 +128,12 @@ BACKWARD_DK = _exercise("backward_dk", 6, "backward_dk(dS, Q) -> dK (..., n, d_k
 
 # -- misconceptions, each naming its step ---------------------------------------------------------
 
+def _upper_zeroed(dS):
+    """``dS`` with a decoder's upper triangle set to 0, as ``dS[np.triu_indices(n, k=1)] = 0`` does."""
+    dS[np.triu_indices(dS.shape[-1], k=1)] = 0
+    return dS
+
+
 register_mistakes("softmax_jacobian", (
     ("sign", "small", lambda w: -jacobian(w),
      "Your Jacobian has the opposite sign: raising sᵢ raises wᵢ, so the diagonal wᵢ(1 − wᵢ) is positive "
@@ -156,6 +162,9 @@ register_mistakes("backward_dv", (
      "pairs the wrong axes (and NumPy's W.transpose(-2, -1), unlike PyTorch's, leaves a matrix as it is)."),
     ("batched-transpose", "runs", lambda W, d_output: W.T @ d_output,
      "On batched input .T reverses every axis: transpose only the last two, np.swapaxes(W, -1, -2) @ d_output."),
+    ("column-layout", "runs", lambda W, d_output: d_output @ W,
+     "d_output @ W is the gradient for states stored as columns; here the values are V's rows, (..., n, d_v), and "
+     "dV = Wᵀ d_output: np.swapaxes(W, -1, -2) @ d_output."),
 ))
 register_mistakes("backward_dw", (
     ("transposed", "returns", lambda V, d_output: V @ np.matrix_transpose(d_output),
@@ -190,6 +199,9 @@ register_mistakes("backward_ds", (
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
     ("cross-entropy", "small", SOFTMAX_BACKWARDS["cross-entropy"], CROSS_ENTROPY),
+    ("causal-zeroed", "small", lambda W, dW: _upper_zeroed(grad_s(W, dW)),
+     "Your dS is 0 above the diagonal: the causal mask belongs to the forward pass, whose weights are 0 there "
+     "already (so W ⊙ (...) is too); here dS = W ⊙ (dW − rowsum(dW ⊙ W)) everywhere, with no mask of its own."),
 ))
 variant("backward_ds.cross-entropy")(lambda W, dW: (W - dW) / W.shape[-2])       # averaged over the rows
 # one vector's Jacobian, diag(w) - w wᵀ, on a matrix (np.diag of a matrix is its diagonal; np.diagonal does
@@ -207,6 +219,9 @@ register_mistakes("backward_dq", (
      "of keys."),
     ("scale-fixed-axis", "batched", lambda dS, K: dS @ K / math.sqrt(K.shape[1]),
      "You take d_k from K.shape[1], which is d_k only for 2-D input: count from the end, d_k = K.shape[-1]."),
+    ("column-layout", "runs", lambda dS, K: K @ np.matrix_transpose(dS) / math.sqrt(K.shape[-1]),
+     "K @ dSᵀ is the gradient for states stored as columns; here the queries are Q's rows, (..., m, d_k), and "
+     "dQ = dS K / √d_k: dS @ K / math.sqrt(K.shape[-1])."),
 ))
 register_mistakes("backward_dk", (
     ("unscaled", "small", lambda dS, Q: np.matrix_transpose(dS) @ Q,
@@ -220,4 +235,7 @@ register_mistakes("backward_dk", (
      "The factor is 1/√d_k with d_k = Q.shape[-1], the queries' width; dS.shape[-1] is n, the number of keys."),
     ("scale-fixed-axis", "batched", lambda dS, Q: np.matrix_transpose(dS) @ Q / math.sqrt(Q.shape[1]),
      "You take d_k from Q.shape[1], which is d_k only for 2-D input: count from the end, d_k = Q.shape[-1]."),
+    ("column-layout", "runs", lambda dS, Q: Q @ dS / math.sqrt(Q.shape[-1]),
+     "Q @ dS is the gradient for states stored as columns; here the keys are K's rows, (..., n, d_k), and "
+     "dK = dSᵀ Q / √d_k: np.swapaxes(dS, -1, -2) @ Q / math.sqrt(Q.shape[-1])."),
 ))
