@@ -17,10 +17,18 @@ import sys as _sys
 
 # ``python -m attention_edu`` puts the working folder first on the import path: a teacher grading from inside the
 # submissions folder would have a student's numpy.py or tqdm.py imported into the grader itself (red team 47), so the
-# command takes that folder off before importing anything. ``sys.argv`` is ["-m", ...] while -m's module is imported.
-if _sys.argv[:1] == ["-m"] and _sys.orig_argv[-len(_sys.argv)].removeprefix("-m").split(".")[0] == "attention_edu":
-    if _sys.path[:1] == [_os.getcwd()]:
-        del _sys.path[0]
+# command takes that folder off before importing anything (nothing but os and sys, loaded at start-up: a student's
+# attention_edu.py there is imported in place of the package, which docs/teachers.md warns of). ``sys.argv`` is
+# ["-m", ...] while -m's module is imported, and ``sys.orig_argv`` ends with the module's name and those arguments.
+_argv = getattr(_sys, "argv", None) or [""]         # an embedding application may leave sys.argv out
+_run_as = [a.removeprefix("-m").partition(".")[0] for a in _sys.orig_argv[-len(_argv):][:1]] if _argv[0] == "-m" else []
+if _run_as == ["attention_edu"] and _sys.path and isinstance(_sys.path[0], str):
+    try:
+        if _os.path.samefile(_sys.path[0], _os.curdir):
+            del _sys.path[0]
+    except OSError:             # the folder is gone, or never was
+        pass
+del _os, _sys, _argv, _run_as
 
 from .additive import bahdanau_attention, bahdanau_attention_backward, bahdanau_attention_steps
 from .backend import Backend, get_xp, numpy_backend, to_numpy
