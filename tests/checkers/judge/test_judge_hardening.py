@@ -355,6 +355,29 @@ def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the
     assert not mark.exists(), mark.read_text()
 
 
+def test_commands_overlapping_in_threads_put_the_working_folder_back_on_the_path(tmp_path, monkeypatch,
+                                                                                  softmax_source):
+    """Red team 49: each command saved sys.path, took the working folder off and wrote the saved copy back, so of
+    two commands overlapping in threads of one Python (a notebook's), the one that ended last wrote back a path
+    without the folder: the teacher's own modules there no longer imported. The folder is now back after the last."""
+    import threading
+    from attention_edu import cli
+    for name, seconds in (("a.py", 1), ("b.py", 3)):
+        (tmp_path / name).write_text(f"import time\ntime.sleep({seconds})\n" + softmax_source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    before, seen = list(sys.path), []
+    first = threading.Thread(target=cli.main, args=(["check", "softmax", "a.py"],))
+    second = threading.Thread(target=cli.main, args=(["check", "softmax", "b.py"],))
+    first.start()
+    time.sleep(0.5)
+    second.start()
+    while first.is_alive() or second.is_alive():
+        seen.append("" in sys.path)
+        time.sleep(0.05)
+    assert sys.path == before and not any(seen[:10]), seen      # off while they ran, back after the last
+
+
 @pytest.mark.parametrize("swap", ["link", "fifo", "socket"])
 def test_a_name_swapped_after_the_grader_looked_at_it_is_refused_when_read(tmp_path, softmax_source, swap):
     """Red team 30: the grader looked at the name (a link? a regular file?) and later opened it by name again. A
