@@ -150,8 +150,8 @@ HINTS: dict[str, str] = {
         "that leading batch axes are allowed.",
     "error.signature": "The checker calls your function as {signature}, and it does not accept those arguments: make "
         "the parameters match.",
-    "error.name": "Your function uses a name it never defines: work only with the arguments it receives (the checker "
-        "never shares the notebook's variables) and import numpy as np.",
+    "error.name": "Your function uses a name it never defines: a misspelling (Python's \"Did you mean\" ends the "
+        "error), or a notebook's variable, never shared with the checker: use only the arguments, import numpy as np.",
     "error.exit": "Your function called exit(): return the result instead.",
     "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
@@ -223,7 +223,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
     rules = (
         ("error.exit", error.is_a("SystemExit")),
-        ("error.name", error.is_a("NameError") and "Did you mean" not in text),     # a misspelling: the error tells
+        ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),

@@ -294,12 +294,13 @@ def test_a_misspelt_name_gets_the_did_you_mean_python_312_prints(message, names,
 
 def test_a_misspelt_argument_is_told_by_the_error_not_as_a_notebook_variable(tmp_path, console_script):
     """Hint study 11: ``d_ouput`` was told "your function uses a name it never defines ... the checker never shares the
-    notebook's variables", which points away from the typo; the error now names the argument meant."""
+    notebook's variables", which points away from the typo; the error now names the argument meant. Hint study 16:
+    the generic "read the error" that replaced it named nothing; the hint now says a misspelling comes first."""
     path = tmp_path / "dv.py"
     path.write_text("import numpy as np\n\ndef backward_dv(W, d_output):\n"
                     "    return np.swapaxes(W, -1, -2) @ d_ouput\n")
     done = _run(console_script, "check", "backward_dv", path)
-    assert done.returncode == 1 and "Hint [error.other]" in done.stdout, done.stdout
+    assert done.returncode == 1 and "Hint [error.name]" in done.stdout and "a misspelling" in done.stdout, done.stdout
     assert "NameError: name 'd_ouput' is not defined. Did you mean: 'd_output'?" in done.stdout, done.stdout
 
 
