@@ -33,8 +33,7 @@ def _parts(exercise: Exercise, value: Any) -> tuple | None:
     return tuple(value) if isinstance(value, (tuple, list)) and len(value) == len(exercise.outputs) else None
 
 
-def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple,
-                   timeout: float) -> Failure | None:
+def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple, timeout: float) -> Failure | None:
     """Checks that do not look at values: ran, arity, type, dtype, shape, inputs."""
     where = f'on the case "{case.title}"'
     if outcome.timed_out:
@@ -109,9 +108,10 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
-                 log: list[Outcome]) -> tuple[Failure | None, tuple]:
-    """Three calls on ``case``: a failure if they differ (or one fails), and the reference's output."""
-    outputs = []
+                 log: list[Outcome], first: Outcome | None = None) -> tuple[Failure | None, tuple]:
+    """Three calls on ``case``: a failure if they differ from each other or from ``first``, the case's own call (right
+    the first time, zeros after: red team 50), or one fails; and the reference's output."""
+    outputs = [] if first is None else [tuple(as_host(p) for p in _parts(exercise, first.value))]
     for _ in range(3):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         if failure is not None:     # read as on its case, with the expected output (a shape, say)
@@ -127,9 +127,8 @@ def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case,
 def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
     parts = [f"{PROBES[p]} ({n} case{'s' if n > 1 else ''})" for p, n in counts.items()
              if p not in ("properties", "determinism")]
-    if exercise.properties:
-        parts.append("properties: " + ", ".join(p.title for p in exercise.properties))
-    return "; ".join(parts + ["determinism"])
+    properties = ["properties: " + ", ".join(p.title for p in exercise.properties)] if exercise.properties else []
+    return "; ".join(parts + properties + ["determinism"])
 
 
 def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
@@ -158,33 +157,34 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
-    log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
+    log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected, outcome) passed
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
-    lost = 0                   # calls in a row that ran out of time or ended the process
+    lost, stubs = 0, 0         # calls in a row that ran out of time or ended the process; stub outcomes
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
         failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
-        if index == 0 and is_stub(outcome):
-            how = "raises NotImplementedError" if outcome.error is not None else f"returns {outcome.value!r}"
-            return CheckResult(exercise.name, False, False, f"{exercise.function} is still a stub (it {how}). Replace "
-                               "the stub with your code and run this check again.", probes_passed=0,
-                               probes_total=total, probes_failed=counts)
+        stubs += is_stub(outcome)
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             fail(case.probe, failure, outcome, expected)
         else:
-            passed.append((case, expected))
+            passed.append((case, expected, outcome))
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
             not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
             return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
                                        probes_not_run=sum(skipped.values()))
+    if stubs == len(cases):     # a stub on every case, not code that stops short on one rank (red team 50)
+        how = "raises NotImplementedError" if log[0].error is not None else f"returns {log[0].value!r}"
+        return CheckResult(exercise.name, False, False, f"{exercise.function} is still a stub (it {how}). Replace "
+                           "the stub with your code and run this check again.", probes_passed=0,
+                           probes_total=total, probes_failed=counts)
     for prop in exercise.properties:
         try:
             problem = prop.check(_student(exercise, invoke, timeout, log, prop.title))
@@ -192,11 +192,11 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
             fail("properties", stopped.args[0], log[-1])
             continue
         if problem:
-            case = Case("properties", prop.title, (), ())
-            fail("properties", Failure("properties", case, f"property violated: {prop.title}", prop.id,
-                                       evidence=problem, hint=prop.hint), log[-1])
-    sample = next((c for c in cases if c.probe == "random"), cases[0])
-    failure, expected = _determinism(exercise, invoke, sample, timeout, log)
+            fail("properties", Failure("properties", Case("properties", prop.title, (), ()), f"property violated: "
+                                       f"{prop.title}", prop.id, evidence=problem, hint=prop.hint), log[-1])
+    sample = next((c for c in cases if c.probe == "random"), cases[0])     # its first call too, where it passed
+    first = next((outcome for case, _, outcome in passed if case is sample), None)
+    failure, expected = _determinism(exercise, invoke, sample, timeout, log, first)
     if failure is not None:
         fail("determinism", failure, log[-1], expected)
     if not failures:

@@ -508,6 +508,23 @@ def test_stubs_are_not_attempted(exercise, stub):
     assert "stub" in str(result)
 
 
+def test_code_that_stops_short_on_one_rank_is_attempted_and_scored():
+    """Red team 50: "not attempted" (0 of 25) was decided from the first case alone, the 2-D one, so a softmax with
+    no return, or a NotImplementedError, on its 2-D branch only scored nothing, where the same slip on 1-D scored 23.
+    A stub is now a stub on every case."""
+    def no_return_on_2d(x):
+        if x.ndim != 2:
+            return ae.softmax(x)
+
+    def unwritten_2d(x):
+        if x.ndim == 2:
+            raise NotImplementedError("the 2-D case")
+        return ae.softmax(x)
+    for fn in (no_return_on_2d, unwritten_2d):
+        result = C.check_softmax(fn, strict=False)
+        assert result.attempted and result.status == "failed" and 0 < result.probes_passed, str(result)
+
+
 def test_inputs_are_copies_and_the_originals_survive():
     case = EXERCISES["softmax"].cases()[0]
     before = case.args[0].copy()
