@@ -25,7 +25,7 @@ MAX_CELLS = 2000     #: The most code cells with code the grader runs (the cours
 _OPT = r"( +--no-(std(o(u(t)?)?|e(r(r)?)?)|d(i(s(p(l(a(y)?)?)?)?)?)?))*"     # %%capture's, as argparse takes them
 _STACKED = re.compile(rf"%%(time|capture{_OPT}( +[^\s-]\S*)?{_OPT}|prun( +(-[rq]+|-[DlsT] *\S+))*)[ \t]*")
 _HELP = re.compile(r"%%[\w*]+(\.[\w*]+)*\?\??")     # %%time?: IPython's help on a magic (pinfo), then the lines below
-_WRITEFILE = re.compile(r"%%(?:writefile|file) +([\"']?)(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)   # a module for later
+_WRITEFILE = re.compile(r"%%(?:writefile|file) +([\"']?)(?:\./)?(\w+\.py)\1[ \t]*\r?\n(.*)", re.S)
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 _MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in an exported notebook (# In[3]:, # %%, #%%; not jupytext's # %%time), its IPython calls.

@@ -453,9 +453,11 @@ def test_a_block_of_only_a_shell_or_magic_line_runs_as_in_ipython(tmp_path):
     assert row.passed and row.error is None, row.message
 
 
-def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path):
-    """%%file is IPython's other name for %%writefile; its module was refused as "`import my_softmax`"."""
-    row = _grade(tmp_path, "import numpy as np", "%%file my_softmax.py\nimport numpy as np\n" + SOFTMAX,
+@pytest.mark.parametrize("magic", ["%%file my_softmax.py", "%%writefile ./my_softmax.py", "%%file './my_softmax.py'"])
+def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path, magic):
+    """%%file is IPython's other name for %%writefile; its module was refused as "`import my_softmax`". Red team 50: so
+    was a module written as ./my_softmax.py, which is the same file in class."""
+    row = _grade(tmp_path, "import numpy as np", f"{magic}\nimport numpy as np\n" + SOFTMAX,
                  "from my_softmax import softmax")
     assert row.passed and row.error is None, row.message
 
