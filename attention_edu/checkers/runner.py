@@ -55,9 +55,9 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         host = part if type(part) is np.ndarray else as_host(part)   # an array of complex or text: its dtype is wrong
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
             continue
-        if host is None:        # return w, w (or w,) where one array is asked for; not list(w): np.asarray mends it
-            several = len(parts) == 1 and type(part) in (tuple, list) and all(
-                type(p) is np.ndarray and p.shape == want.shape for p in part)
+        if host is None:        # return w, w (or w, or context, w) where one array is asked for; not list(w) of rows
+            several = len(parts) == 1 and type(part) in (tuple, list) and all(type(p) is np.ndarray and (
+                type(part) is tuple or p.shape == want.shape) for p in part)
             hint_id = "harness.several" if several else "harness.wrong-type"
             return Failure("returns", case, f"{name} is {describe(part)}; expected a NumPy array of {want.dtype}",
                            "harness.none" if part is None else hint_id)

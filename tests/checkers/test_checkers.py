@@ -525,6 +525,28 @@ def test_code_that_stops_short_on_one_rank_is_attempted_and_scored():
         assert result.attempted and result.status == "failed" and 0 < result.probes_passed, str(result)
 
 
+def test_hint_study_17_leftovers_are_told_as_they_are():
+    """Hint study 17: a whole-array softmax with no shift was told "the transpose trick" as its second mistake on the
+    large logits (both gave NaN there); Bahdanau code for batched 3-D tensors was told to allow "leading batch axes",
+    which that exercise never passes; a (context, weights) pair was told np.asarray would mend it."""
+    result = C.check_softmax(lambda x: np.exp(x) / np.exp(x).sum(), strict=False)
+    told = [m["hint_id"] for m in result.mistakes]
+    assert told[0] == "softmax.whole-array" and "softmax.transpose-trick" not in told, told
+
+    def batched(S, H, W1, W2, v):                       # written for (T, B, d) encoder states
+        T, B, _ = H.shape
+        return np.tanh((S @ W1.T)[None] + H @ W2.T) @ v
+    result = C.check_bahdanau_scores(batched, strict=False)
+    assert result.hint_id == "error.fixed-ndim" and "bahdanau_scores(S, H, W1, W2, v)" in result.hint, str(result)
+    assert "batch axes are allowed" not in result.hint
+
+    def context_and_weights(S, H, W1, W2, v):
+        e = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
+        w = ae.softmax(e)
+        return w @ H, w
+    assert C.check_bahdanau_scores(context_and_weights, strict=False).hint_id == "harness.several"
+
+
 def test_inputs_are_copies_and_the_originals_survive():
     case = EXERCISES["softmax"].cases()[0]
     before = case.args[0].copy()

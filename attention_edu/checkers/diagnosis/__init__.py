@@ -146,8 +146,8 @@ HINTS: dict[str, str] = {
         "against the signature {signature}.",
     "error.batched-dot": "np.dot does not treat leading axes as a batch: use @ (np.matmul), which multiplies the last "
         "two axes batch by batch (and swap those two with np.swapaxes(x, -1, -2): .T reverses every axis).",
-    "error.fixed-ndim": "Your code assumes a fixed number of axes: count axes from the end (x.shape[-1], axis=-1) so "
-        "that leading batch axes are allowed.",
+    "error.fixed-ndim": "Your code assumes inputs with another number of axes than the checker's, {signature}: take "
+        "sizes and axes from the end (x.shape[-1], axis=-1), so that any leading axes, or none, are allowed.",
     "error.signature": "The checker calls your function as {signature}, and it does not accept those arguments: make "
         "the parameters match.",
     "error.name": "Your function uses a name it never defines: a misspelling (Python's \"Did you mean\" ends the "

@@ -183,7 +183,7 @@ register_mistakes("softmax", (
      lambda x: stable_softmax(np.where(np.tril(np.ones(x.shape[-2:], bool)), x, -np.inf) if x.ndim > 1 else x),
      "Your weights are 0 above the diagonal: softmax takes the scores as given; the causal mask belongs to "
      "attention, applied to the scores before softmax (a padded or encoder row may see every key)."),
-    ("transpose-trick", "runs", lambda x: (np.exp(x).T / np.sum(np.exp(x), axis=0)).T,
+    ("transpose-trick", "runs", lambda x: (np.exp(x - np.max(x)).T / np.sum(np.exp(x - np.max(x)), axis=0)).T,
      "(e.T / e.sum(axis=0)).T divides row i by the sum of column i (and needs a square x): the trick needs the row "
      "sums, e.sum(axis=-1), or with no transposes e / e.sum(axis=-1, keepdims=True)."),
     ("masked-row-nan", "masks", lambda x: stable_softmax(x, guard=False),
