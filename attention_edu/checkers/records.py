@@ -115,7 +115,7 @@ class Failure:
     hint: str = ""             # a property's own hint, given instead of its hint id's
     outcome: Any = None        # the call's Outcome (see .harness)
     expected: tuple = ()       # what the reference gave for the same inputs
-    passed: list = field(default_factory=list)    # (case, expected, outcome) of the cases the run got right
+    passed: list = field(default_factory=list)    # (case, expected) of the cases the function got right, in that run
 
 
 #: The columns of ``--csv`` and the keys of every ``--json`` object, in order.

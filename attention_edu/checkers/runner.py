@@ -56,8 +56,8 @@ def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
         if not isinstance(want, np.ndarray):        # the reference raised: only the values can tell
             continue
         if host is None:        # return w, w (or w, or context, w) where one array is asked for; not list(w) of rows
-            several = len(parts) == 1 and type(part) in (tuple, list) and all(type(p) is np.ndarray and (
-                type(part) is tuple or p.shape == want.shape) for p in part)
+            several = len(parts) == 1 and type(part) in (tuple, list) and len(part) > 0 and all(
+                type(p) is np.ndarray and (type(part) is tuple or p.shape == want.shape) for p in part)
             hint_id = "harness.several" if several else "harness.wrong-type"
             return Failure("returns", case, f"{name} is {describe(part)}; expected a NumPy array of {want.dtype}",
                            "harness.none" if part is None else hint_id)
@@ -109,8 +109,8 @@ def _student(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float,
 
 def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
                  log: list[Outcome], first: Outcome | None = None) -> tuple[Failure | None, tuple]:
-    """Three calls on ``case``: a failure if they differ from each other or from ``first``, the case's own call (right
-    the first time, zeros after: red team 50), or one fails; and the reference's output."""
+    """Three calls on ``case``: a failure if they differ from each other or from ``first``, the case's own call (of the
+    right type and shape: red teams 50 and 51), or if one fails; and the reference's output."""
     outputs = [] if first is None else [tuple(as_host(p) for p in _parts(exercise, first.value))]
     for _ in range(3):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
@@ -119,7 +119,7 @@ def _determinism(exercise: Exercise, invoke: Callable[..., Outcome], case: Case,
         outputs.append(tuple(as_host(p) for p in _parts(exercise, outcome.value)))
     for other in outputs[1:]:
         if any(not np.array_equal(a, b, equal_nan=a.dtype.kind == "f") for a, b in zip(outputs[0], other)):
-            return Failure("determinism", case, "three calls with identical inputs gave different outputs",
+            return Failure("determinism", case, "calls with identical inputs gave different outputs",
                            "harness.nondeterministic"), ()
     return None, ()
 
@@ -157,10 +157,11 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     cases = exercise.cases() + hidden_cases(exercise, seed)
     counts = probe_counts(exercise, cases)
     total = sum(counts.values())
-    log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected, outcome) passed
+    log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
-    lost, stubs = 0, 0         # calls in a row that ran out of time or ended the process; stub outcomes
+    lost, stubs, first = 0, 0, None    # calls in a row out of time or crashed; stub outcomes; the sample's call
+    sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
         failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed))
@@ -168,13 +169,14 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         stubs += is_stub(outcome)
+        first = outcome if case is sample and failure is None else first      # right type and shape, any values
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
         if failure is not None:
             fail(case.probe, failure, outcome, expected)
         else:
-            passed.append((case, expected, outcome))
+            passed.append((case, expected))
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
             not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
@@ -194,8 +196,6 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         if problem:
             fail("properties", Failure("properties", Case("properties", prop.title, (), ()), f"property violated: "
                                        f"{prop.title}", prop.id, evidence=problem, hint=prop.hint), log[-1])
-    sample = next((c for c in cases if c.probe == "random"), cases[0])     # its first call too, where it passed
-    first = next((outcome for case, _, outcome in passed if case is sample), None)
     failure, expected = _determinism(exercise, invoke, sample, timeout, log, first)
     if failure is not None:
         fail("determinism", failure, log[-1], expected)

@@ -545,6 +545,7 @@ def test_hint_study_17_leftovers_are_told_as_they_are():
         w = ae.softmax(e)
         return w @ H, w
     assert C.check_bahdanau_scores(context_and_weights, strict=False).hint_id == "harness.several"
+    assert C.check_softmax(lambda x: (), strict=False).hint_id == "harness.wrong-type"      # nothing in it (red team 51)
 
 
 def test_inputs_are_copies_and_the_originals_survive():

@@ -105,7 +105,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))
         if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
-                exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e, _ in failure.passed
+                exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
                 if rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D alone
             return mistake
     return None

@@ -123,9 +123,10 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
     bar = tqdm(total=len(files), desc=f"grading {args.exercise}", unit="submission", file=sys.stderr,
                disable=args.no_progress or not (sys.stderr and sys.stderr.isatty()))     # None: 2>&-
     rows: dict[str, Row] = {}
+    halt = threading.Event()      # set once the loop below has stopped collecting rows: a row cut short is not one
     with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(files)))) as pool:  # leaving it waits for all
         futures = {pool.submit(grade_one, args.exercise, f, args.function, args.timeout, args.memory, seed,
-                               args.budget, args.per_student, listed, stop): f for f, listed in files.items()}
+                               args.budget, args.per_student, listed, halt): f for f, listed in files.items()}
         pending = set(futures)
         while pending and not stop.is_set():
             done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
@@ -133,7 +134,7 @@ def _grade_all(files: dict[str, Any], args: argparse.Namespace, seed: int,
                 rows[futures[future]] = future.result()
                 bar.update(1)
         if pending:
-            stop_all(stop)                                     # its sandboxes running end, and their calls with them
+            stop_all(halt)                                     # its sandboxes running end, and their calls with them
             pool.shutdown(wait=False, cancel_futures=True)     # those not started never start
     bar.close()
     return rows, bool(pending)

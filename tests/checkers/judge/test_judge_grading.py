@@ -502,26 +502,32 @@ def test_stopping_one_grading_leaves_another_in_the_same_python_alone(tmp_path, 
     assert [(row.passed, row.error) for row in rows_a.values()] == [(True, None)] * 3, rows_a
 
 
-def test_a_function_right_once_and_wrong_after_fails_determinism(tmp_path):
+@pytest.mark.parametrize("later, first", [("np.zeros_like(x)", ""), ("right(x)", "return np.zeros_like(x)")])
+def test_a_function_right_once_and_wrong_after_fails_determinism(tmp_path, later, first):
     """Red team 50: the determinism probe compared three more calls on a case with each other only, so a softmax right
     on the first call for each input and zeros on every later call (state kept in the student's interpreter) passed
-    25 of 25. The calls are now compared with the case's own first call too."""
-    (tmp_path / "once.py").write_text(textwrap.dedent("""
+    25 of 25. The calls are now compared with the case's own first call too. Red team 51: and where that first call
+    was wrong (zeros the first time, right after), as long as it had the right type and shape."""
+    (tmp_path / "once.py").write_text(textwrap.dedent(f"""
         import numpy as np
         seen = set()
         def softmax(x):
             key = (x.shape, x.dtype.str, x.tobytes())
             if key in seen:
-                return np.zeros_like(x)
+                return {later}
             seen.add(key)
+            {first}
+            return right(x)
+        def right(x):
             m = np.max(x, axis=-1, keepdims=True)
             e = np.exp(x - np.where(np.isfinite(m), m, 0))
             s = e.sum(axis=-1, keepdims=True)
             return e / np.where(s > 0, s, 1)
         """))
     row = grade_one("softmax", tmp_path / "once.py", seed=5)
-    assert not row.passed and row.probes_passed == row.probes_total - 1, row.message
-    assert row.probes_failed == {"determinism": 1} and row.hint_id == "harness.nondeterministic", row.message
+    assert not row.passed and row.probes_failed.get("determinism") == 1, row.message
+    if not first:
+        assert row.probes_passed == row.probes_total - 1 and row.hint_id == "harness.nondeterministic", row.message
 
 
 def test_a_signal_after_the_last_row_still_writes_every_row(tmp_path, console_script, softmax_source):
