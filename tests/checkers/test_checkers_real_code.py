@@ -509,6 +509,41 @@ CORPUS = [
             w = e / e.sum(axis=1, keepdims=True)
             return w @ V, w
         """, "adds its own (m, m) causal mask whatever mask is given", ("attention.own-causal-mask",)),
+    ("backward-inverted-subtract-1e10", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):   # a course's layer: True = ignore, S - 1e10 there
+            scale = np.sqrt(Q.shape[-1])
+            S = Q @ np.swapaxes(K, -1, -2) / scale
+            if mask is not None:
+                S = np.where(mask, S - 1e10, S)
+            W = np.exp(S - S.max(axis=-1, keepdims=True))
+            W = W / W.sum(axis=-1, keepdims=True)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+            if mask is not None:
+                dS = np.where(mask, 0.0, dS)
+            return dS @ K / scale, np.swapaxes(dS, -1, -2) @ Q / scale, np.swapaxes(W, -1, -2) @ d_output
+        """, "inverted mask, lowered by 1e10 where True", ("attention_backward.inverted-mask-finite-fill",)),
+    ("backward-inverted-inf-unguarded", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):   # True = ignore, -inf there, no guard
+            scale = np.sqrt(Q.shape[-1])
+            S = Q @ np.swapaxes(K, -1, -2) / scale
+            if mask is not None:
+                S = np.where(mask, -np.inf, S)
+            W = np.exp(S - S.max(axis=-1, keepdims=True))
+            W = W / W.sum(axis=-1, keepdims=True)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+            return dS @ K / scale, np.swapaxes(dS, -1, -2) @ Q / scale, np.swapaxes(W, -1, -2) @ d_output
+        """, "inverted mask: the query that may see every key gets NaN", ("attention_backward.inverted-mask",)),
+    ("sdpa-mask-used-while-none", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # the mask converted before it is tested
+            keep = mask.astype(bool)
+            S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            S = np.where(keep, S, -np.inf)
+            W = np.exp(S - S.max(axis=-1, keepdims=True))
+            W = W / W.sum(axis=-1, keepdims=True)
+            return W @ V, W
+        """, "uses the mask when none is given (AttributeError on None)", ("error.none-argument",)),
     ("bahdanau-unpaired-sum", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # the two projections added as they come
             return np.tanh(S @ W1.T + H @ W2.T) @ v
@@ -1180,6 +1215,9 @@ FIRST_HINT = {
     "dq-column-layout": "backward_dq.column-layout",    # was error.matmul-shapes (hint study 15)
     "dk-column-layout": "backward_dk.column-layout",    # was error.matmul-shapes (hint study 15)
     "sdpa-own-causal-mask": "attention.own-causal-mask",    # was error.broadcast (hint study 15)
+    "backward-inverted-subtract-1e10": "attention_backward.inverted-mask-finite-fill",   # was value.mismatch (18)
+    "backward-inverted-inf-unguarded": "attention_backward.inverted-mask",    # was value.nan (hint study 18)
+    "sdpa-mask-used-while-none": "error.none-argument",    # was error.other: an AttributeError (hint study 18)
     "bahdanau-batched-concat": "error.fixed-ndim",    # was error.other: np.concatenate of 3-D and 2-D (study 14)
     "bahdanau-last-state": "bahdanau_scores.no-pairs",       # was harness.shape (leftover of study 13)
     "luong-elementwise": "luong_general_scores.elementwise",    # was error.broadcast (leftover of study 13)

@@ -237,7 +237,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
                 r"\.transpose\((?!\s*(0\s*,\s*1|1\s*,\s*0)\s*\))\s*-?\d+\s*,\s*-?\d+\s*\)", line))),  # not 2-D's (1, 0)
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
-        ("error.none-argument", error.is_a("TypeError") and "'NoneType'" in text and re.search(r"mask|\bn\b", line)),
+        ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
         # B, L, D = X.shape; reshape(B, L, H, d) of (L, D) (a size too many, or B = 2-D's rows); x.transpose(0, 1, 3, 2)

@@ -205,6 +205,11 @@ variant("attention_backward.inverted-mask-finite-fill")(
 variant("attention_backward.inverted-mask-finite-fill")(     # S = -1e10 where masked, dS zeroed there: dV is wrong
     lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask, inverted=True)[:2],
                                           backward(Q, K, V, d_output, mask, inverted=True, fill=-1e10)[2]))
+variant("attention_backward.inverted-mask-finite-fill")(     # S - 1e10 where masked, dS zeroed there (hint study 18)
+    lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask, inverted=True)[:2], backward(
+        Q, K, V, d_output, mask, inverted=True, fill=-1e10, additive=True)[2]))
+variant("attention_backward.inverted-mask")(      # -inf with no guard: the row that may see every key is NaN
+    partial(backward, inverted=True, guard=False))
 
 _WHERE = {
     ("dV",): "the error is after dW: in dS = W ⊙ (dW − rowsum(dW ⊙ W)) or in the 1/√d_k of dQ and dK",
