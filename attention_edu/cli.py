@@ -127,6 +127,13 @@ def _working_folder_off_path() -> Iterator[None]:
                     sys.path.insert(index, entry)
 
 
+def working_folder_was_on_path() -> bool:
+    """Whether the folder the running commands started in was on ``sys.path`` (''), which they took off: Python may
+    have imported modules from it before any command began (``check`` and ``grade`` refuse where it holds them)."""
+    with _off_path_lock:
+        return bool(_off_path["commands"] and _off_path["removed"])
+
+
 def _interrupted(signum: int, frame: object) -> None:
     _signals.append(signum)
     raise KeyboardInterrupt       # SIGTERM (kill, timeout) or SIGHUP ends a command as Ctrl-C does

@@ -169,13 +169,19 @@ def run_grade(args: argparse.Namespace) -> int:
 
 def _importable(command: str, paths: list[str], listed: Any) -> int | None:
     """Exit status 2, said, where a folder of submissions, or one holding a folder given, is on Python's import path
-    (PYTHONPATH: the grader would import a student's tqdm.py from it; red teams 47 and 48); else None."""
+    (PYTHONPATH: the grader would import a student's tqdm.py from it; red teams 47 and 48), or where the working folder
+    holds the files or is the folder given and was on the path when the command began (PYTHONPATH=":"; red team 52,
+    though the command took it off); else None."""
+    from ...cli import working_folder_was_on_path
     on_path = {os.path.realpath(entry or os.curdir) for entry in sys.path if isinstance(entry, str)}
-    folders = [p for path in paths if os.path.isdir(path) for p in (path, os.path.dirname(os.path.abspath(path)))]
-    folders += [os.path.dirname(file) or os.curdir for file in listed]
+    given = [path for path in paths if os.path.isdir(path)] + [os.path.dirname(file) or os.curdir for file in listed]
+    if working_folder_was_on_path():
+        on_path |= {os.path.realpath(folder) for folder in given if os.path.realpath(folder) == os.path.realpath(".")}
+    folders = given + [os.path.dirname(os.path.abspath(path)) for path in paths if os.path.isdir(path)]
     if folder := next((folder for folder in folders if os.path.realpath(folder) in on_path), None):
         return _usage(command, f"{escape(folder, False)} holds submissions and is on Python's import path, so a "
-                               "student's tqdm.py there would be imported by the grader: take it off (PYTHONPATH)")
+                               "student's tqdm.py there would be imported by the grader: take it off (PYTHONPATH, "
+                               "or a Python started there) and run attention-edu from another folder")
     return None
 
 

@@ -300,7 +300,8 @@ def test_a_file_given_twice_by_different_paths_is_graded_once(tmp_path, monkeypa
     assert sorted((row["file"], row["passed"]) for row in rows) == [("class/alice.py", True), ("class/bob.py", False)]
 
 
-def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the_grader(tmp_path, softmax_source):
+def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the_grader(tmp_path, softmax_source,
+                                                                                         console_script):
     """Red team 47: ``python -m attention_edu grade -- *.py`` run inside the submissions folder (the README offers
     ``python -m`` where the scripts folder is not on PATH) put that folder first on the import path, and the grader's
     late ``from tqdm import tqdm`` imported a student's tqdm.py into itself, unsandboxed: it gave itself 25/25 (and a
@@ -308,7 +309,8 @@ def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the
     first. Red team 48: from ``python -c`` (or a Jupyter kernel) started there, ``cli.main`` imported a student's
     csv.py while building its parser, before any refusal, and a student's ``tqdm/`` folder beside the folders given;
     ``check`` had no guard. While a command runs, the folder it runs in is now off the import path, and where a folder
-    of submissions is on it otherwise (PYTHONPATH), check and grade refuse to run (exit 2)."""
+    of submissions is on it otherwise (PYTHONPATH), check and grade refuse to run (exit 2). Red team 52: so they do
+    where the working folder was on the path when the command began (PYTHONPATH=":"), though the command took it off."""
     folder = tmp_path / "class"
     (folder / "bo").mkdir(parents=True)
     (folder / "tqdm").mkdir()
@@ -334,15 +336,19 @@ def test_a_student_file_named_like_a_module_the_grader_imports_never_runs_in_the
     for module in ("numpy", "concurrent"):      # python -c imports these itself, before any of the grader's code
         (folder / f"{module}.py").unlink()
     for command, expected in ((["grade", "--exercise", "softmax", "--json", "--no-progress", "bo", "tqdm"], 0),
-                              (["grade", "--exercise", "softmax", "--json", "--no-progress", "."], 0),
-                              (["check", "softmax", "csv.py"], 1)):
+                              (["grade", "--exercise", "softmax", "--json", "--no-progress", "."], 2),   # (red team 52)
+                              (["check", "softmax", "csv.py"], 2)):        # the working folder was on the path
         code = f"from attention_edu.cli import main; raise SystemExit(main({command!r}))"
         ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=folder, timeout=300)
         assert ran.returncode == expected, (command, ran.stdout, ran.stderr)
-        if command[0] == "grade":
+        if expected == 0:
             rows = {row["file"]: row["passed"] for row in json.loads(ran.stdout)}
             assert rows[os.path.join("bo", "softmax.py")] and not rows[os.path.join("tqdm", "__init__.py")], rows
     assert not mark.exists(), mark.read_text()
+    for command in (["grade", "--exercise", "softmax", "--no-progress", "."], ["check", "softmax", "alice.py"]):
+        refused = subprocess.run([console_script, *command], capture_output=True, text=True, cwd=folder,
+                                 env=dict(os.environ, PYTHONPATH=":"), timeout=300)     # "" is the working folder
+        assert refused.returncode == 2 and "on Python's import path" in refused.stderr, (command, refused.stderr)
     pythonpath = dict(os.environ, PYTHONPATH=str(folder / "tqdm"))       # folders of submissions on the path
     for command in (["grade", "--exercise", "softmax", "--no-progress", str(folder / "tqdm")],
                     ["check", "softmax", str(folder / "tqdm" / "__init__.py")],
@@ -362,13 +368,14 @@ def test_commands_overlapping_in_threads_put_the_working_folder_back_on_the_path
     without the folder: the teacher's own modules there no longer imported. The folder is now back after the last."""
     import threading
     from attention_edu import cli
+    (tmp_path / "sub").mkdir()                          # a folder of its own: the working folder holds none
     for name, seconds in (("a.py", 1), ("b.py", 3)):
-        (tmp_path / name).write_text(f"import time\ntime.sleep({seconds})\n" + softmax_source)
+        (tmp_path / "sub" / name).write_text(f"import time\ntime.sleep({seconds})\n" + softmax_source)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["", *sys.path])
     before, seen = list(sys.path), []
-    first = threading.Thread(target=cli.main, args=(["check", "softmax", "a.py"],))
-    second = threading.Thread(target=cli.main, args=(["check", "softmax", "b.py"],))
+    first = threading.Thread(target=cli.main, args=(["check", "softmax", "sub/a.py"],))
+    second = threading.Thread(target=cli.main, args=(["check", "softmax", "sub/b.py"],))
     first.start()
     time.sleep(0.5)
     second.start()
