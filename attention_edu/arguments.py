@@ -4,7 +4,8 @@ Each is an ``argparse`` type: a bad value is refused while the command line is
 parsed, with a one-line message that names the argument and exit status 2,
 before any work is done. :func:`written_atomically` is how a command writes a
 file: an interrupted or failed write leaves no half-written file behind;
-:func:`signals_noted` lets a command finish what a Ctrl-C must not cut short.
+:func:`signals_noted` lets a command finish what a Ctrl-C must not cut short;
+:func:`working_folder_off_path` keeps the folder a command runs in off the import path.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import contextlib
 import math
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["output_path", "positive_int", "non_negative_int", "positive_seconds", "positive_megabytes",
-           "written_atomically", "signals_noted"]
+           "written_atomically", "signals_noted", "working_folder_off_path", "working_folder_was_on_path"]
 
 
 def output_path(text: str) -> Path:
@@ -188,3 +190,40 @@ def signals_noted() -> Iterator[threading.Event]:
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+_off_path = {"commands": 0, "removed": []}     # commands running; (index, entry) of the working folder taken off
+_off_path_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def working_folder_off_path() -> Iterator[None]:
+    """The folder a command runs in off ``sys.path`` while any command runs (:func:`attention_edu.cli.main`), back where
+    it was after the last: a Python or a Jupyter kernel started in a folder of submissions would otherwise import a
+    student's csv.py or tqdm.py into the grader (red team 48), and commands in threads of one Python overlap (49)."""
+    with _off_path_lock:
+        if _off_path["commands"] == 0:
+            try:
+                here = os.path.realpath(os.curdir)
+            except OSError:             # the working folder is gone: no entry names it
+                here = None
+            _off_path["removed"] = [(index, entry) for index, entry in enumerate(sys.path) if here is not None
+                                    and isinstance(entry, str) and os.path.realpath(entry or os.curdir) == here]
+            for index, _ in reversed(_off_path["removed"]):
+                del sys.path[index]
+        _off_path["commands"] += 1
+    try:
+        yield
+    finally:
+        with _off_path_lock:
+            _off_path["commands"] -= 1
+            if _off_path["commands"] == 0:
+                for index, entry in _off_path["removed"]:
+                    sys.path.insert(index, entry)
+
+
+def working_folder_was_on_path() -> bool:
+    """Whether the folder the running commands started in was on ``sys.path`` (''), which they took off: Python may
+    have imported modules from it before any command began (``check`` and ``grade`` refuse where it holds them)."""
+    with _off_path_lock:
+        return bool(_off_path["commands"] and _off_path["removed"])

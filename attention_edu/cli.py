@@ -11,14 +11,14 @@ convention; commands write their files through
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import importlib
 import os
 import signal
 import sys
 import threading
-from typing import Iterator
+
+from .arguments import working_folder_off_path
 
 __all__ = ["main", "build_parser"]
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if watching:
         signal.signal(signal.SIGINT, _interrupted)
     try:
-        with _working_folder_off_path():
+        with working_folder_off_path():
             args = build_parser().parse_args(argv)     # registering imports every command's module
             command = f"attention-edu {args.command}"
             return _run(args)
@@ -97,43 +97,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _signals: list[int] = []  # the signals main has seen in this call
-_off_path = {"commands": 0, "removed": []}     # commands running; (index, entry) of the working folder taken off
-_off_path_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def _working_folder_off_path() -> Iterator[None]:
-    """The folder a command runs in off ``sys.path`` while any command runs, back where it was after the last: a
-    Python or a Jupyter kernel started in a folder of submissions would otherwise import a student's csv.py or tqdm.py
-    into the grader (red team 48), and commands in threads of one Python overlap (red team 49)."""
-    with _off_path_lock:
-        if _off_path["commands"] == 0:
-            try:
-                here = os.path.realpath(os.curdir)
-            except OSError:             # the working folder is gone: no entry names it
-                here = None
-            _off_path["removed"] = [(index, entry) for index, entry in enumerate(sys.path) if here is not None
-                                    and isinstance(entry, str) and os.path.realpath(entry or os.curdir) == here]
-            for index, _ in reversed(_off_path["removed"]):
-                del sys.path[index]
-        _off_path["commands"] += 1
-    try:
-        yield
-    finally:
-        with _off_path_lock:
-            _off_path["commands"] -= 1
-            if _off_path["commands"] == 0:
-                for index, entry in _off_path["removed"]:
-                    sys.path.insert(index, entry)
-
-
-def working_folder_was_on_path() -> bool:
-    """Whether the folder the running commands started in was on ``sys.path`` (''), which they took off: Python may
-    have imported modules from it before any command began (``check`` and ``grade`` refuse where it holds them)."""
-    with _off_path_lock:
-        return bool(_off_path["commands"] and _off_path["removed"])
-
-
 def _interrupted(signum: int, frame: object) -> None:
     _signals.append(signum)
     raise KeyboardInterrupt       # SIGTERM (kill, timeout) or SIGHUP ends a command as Ctrl-C does

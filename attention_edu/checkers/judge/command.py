@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ...arguments import (non_negative_int, output_path, positive_int, positive_megabytes, positive_seconds,
-                          signals_noted)
+                          signals_noted, working_folder_was_on_path)
 from ..records import fresh_seed
 from ..result import say
 from . import Row, escape, list_submissions
@@ -172,7 +172,6 @@ def _importable(command: str, paths: list[str], listed: Any) -> int | None:
     (PYTHONPATH: the grader would import a student's tqdm.py from it; red teams 47 and 48), or where the working folder
     holds the files or is the folder given and was on the path when the command began (PYTHONPATH=":"; red team 52,
     though the command took it off); else None."""
-    from ...cli import working_folder_was_on_path
     on_path = {os.path.realpath(entry or os.curdir) for entry in sys.path if isinstance(entry, str)}
     given = [path for path in paths if os.path.isdir(path)] + [os.path.dirname(file) or os.curdir for file in listed]
     if working_folder_was_on_path():
