@@ -35,7 +35,12 @@ def main() -> int:
                 signal.signal(number, handler if number == signal.SIGINT else interrupted)
         if pressed:
             raise KeyboardInterrupt
-        return run()  # a Ctrl-C in the instant before run's own guard lands here too
+        try:
+            return run()  # a Ctrl-C in the instant before run's own guard lands here too
+        finally:          # the command is done: a SIGTERM or SIGHUP from now on ends the process, as by default
+            for number in defaults:
+                if number != signal.SIGINT:
+                    signal.signal(number, signal.SIG_DFL)
     except KeyboardInterrupt:
         print("attention-edu: interrupted (Ctrl-C)", file=sys.stderr)
         return 130

@@ -65,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     """
     command = "attention-edu"
     _signals.clear()
-    main_thread = threading.current_thread() is threading.main_thread()
-    if main_thread:
-        for name in ("SIGTERM", "SIGHUP"):        # kill, timeout, a closed terminal (not on Windows)
-            if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:   # nohup
-                signal.signal(getattr(signal, name), _interrupted)
+    main_thread, before = threading.current_thread() is threading.main_thread(), {}
+    for name in ("SIGTERM", "SIGHUP") if main_thread else ():     # kill, timeout, a closed terminal (not on Windows)
+        number = getattr(signal, name, None)
+        if number is not None and (handler := signal.getsignal(number)) is not signal.SIG_IGN:     # nohup: ignored
+            before[number] = handler
+            signal.signal(number, _interrupted)
     # a Ctrl-C the shell ignores (nohup, a script's background job) stays ignored
     watching = main_thread and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if watching:
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         if not _signals:
             raise
     finally:
+        for number, handler in before.items():    # as they were: a notebook's kernel keeps its own
+            signal.signal(number, handler)
         if watching:
             signal.signal(signal.SIGINT, signal.default_int_handler)
     # Out of the except block the interrupted frames are freed, so an open progress bar

@@ -167,3 +167,20 @@ def test_a_ctrl_c_while_torch_imports_waits_for_the_import_then_ends_in_one_line
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.strip().splitlines()[-1] == "attention-edu bench: interrupted (Ctrl-C)", done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_command_leaves_the_callers_signal_handlers_as_it_found_them():
+    """A full test run caught ``grade`` ending with exit 0 and "Exception ignored ... KeyboardInterrupt" where a
+    SIGTERM came as the process shut down: the command's own SIGTERM and SIGHUP handlers outlived it (also in a
+    notebook's kernel, whose SIGTERM then raised KeyboardInterrupt). They are now put back as they were, and the
+    console script, its command done, leaves those signals to end the process as by default."""
+    import sys
+    code = ("import signal\nfrom attention_edu.cli import main\nmine = lambda *a: None\n"
+            "signal.signal(signal.SIGTERM, mine)\nassert main(['check', '--list']) == 0\n"
+            "print(signal.getsignal(signal.SIGTERM) is mine, signal.getsignal(signal.SIGHUP) is signal.SIG_DFL)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "True True", done.stdout + done.stderr
+    code = ("import signal, attention_edu_cli, sys\nsys.argv = ['attention-edu', 'check', '--list']\n"
+            "attention_edu_cli.main()\nprint(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "True", done.stdout + done.stderr

@@ -359,7 +359,8 @@ def test_ctrl_c_writes_the_rows_done_and_exits_130(tmp_path, console_script, sof
 def _grading(tmp_path, console_script, softmax_source, count: int, pause: float,
              command: tuple = ()) -> tuple[subprocess.Popen, Path]:
     """``grade`` (run by ``command``, if given) started on a class of ``count`` right submissions that each sleep
-    ``pause`` s at import, its private directories in ``tmp_path / "tmp"``."""
+    ``pause`` s at import, its private directories in ``tmp_path / "tmp"``. A call gets 30 s: on a loaded machine one
+    over the default 3 s would restart its worker, whose directory, gone, would read as a row done."""
     folder, private = tmp_path / "class", tmp_path / "tmp"
     folder.mkdir()
     private.mkdir()
@@ -367,7 +368,7 @@ def _grading(tmp_path, console_script, softmax_source, count: int, pause: float,
         (folder / f"s{index}.py").write_text(f"import time\ntime.sleep({pause})\n" + softmax_source)
     book = tmp_path / "grades.csv"
     return subprocess.Popen([*command, console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
-                             str(book), "--jobs", "2", "--no-progress"], stdout=subprocess.PIPE,
+                             str(book), "--jobs", "2", "--timeout", "30", "--no-progress"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=str(private))), book
 
 
