@@ -174,8 +174,9 @@ def _importable(command: str, paths: list[str], listed: Any) -> int | None:
     though the command took it off); else None."""
     on_path = {os.path.realpath(entry or os.curdir) for entry in sys.path if isinstance(entry, str)}
     given = [path for path in paths if os.path.isdir(path)] + [os.path.dirname(file) or os.curdir for file in listed]
-    if working_folder_was_on_path():
-        on_path |= {os.path.realpath(folder) for folder in given if os.path.realpath(folder) == os.path.realpath(".")}
+    here = os.path.realpath(os.curdir)
+    if working_folder_was_on_path() and any(os.path.realpath(folder) == here for folder in given):
+        on_path.add(here)
     folders = given + [os.path.dirname(os.path.abspath(path)) for path in paths if os.path.isdir(path)]
     if folder := next((folder for folder in folders if os.path.realpath(folder) in on_path), None):
         return _usage(command, f"{escape(folder, False)} holds submissions and is on Python's import path, so a "
