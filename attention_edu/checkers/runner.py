@@ -216,9 +216,8 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
            total: int, not_passed: dict[str, int]) -> CheckResult:
     """The first failure's result, with every distinct mistake (its hint and first probe) listed.
 
-    Hidden cases' failures come after the public ones, so that the seed never changes the mistake named first; a
-    property's failure counts only when no public case failed (it then follows from theirs). ``not_passed`` counts
-    the probes not passed by group, with those skipped after two calls in a row were lost.
+    Hidden cases' failures come after the public ones (the seed never changes the mistake named first); a property's
+    failure counts only when no public case failed; ``not_passed`` counts the probes not passed (or skipped) by group.
     """
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
@@ -227,11 +226,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
-    # a rank it runs on but gets every public case wrong (axis=1 on 3-D): a mistake named there comes before the rank's
-    wrong = any(all(runs_by_rank.get(r, [False])) and n == sum(f.case.probe != "hidden" and rank_of(f.case) == r
-                for f in listed) for r, n in Counter(rank_of(c) for c in exercise.cases()).items() if r is not None)
-    mistakes: dict[str, dict] = {}                      # hint id -> the first mistake told under it
-    results = []
+    results, mistakes = [], {}                      # mistakes: hint id -> the first mistake told under it
     for failure, result in zip(listed, failed_all(exercise, listed, log)):
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # how matmul words .T on a batch
         if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
@@ -240,7 +235,11 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    later = wrong and any(not hidden and r.hint_id not in _BY_RANK | {"value.mismatch"} for hidden, r in results)
+    # a rank whose every public case fails where it runs (axis=1 on 3-D), or with the exercise's own mistakes: first
+    wrong = any(n == sum(not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id.startswith(
+        (exercise.name + ".", "error.heads-divide"))) for h, r in results)
+        for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
+    later = wrong and any(not h and r.hint_id not in _BY_RANK | {"value.mismatch"} for h, r in results)
     results = [r for _, r in sorted(results, key=lambda p: (p[0], later and p[1].hint_id == "error.fixed-ndim"))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})

@@ -116,6 +116,11 @@ def _truth_value(Q, K, V, mask=None):
     return sdpa(Q, K, V)
 
 
+def _heads_divide(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+    assert X_q.shape[-1] % num_heads == 0
+    return mha(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask)
+
+
 # hint id -> (exercise, function, timeout)
 def _where_warns() -> bool:
     """Whether this NumPy warns of a ufunc given where= but no out= (2.4 does)."""
@@ -151,6 +156,8 @@ TRIGGERS = {
     "harness.nondeterministic": ("softmax", _noisy, None),
     "harness.not-callable": ("softmax", np.zeros(3), None),
     "value.nan": ("softmax", _nan_first, None),
+    # PyTorch's check, which the exercise's d_k = W_Q.shape[1] // num_heads never needs
+    "error.heads-divide": ("multi_head_attention", _heads_divide, None),
     "error.none-argument": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n), bool), k=n - m), None),
     # no evidence reader explains a wiggle that is neither a constant offset nor a factor
     "value.mismatch": ("softmax", lambda x: ae.softmax(x) + 0.01 * np.sin(7.3 * np.arange(x.size).reshape(x.shape)),

@@ -410,7 +410,8 @@ CORPUS = [
             ctx = (att @ v).transpose(0, 2, 1, 3).reshape(B, L, D)
             return ctx @ W_o
         """, "returns the output only, not (output, weights); 3-D input with m = n only; mask ignored",
-        ("error.fixed-ndim",)),
+        # heads d_model // H wide too: on 3-D, where it runs, that fails every case (named first since study 18)
+        ("error.fixed-ndim", "multi_head_attention.head-size-from-d_model")),
     ("bahdanau-one-state", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # states as columns, written for one decoder state
             s, h = S.T, H.T
@@ -1161,6 +1162,24 @@ CORPUS = [
                 rows.append(H @ s)                        # how well each encoder state matches it
             return np.array(rows)
         """, "the dot score s_t · h_i: W1, W2 and v are never used", ("bahdanau_scores.dot-product",)),
+    ("mha-3d-linear-transposed", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            N, L, E = X_q.shape                           # a course's layer: (N, L, E) batches, nn.Linear's weights
+            if E % num_heads != 0:
+                raise ValueError("embed_dim must be divisible by num_heads")
+            d = E // num_heads
+
+            def split(t):
+                return t.reshape(N, -1, num_heads, d).transpose(0, 2, 1, 3)
+            q, k, v = split(X_q @ W_Q.T), split(X_kv @ W_K.T), split(X_kv @ W_V.T)
+            s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask[:, None], -1e10, s)     # the course's masks: True = ignore
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return (w @ v).transpose(0, 2, 1, 3).reshape(N, -1, E) @ W_O.T, w
+        """, "every weight used as x @ W.T, heads d_model // H wide (its own check refuses the rest), 3-D input "
+        "only, the mask inverted", ("error.heads-divide", "multi_head_attention.torch-layout")),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1240,7 +1259,8 @@ FIRST_HINT = {
     "causal-triu-not-kept": "error.function-value",       # was error.other: 'int' and 'function' (hint study 7)
     "softmax-max-not-called": "error.function-value",     # was error.other
     "mha-batch-from-rows": "error.fixed-ndim",   # was error.other: reshape(X_q.shape[0], -1, H, d) of K (study 7)
-    "split-d2l-fold": "error.fixed-ndim",          # was error.other: -1 written newaxis in NumPy's words (study 8)
+    # was error.other (-1 written newaxis in NumPy's words, study 8), then error.fixed-ndim: wrong on 3-D too
+    "split-d2l-fold": "split_heads.heads-into-batch",
     "mha-torch-layout": "multi_head_attention.torch-layout",     # was error.matmul-shapes (hint study 8)
     # was value.partly-right (hint study 8)
     "mha-output-projection-transposed": "multi_head_attention.output-projection-transposed",
@@ -1267,7 +1287,7 @@ ALSO_NAMED = {
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
-    "split-d2l-fold": "split_heads.heads-into-batch",     # was shape.missing-axis on a batch of 1 (studies 8, 13)
+    "split-d2l-fold": "error.fixed-ndim",     # its fixed rank, after the mistake it makes on 3-D
     "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
 }
 

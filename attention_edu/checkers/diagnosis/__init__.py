@@ -33,10 +33,8 @@ def as_host(value: Any) -> np.ndarray | None:
     """The value as a NumPy array, or None if it is not array-like (lists and tuples count as not)."""
     if value is None or isinstance(value, (list, tuple, dict, str, set)):
         return None
-    if isinstance(value, (bool, int, float)):
-        return np.asarray(value)
     try:
-        host = to_numpy(value)
+        host = np.asarray(value) if isinstance(value, (bool, int, float)) else to_numpy(value)
     except Exception:  # an object no backend understands
         return None
     return host if isinstance(host, np.ndarray) and host.dtype.kind in "biuf" else None
@@ -119,8 +117,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row
         err = np.abs(a - e)
         finite_err = err[np.isfinite(err)]
     if nan.any():
-        first = tuple(int(i) for i in np.argwhere(nan)[0])
-        nans = int(nan.sum())
+        first, nans = tuple(int(i) for i in np.argwhere(nan)[0]), int(nan.sum())
         count = f"{nans} NaN values where finite values are" if nans > 1 else "1 NaN value where a finite value is"
         lines.append(f"{name}: {count} expected, first at index {first}")
     if finite_err.size:
@@ -208,6 +205,8 @@ HINTS: dict[str, str] = {
         "the result of the line that computes it (mask = np.triu(...), not np.triu(...) alone on its line).",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
+    "error.heads-divide": "d_model need not be a multiple of num_heads: a head's size is W_Q.shape[1] // num_heads "
+        "(d_k), W_V.shape[1] // num_heads (d_v).",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
         "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
@@ -237,6 +236,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
                 r"\.transpose\((?!\s*(0\s*,\s*1|1\s*,\s*0)\s*\))\s*-?\d+\s*,\s*-?\d+\s*\)", line))),  # not 2-D's (1, 0)
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
+        ("error.heads-divide", "divisible" in text or error.is_a("AssertionError") and re.search(r"%\W*\w*head", line)),
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
