@@ -1162,6 +1162,16 @@ CORPUS = [
                 rows.append(H @ s)                        # how well each encoder state matches it
             return np.array(rows)
         """, "the dot score s_t · h_i: W1, W2 and v are never used", ("bahdanau_scores.dot-product",)),
+    ("sdpa-where-none-mask", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            sim = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            sim = np.where(mask, sim, -1e10)              # with no mask given, None reads as False
+            sim = sim - sim.max(axis=-1, keepdims=True)
+            attn = np.exp(sim)
+            attn = attn / attn.sum(axis=-1, keepdims=True)
+            return attn @ V, attn
+        """, "with no mask every score is filled (np.where(None, ...)): uniform weights; and a finite fill",
+     ("attention.none-mask-fills-all",)),
     ("mha-3d-linear-transposed", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             N, L, E = X_q.shape                           # a course's layer: (N, L, E) batches, nn.Linear's weights
@@ -1281,6 +1291,7 @@ FIRST_HINT = {
     "split-reshape-heads-then-swap": "split_heads.reshape-heads-first",     # was harness.shape (hint study 10)
     "backward-mask-shifts-scores": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 11)
     "bahdanau-dot-score": "bahdanau_scores.dot-product",     # was value.mismatch (hint study 12)
+    "sdpa-where-none-mask": "attention.none-mask-fills-all",     # was value.mismatch (hint study 14, after the arity)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1289,6 +1300,7 @@ ALSO_NAMED = {
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
     "split-d2l-fold": "error.fixed-ndim",     # its fixed rank, after the mistake it makes on 3-D
     "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
+    "sdpa-where-none-mask": "attention.finite-fill",     # the fully masked row, told besides
 }
 
 

@@ -57,16 +57,20 @@ def scaled_scores(Q, K, scale=None):
     return Q @ np.swapaxes(K, -1, -2) / (math.sqrt(Q.shape[-1]) if scale is None else scale)
 
 
-def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False, naive=False):
+def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False, naive=False,
+          unchecked=False):
     """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants.
 
     ``inverted`` flips the mask; ``additive`` adds ``fill`` to the masked scores
     (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``);
-    ``naive`` leaves out the max shift of the softmax.
+    ``naive`` leaves out the max shift of the softmax; ``unchecked`` fills every score where no mask is given
+    (``np.where(None, s, -1e9)`` reads None as False).
     """
     if mask is not None:
         mask = ~mask if inverted else mask
         scores = scores + np.where(mask, 0.0, fill) if additive else np.where(mask, scores, fill)
+    elif unchecked:
+        scores = np.full_like(scores, -1e9)
     weights = softmax_naive(scores, axis) if naive else stable_softmax(scores, axis, guard)   # (..., m, n)
     return weights @ V, weights
 

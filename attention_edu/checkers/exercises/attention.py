@@ -211,6 +211,9 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("mask-added", "masks", partial(attend, fill=-1.0, additive=True),      # scores + mask: +1 where True
      "You add the mask to the scores; it is boolean (True = may attend), so that adds 1 where attending is "
      "allowed and hides nothing: keep the scores where it is True, -inf elsewhere, np.where(mask, scores, -np.inf)."),
+    ("none-mask-fills-all", "small", partial(attend, unchecked=True),
+     "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
+     "weight is 1/n: apply the mask only when one is given (if mask is not None:)."),
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),

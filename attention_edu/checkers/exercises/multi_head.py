@@ -180,6 +180,9 @@ register_mistakes("multi_head_attention", (
     ("finite-fill", "masks", partial(_mha, fill=-1e9),
      "Masked scores get a large negative number rather than -inf, so a fully masked query spreads its weight over "
      "every key in every head: fill with -inf and give such a query zero weights and a zero output."),
+    ("none-mask-fills-all", "small", partial(_mha, unchecked=True),
+     "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
+     "weight is 1/n in every head: apply the mask only when one is given (if mask is not None:)."),
     ("masked-row-nan", "masks", partial(_mha, guard=False),
      "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
      "every head and a zero output."),
