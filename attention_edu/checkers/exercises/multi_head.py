@@ -44,6 +44,9 @@ def _mha_cases() -> list[Case]:
     rows += [("random", "float32, m=2 n=5 d_model=3 H=4 d_k=1 d_v=2", f32),
              ("batched", "3-D, B=1 m=3 n=4 d_model=5 H=3 d_k=2 d_v=3", _inputs(5, (1,), 3, 4, 5, 3, 2, 3)),
              ("batched", "4-D, B=2 C=3 m=4 n=6 d_model=5 H=2 d_k=1 d_v=3", _inputs(6, (2, 3), 4, 6, 5, 2, 1, 3)),
+             # the case code written for PyTorch's layer runs on (hint study 19): what it returns is read there
+             ("batched", "3-D self-attention, B=2 m=n=4 d_model=4 H=2 d_k=d_v=2",
+              _inputs(14, (2,), 4, 4, 4, 2, 2, 2, True)),
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
