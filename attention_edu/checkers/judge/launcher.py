@@ -1,9 +1,9 @@
 """The sandbox's launcher, run by path (``python -I -S launcher.py``) for :mod:`.sandbox`; stdlib only.
 
-It enters the namespaces an unprivileged user may (a tmpfs of ``disk_mb`` over the private directory) and forks the
-worker, PID 1 of the new PID namespace, which takes the rlimits, ``no_new_privs``, no capabilities and the seccomp
-filter, then execs. When the worker ends, the judge sends SIGTERM or its lifeline closes (the judge died), the launcher,
-a child subreaper, kills every descendant left and exits as the worker did. Outside Linux only rlimits apply.
+It enters the namespaces an unprivileged user may (tmpfs over the private directory and, empty, the class's folder) and
+forks the worker, PID 1 of the new PID namespace, which takes the rlimits, ``no_new_privs``, no capabilities and the
+seccomp filter, then execs. When the worker ends, the judge sends SIGTERM or its lifeline closes (the judge died), the
+launcher, a child subreaper, kills every descendant left and exits as the worker did. Outside Linux only rlimits apply.
 """
 import contextlib
 import ctypes
@@ -22,23 +22,23 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_SECCOMP, _PR_SET_CHILD_SUBREAPER, _PR
 _CAPABILITY_VERSION_3 = 0x20080522    # capset(2): a header (version, pid), then two sets of three 32-bit masks
 
 # The seccomp filter refuses (EACCES) what gets around another layer: a process (a fresh memory limit); socket(2),
-# socketpairs and io_uring (no filter sees into them); metadata changes and truncate by path (unseen by Landlock before
-# ABI 3); System V IPC, POSIX queues, keys (they outlive the worker); memfds, fallocate and its ioctls (memory or disk
-# no rlimit counts); a signal, an fd's SIGIO, limits or scheduling aimed at another process (the grader); an ioctl that
-# changes a terminal or console. clone3 (its flags out of a filter's reach) fails with ENOSYS; another ABI's call kills.
+# socketpairs and io_uring (no filter sees into them); metadata changes, truncate, xattrs, inotify, fanotify (no
+# Landlock check: a watch names the files opened in any folder); System V IPC, POSIX queues, keys (they outlive it);
+# memfds, fallocate and its ioctls (memory or disk no rlimit counts); a signal, SIGIO, limits or scheduling aimed at
+# another process; a terminal ioctl that changes it. clone3 (flags out of a filter's reach): ENOSYS; another ABI: kill.
 SYSCALLS = {     # per machine, each number checked by test_seccomp_table.py; own, own_or_zero, who: name only itself
     "x86_64": dict(arch=0xC000003E, clone=56, clone3=435, fcntl=72, ioctl=16, own=(62, 129, 234, 297, 434),
                    own_or_zero=(302, 203, 144, 142, 314), who=((141, 0), (251, 1)), denied=(
         41, 57, 58, 200, 424, 425, 426, 427,                  # socket, fork, vfork, tkill, pidfd_send_signal, io_uring
         76, *range(90, 95), 132, 235, 260, 261, 268, 280, 452,   # truncate, chmod, chown, utime and their kin
-        *range(188, 191), *range(197, 200), 463, 466,         # the xattr calls
+        *range(188, 200), *range(463, 467), 253, 254, 255, 294, 300, 301,    # xattrs, inotify, fanotify
         *range(29, 32), *range(64, 72), 220, 240, 241, 248, 249, 250,     # System V IPC, mq_open, mq_unlink, keys
         53, 319, 447, 285)),                                  # socketpair, memfd_create, memfd_secret, fallocate
     "aarch64": dict(arch=0xC00000B7, clone=220, clone3=435, fcntl=25, ioctl=29, own=(129, 138, 131, 240, 434),
                     own_or_zero=(261, 122, 119, 118, 274), who=((140, 0), (30, 1)), denied=(
         198, 130, 424, 425, 426, 427,                         # socket, tkill, pidfd_send_signal, io_uring
         45, 52, 53, 54, 55, 88, 452,                          # truncate, chmod, chown, utime and their kin
-        *range(5, 8), *range(14, 17), 463, 466,               # the xattr calls
+        *range(5, 17), *range(463, 467), 26, 27, 28, 262, 263,         # xattrs, inotify, fanotify
         *range(180, 182), *range(186, 198), 217, 218, 219,    # mq_open, mq_unlink, System V IPC, keys
         199, 279, 447, 47))}                                  # socketpair, memfd_create, memfd_secret, fallocate
 CAN_FILTER = _LINUX and os.uname().machine in SYSCALLS
@@ -50,8 +50,7 @@ _RETURNS = {"allow": 0x7FFF0000, "deny": 0x50000 | 13, "kill": 0x80000000, "enos
 
 def _libc_call(name: str, *args: int | bytes) -> None:
     if getattr(ctypes.CDLL(None, use_errno=True), name)(*(a if type(a) is bytes else ctypes.c_ulong(a) for a in args)):
-        err = ctypes.get_errno()
-        raise OSError(err, f"{name}{args}: {os.strerror(err)}")
+        raise OSError(err := ctypes.get_errno(), f"{name}{args}: {os.strerror(err)}")
 
 
 def prctl(option: int, value: int) -> None:
@@ -60,9 +59,10 @@ def prctl(option: int, value: int) -> None:
         _libc_call("prctl", option, value, 0, 0, 0)
 
 
-def _enter_namespaces(disk_mb: int) -> str:
-    """``unshare(2)`` through ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves, a tmpfs over the
-    working directory (its mounts never propagate out: mount_namespaces(7)); ``"active"``, or why not."""
+def _enter_namespaces(disk_mb: int, hide: str = "") -> str:
+    """``unshare(2)`` by ctypes (3.11 has no ``os.unshare``), uid and gid mapped onto themselves, a tmpfs over the
+    working directory, an empty read-only one over ``hide`` (neither propagates out: mount_namespaces(7)); "active", or
+    why not."""
     uid, gid, private = os.geteuid(), os.getegid(), os.getcwd()
     try:
         _libc_call("unshare", _CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC)
@@ -72,6 +72,8 @@ def _enter_namespaces(disk_mb: int) -> str:
         _libc_call("mount", b"tmpfs", private.encode(), b"tmpfs", 2 | 4 | 8,   # MS_NOSUID | MS_NODEV | MS_NOEXEC
                    f"size={disk_mb}m,nr_inodes={64 * disk_mb},mode=700".encode())
         os.chdir(private)               # into the tmpfs, which now hides the directory
+        if hide:        # the class's files, which Landlock keeps from being opened but not from os.stat (red team 53)
+            _libc_call("mount", b"tmpfs", hide.encode(), b"tmpfs", 1 | 2 | 4 | 8, b"size=4k,nr_inodes=16")   # MS_RDONLY
     except OSError as error:
         return (f"unavailable: an unprivileged user may not create namespaces here ({error};"
                 " see user.max_user_namespaces, kernel.unprivileged_userns_clone, AppArmor)")
@@ -194,15 +196,13 @@ def _wait(worker: int, wake_r: int, lifeline: int) -> int:
         if lifeline in ready or any(number != signal.SIGCHLD for number in signals):
             os.kill(worker, signal.SIGKILL)     # not reaped yet, so the pid is still ours
             return os.waitpid(worker, 0)[1]
-        pid, code = os.waitpid(-1, os.WNOHANG)
-        while pid:                              # reap orphans as they end, too
-            if pid == worker:
-                return code
-            pid, code = os.waitpid(-1, os.WNOHANG)
+        while (reaped := os.waitpid(-1, os.WNOHANG))[0]:       # reap orphans as they end, too
+            if reaped[0] == worker:
+                return reaped[1]
 
 
 def _launch(config: dict, argv: list[str]) -> None:
-    namespaces = config["namespaces"] and _enter_namespaces(config["limits"]["disk_mb"]) == "active"
+    namespaces = config["namespaces"] and _enter_namespaces(config["limits"]["disk_mb"], config["hide"]) == "active"
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)       # a worker of this user (dumpable after exec) cannot ptrace it or write its memory
     wake_r, wake_w = os.pipe()

@@ -205,10 +205,10 @@ def _kill_session(sid: int, wait: float = 2.0) -> None:
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limits = Limits(),
-          namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = ()) -> Sandboxed:
+          namespaces: bool = True, seccomp: bool = True, pass_fds: Sequence[int] = (), hide: str = "") -> Sandboxed:
     """Run ``argv`` in the existing directory ``cwd`` with exactly ``env``, the rlimits and (where allowed) namespaces;
     the judge talks over the returned worker's ``.process`` pipes, and the worker inherits ``pass_fds`` (files outside
-    ``cwd``, which the tmpfs hides).
+    ``cwd``, which the tmpfs hides). In the mount namespace the folder ``hide`` (the class's) is empty.
 
     ``namespaces=False`` (or ``ATTENTION_EDU_SANDBOX_NO_NAMESPACES=1``) uses the fallback without namespaces;
     ``seccomp=False`` leaves the filter out, for tests of the other layers alone.
@@ -223,7 +223,7 @@ def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], limits: Limi
     status_r, status_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
     config = {"namespaces": bool(namespaces) and namespaces_allowed(), "seccomp": bool(seccomp),
-              "limits": dataclasses.asdict(limits), "status_fd": status_w, "lifeline_fd": lifeline_r}
+              "limits": dataclasses.asdict(limits), "status_fd": status_w, "lifeline_fd": lifeline_r, "hide": hide}
     try:
         process = subprocess.Popen(
             [*_LAUNCHER, "--launch", json.dumps(config), "--", *argv],

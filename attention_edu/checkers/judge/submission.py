@@ -78,8 +78,13 @@ class Remote:
                        "helpers": sorted(helpers or {}), "builtins": BUILTINS, "modules": _MODULES}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
         self.deadline, self.stop = time.monotonic() + budget, stop or threading.Event()     # see stop_all
-        self.child: Child | None = None
-        self.box = self.private = self.printed_fd = None
+        self.child = self.box = self.private = self.printed_fd = None        # child: a Child while it runs
+        # the highest folder above the file that holds nothing the worker reads (the class's), empty in its sandbox
+        needs = [os.path.realpath(p) + os.sep for p in (*read, *library, *_SITES, _WORKER, sys.executable,
+                                                         tempfile.gettempdir())]
+        folder, self.hide = os.path.dirname(os.path.realpath(file)), ""
+        while folder != os.path.dirname(folder) and not any(p.startswith(folder + os.sep) for p in needs):
+            self.hide, folder = folder, os.path.dirname(folder)
         self.layers, self.violations, self.started = [], [], False   # the sandbox's layers; import-rule messages
 
     def start(self) -> dict | Outcome:
@@ -99,7 +104,7 @@ class Remote:
         limits = sandbox.Limits(memory_mb=memory, cpu_seconds=int(self.budget) + 5)
         try:
             self.box = sandbox.spawn([sys.executable, "-I", _WORKER, *_SITES], cwd=self.private, env=env,
-                                     limits=limits, pass_fds=(printed_end,))
+                                     limits=limits, pass_fds=(printed_end,), hide=self.hide)
         finally:
             os.close(printed_end)                     # the sandbox's alone: the pipe ends when its processes do
         pipes = self.box.process
@@ -149,9 +154,8 @@ class Remote:
         if private is not None:
             with contextlib.suppress(OSError, RecursionError):      # folders nested deeper than Python recurses
                 shutil.rmtree(private)
-            # What is left: a folder the worker made without read permission (os.mkdir(d, 0o300), no chmod needed),
-            # even below a path longer than PATH_MAX. chmod -R and rm -rf reach any depth and follow no link below
-            # the one named, which is never a link (without Landlock a worker could put one in its place).
+            # Left: a folder the worker made unreadable (os.mkdir(d, 0o300)), even below a path longer than PATH_MAX:
+            # chmod -R and rm -rf reach any depth and follow no link below it; it is no link (a worker could make one).
             if os.path.isdir(private) and not os.path.islink(private) and shutil.which("chmod"):
                 subprocess.run(["chmod", "-R", "u+rwx", "--", private], stdin=subprocess.DEVNULL, capture_output=True)
             if os.path.lexists(private) and shutil.which("rm"):

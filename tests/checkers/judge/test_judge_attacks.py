@@ -161,7 +161,7 @@ ATTACKS = {
     "classmates": (textwrap.dedent("""
         best = open({classmate!r}).read()
         open({classmate!r}, "w").write("def softmax(x):\\n    return x\\n")
-        """) + WRONG, "PermissionError"),
+        """) + WRONG, "FileNotFoundError"),      # the class's folder is empty in its view (Landlock refuses it too)
     "forge_rows": ("""
         import os
         for pid in os.listdir("/proc"):
@@ -201,7 +201,8 @@ ATTACKS = {
                         pass
             os._exit(0)
         """) + WRONG, "check softmax: failed."),
-    "stdlib_shadow": ("open({cwd!r} + '/shlex.py', 'w').write('raise SystemExit(3)\\n')\n" + WRONG, "PermissionError"),
+    # the grader's working folder beside the class's, empty in its view too
+    "stdlib_shadow": ("open({cwd!r} + '/shlex.py', 'w').write('raise SystemExit(3)\\n')\n" + WRONG, "FileNotFoundError"),
     "process_and_file_flood": ("""
         import os, time
         def softmax(x):
@@ -544,4 +545,66 @@ def test_the_guides_gradescope_autograder_holds_against_its_submission(tmp_path,
     graded = json.loads(written)
     assert (graded["score"], graded["max_score"]) == (0, 25), graded
     assert graded["output"].startswith("importing the file raised ValueError: found [] (line"), graded
+    assert _running() == []
+
+
+SPY = """
+import os, select, struct, time
+import numpy as np
+found = [type(e).__name__ if isinstance(e, OSError) else e for e in [None]]
+for path in {guesses!r}:                 # a classmate's file, then a name nobody handed in
+    try:
+        found.append(os.stat(path).st_size)
+    except OSError as error:
+        found.append(type(error).__name__)
+space = {{}}        # ctypes, compiled as NumPy's own file: the import rule says why, the kernel's layers must hold
+exec(compile("import ctypes", os.path.join(os.path.dirname(np.__file__), "x.py"), "exec"), space)
+ctypes = space["ctypes"]
+libc = ctypes.CDLL(None, use_errno=True)
+watch = libc.inotify_init1(os.O_NONBLOCK)
+if watch < 0:
+    found.append(os.strerror(ctypes.get_errno()))
+else:
+    libc.inotify_add_watch(watch, {folder!r}.encode(), 0x20 | 0x1 | 0x10)    # IN_OPEN | IN_ACCESS | IN_CLOSE_NOWRITE
+    end = time.monotonic() + 4
+    while time.monotonic() < end:        # the names of the files the grader opens meanwhile (--jobs 2)
+        select.select([watch], [], [], 0.2)
+        try:
+            events = os.read(watch, 65536)
+        except BlockingIOError:
+            continue
+        while events:
+            size = struct.unpack_from("iIII", events)[3]
+            found.append(events[16:16 + size].rstrip(bytes(1)).decode())
+            events = events[16 + size:]
+raise RuntimeError(f"LEARNT {{found[1:]}}")
+"""
+
+
+def test_a_submission_learns_nothing_of_its_classmates_files_by_stat_or_inotify(tmp_path, softmax_source,
+                                                                                console_script):
+    """Red team 53: Landlock checks neither ``os.stat`` nor inotify. Watching its folder with inotify (ctypes imported
+    as NumPy's own file), a submission read the names of its classmates' files as the grader opened them (``--jobs
+    2``), and it could hold every inotify instance of the grading user for its budget; ``os.stat`` of a guessed name
+    told a classmate's file from an absent one, with its size and times. Now seccomp refuses inotify (and fanotify, and
+    reading extended attributes), and in the worker's mount namespace the class's folder is empty."""
+    if not LAYERS.get("mount-namespace", "").startswith("active"):
+        pytest.skip(f"needs a mount namespace: {LAYERS}")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "aaa_spy.py").write_text(SPY.format(guesses=[str(folder / "bob.py"), str(folder / "nobody.py")],
+                                                  folder=str(folder)) + softmax_source)
+    for name in ("bob.py", "carol.py", "dave.py"):
+        (folder / name).write_text(softmax_source)
+    (folder / "wrong.py").write_text(WRONG)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--json", "--jobs", "2",
+                           "--seed", "5", "--no-progress"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
+    spy = rows["aaa_spy.py"]
+    assert "LEARNT ['FileNotFoundError', 'FileNotFoundError', 'Permission denied']" in spy["error"], spy
+    assert all(rows[name]["passed"] for name in ("bob.py", "carol.py", "dave.py")), rows
+    assert rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows["wrong.py"]
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     assert _running() == []

@@ -16,11 +16,14 @@ import pytest
 from attention_edu.checkers.judge import launcher as seccomp
 
 HEADERS = {"x86_64": "/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "aarch64": "/usr/include/asm-generic/unistd.h"}
-NEWER = {452: "fchmodat2", 463: "setxattrat", 466: "removexattrat"}    # Linux 6.6 and 6.13: the same on both
+NEWER = {452: "fchmodat2", 463: "setxattrat", 464: "getxattrat", 465: "listxattrat",   # Linux 6.6 and 6.13:
+         466: "removexattrat"}                                                        # the same on both
 DENIED = {
     "socket", "fork", "vfork", "tkill", "pidfd_send_signal", "io_uring_setup", "io_uring_enter", "io_uring_register",
     "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "futimesat",
     "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "truncate",
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr", "inotify_init", "inotify_init1",
+    "inotify_add_watch", "inotify_rm_watch", "fanotify_init", "fanotify_mark",
     "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd", "msgrcv",
     "msgctl", "mq_open", "mq_unlink", "add_key", "request_key", "keyctl", "memfd_create", "memfd_secret", "socketpair",
     "fallocate", *NEWER.values()}
