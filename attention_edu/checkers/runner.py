@@ -209,7 +209,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
 BATCHED = {"error.batched-transpose", "error.batched-dot"}
 #: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
-            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis"}
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis", "error.assertion"}
 
 
 def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, list[bool]], log: list[Outcome],

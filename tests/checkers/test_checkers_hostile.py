@@ -121,6 +121,11 @@ def _heads_divide(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
     return mha(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask)
 
 
+def _equal_sizes(S, H, W):
+    assert S.shape[-1] == H.shape[-1]
+    return S @ W @ H.T
+
+
 # hint id -> (exercise, function, timeout)
 def _where_warns() -> bool:
     """Whether this NumPy warns of a ufunc given where= but no out= (2.4 does)."""
@@ -158,6 +163,8 @@ TRIGGERS = {
     "value.nan": ("softmax", _nan_first, None),
     # PyTorch's check, which the exercise's d_k = W_Q.shape[1] // num_heads never needs
     "error.heads-divide": ("multi_head_attention", _heads_divide, None),
+    # an assert of its own that the exercise's inputs break: Luong's d_s = d_h (hint study 19)
+    "error.assertion": ("luong_general_scores", _equal_sizes, None),
     "error.none-argument": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n), bool), k=n - m), None),
     # no evidence reader explains a wiggle that is neither a constant offset nor a factor
     "value.mismatch": ("softmax", lambda x: ae.softmax(x) + 0.01 * np.sin(7.3 * np.arange(x.size).reshape(x.shape)),

@@ -1172,6 +1172,56 @@ CORPUS = [
             return attn @ V, attn
         """, "with no mask every score is filled (np.where(None, ...)): uniform weights; and a finite fill",
      ("attention.none-mask-fills-all",)),
+    ("luong-asserts-equal-sizes", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            m, d_s = S.shape
+            n, d_h = H.shape
+            assert d_s == d_h                             # written for one hidden size on both sides
+            projected = H @ W.T                           # (n, d_s): W h_i for every encoder state
+            return S @ projected.T
+        """, "its own assert wants d_s == d_h, which W (d_s, d_h) never needs (else right)", ("error.assertion",)),
+    ("entropy-squeeze-batch-of-one", "attention_entropy", """
+        def attention_entropy(weights):
+            w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
+            w = np.maximum(w, 1e-9)
+            per_row = -np.sum(w * np.log(w), axis=-1)
+            return float(per_row.mean())                  # one summary number
+        """, "one mean entropy for the whole array, not one per query (and squeeze(0) wants a batch of one)",
+     ("attention_entropy.single-number",)),
+    ("backward-scaled-by-d_v", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            dV = np.swapaxes(w, -1, -2) @ d_output
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = w * (dW - np.sum(dW * w, axis=-1, keepdims=True)) / np.sqrt(d_output.shape[-1])   # the model width
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, dV
+        """, "dQ and dK divided by √d_v (the output's width) where the forward divided by √d_k",
+     ("attention_backward.scale-by-d_v",)),
+    ("causal-broadcast-shape-inverted", "causal_mask", """
+        def causal_mask(m, n=None):
+            blocked = np.triu(np.ones((m, m), dtype=bool), k=1)   # True = blocked, as PyTorch's attn_mask
+            return blocked[None, None]                    # (1, 1, m, m), to broadcast over batch and heads
+        """, "inverted (True marks the future), shaped (1, 1, m, m), and n ignored", ("causal_mask.inverted",)),
+    ("mha-3d-output-only", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            B, L, D = X_q.shape                           # a layer for (B, L, D) batches
+            d = D // num_heads
+
+            def heads(t):
+                return t.reshape(B, -1, num_heads, d).transpose(0, 2, 1, 3)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask[:, None], s, -np.inf)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return (w @ v).transpose(0, 2, 1, 3).reshape(B, L, D) @ W_O      # the output alone
+        """, "returns the output only, not (output, weights); heads d_model // H wide; 3-D input only",
+     ("harness.arity", "multi_head_attention.head-size-from-d_model", "error.fixed-ndim")),
     ("mha-3d-linear-transposed", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             N, L, E = X_q.shape                           # a course's layer: (N, L, E) batches, nn.Linear's weights
@@ -1292,6 +1342,10 @@ FIRST_HINT = {
     "backward-mask-shifts-scores": "attention_backward.finite-fill",     # was .chain, "dV alone" (hint study 11)
     "bahdanau-dot-score": "bahdanau_scores.dot-product",     # was value.mismatch (hint study 12)
     "sdpa-where-none-mask": "attention.none-mask-fills-all",     # was value.mismatch (hint study 14, after the arity)
+    "luong-asserts-equal-sizes": "error.assertion",     # was error.other (hint study 19)
+    "entropy-squeeze-batch-of-one": "attention_entropy.single-number",    # was error.other: squeeze(0) (study 19)
+    "backward-scaled-by-d_v": "attention_backward.scale-by-d_v",     # was .chain, "0.8944 times" (hint study 19)
+    "causal-broadcast-shape-inverted": "causal_mask.inverted",     # was harness.shape (hint study 19)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1301,6 +1355,8 @@ ALSO_NAMED = {
     "split-d2l-fold": "error.fixed-ndim",     # its fixed rank, after the mistake it makes on 3-D
     "jacobian-batch-last": "shape.moved-axis",     # (n, n, N) for (N, n, n): was harness.shape (hint study 8)
     "sdpa-where-none-mask": "attention.finite-fill",     # the fully masked row, told besides
+    "mha-3d-linear-transposed": "multi_head_attention.torch-layout",    # after its divisibility check (study 18)
+    "mha-3d-output-only": "harness.arity",     # never told: no case ran this code (hint study 19's 08 and 36)
 }
 
 

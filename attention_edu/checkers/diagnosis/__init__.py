@@ -78,8 +78,7 @@ def same_output(mine: tuple, theirs: tuple, dtypes: tuple = ()) -> bool:
 
 def show(x: Any, max_elements: int = 60) -> str:
     """A short printout: the values when small, otherwise shape and dtype only."""
-    host = as_host(x)
-    if host is None:
+    if (host := as_host(x)) is None:
         return f"{type(x).__name__} {x!r}"[:200]
     head = f"shape {host.shape}, {host.dtype}"       # the values: 100 columns wide, 4 decimals
     return head if host.size > max_elements else f"{head}\n{np.array2string(host, 100, 4, suppress_small=True)}"
@@ -104,8 +103,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row
             lines.append(f"{name}: your shape is the expected one with its last two axes swapped")
         return lines
     if actual.dtype.kind == "b" and expected.dtype.kind == "b":
-        wrong = np.argwhere(actual != expected)
-        if wrong.size:
+        if (wrong := np.argwhere(actual != expected)).size:
             first = tuple(int(i) for i in wrong[0])
             lines.append(f"{name}: {len(wrong)} of {actual.size} entries differ; first at index {first}: "
                          f"yours {bool(actual[first])}, expected {bool(expected[first])}")
@@ -207,6 +205,7 @@ HINTS: dict[str, str] = {
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
     "error.heads-divide": "d_model need not be a multiple of num_heads: a head's size is W_Q.shape[1] // num_heads "
         "(d_k), W_V.shape[1] // num_heads (d_v).",
+    "error.assertion": "An assert of yours fails on inputs the exercise allows (below): drop it, or fix what it found.",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
         "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
@@ -237,6 +236,7 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.heads-divide", "divisible" in text or error.is_a("AssertionError") and re.search(r"%\W*\w*head", line)),
+        ("error.assertion", error.is_a("AssertionError")),     # its own check: d_s == d_h (hint study 19)
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
@@ -245,6 +245,6 @@ def explain_error(error: ErrorInfo, args: tuple) -> str:
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
          or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)
-         or value and "must have same number of dimensions" in text),     # np.concatenate of (B, n, d) and (n, d)
+         or value and re.search("must have same number of dim|an axis to squeeze", text)),   # concatenate, squeeze(0)
     )
     return next((hint_id for hint_id, holds in rules if holds), "error.other")

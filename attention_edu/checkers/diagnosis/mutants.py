@@ -14,7 +14,7 @@ from ..judge.harness import Outcome
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
 from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
-from .evidence import diagnose_shape, diagnose_values, extra_axis, rank_of
+from .evidence import diagnose_shape, diagnose_values, rank_of
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
            "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence"]
@@ -69,10 +69,9 @@ def normalise(value: Any) -> tuple:
 def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
     """Run ``thunk`` and normalise what it returns or raises."""
     try:
-        value = thunk()
+        return normalise(thunk())       # the reference's or a mutant's: plain arrays, never a student's object
     except Exception as err:
         return (("error", type(err).__name__, str(err)),)
-    return normalise(value)
 
 
 def _outcome_print(outcome: Outcome) -> tuple | None:
@@ -167,12 +166,14 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
                      for a, e in zip(mine, expected))
         if not same_output(cast, expected, case.float_dtypes):
             mistake = match_mistake(exercise, failure, cast, known)
-    squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray)
-                     and (extra_axis(a.shape, e.shape) or (0, 0))[1] == 1 else a for a, e in zip(mine, expected))
+    squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.ndim > e.ndim
+                     and np.squeeze(a).shape == np.squeeze(e).shape else a for a, e in zip(mine, expected))
     if (mistake is None and failure.hint_id == "harness.shape" and any(s is not a for s, a in zip(squeezed, mine))
             and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
             and (extra := match_mistake(exercise, failure, squeezed, known)) is not None):
-        return extra.id, f"{extra.hint} Your output also has an extra axis of size 1: drop it."
+        several = any(a.ndim > s.ndim + 1 for a, s in zip(mine, squeezed) if s is not a)     # (1, 1, m, n)
+        return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
+                                       " Your output also has an extra axis of size 1: drop it.")
     if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
         flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # inverted, and ...
         if flipped is not None:
@@ -184,9 +185,8 @@ def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: 
     """The probe, the error, the inputs, the evidence, NumPy's warnings and what a lost call printed last."""
     case, outcome, expected = failure.case, failure.outcome, failure.expected
     lines = [f'Probe: {PROBES[failure.probe]}; case: {case.title}.' + (f" {case.note}" if case.note else "")]
-    if failure.error is not None:
-        where = failure.error.line
-        lines.append(f"Error: {failure.error.type_name}: {failure.error.message}" + (f" ({where})" if where else ""))
+    if (error := failure.error) is not None:
+        lines.append(f"Error: {error.type_name}: {error.message}" + (f" ({error.line})" if error.line else ""))
     if case.args:
         lines.append("Inputs:")
         lines.extend(_inputs(case))

@@ -154,6 +154,10 @@ register_mistakes("attention_backward", (
     ("scale-by-d_k", "small",
      lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
      "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
+    ("scale-by-d_v", "small", lambda Q, K, V, d_output, mask=None: backward(
+        Q, K, V, d_output, mask, scale=math.sqrt(V.shape[-1]), forward_scale=math.sqrt(Q.shape[-1])),
+     "dQ and dK carry the forward's 1/√d_k, the size of the queries and keys (Q.shape[-1]); yours divide by √d_v, the "
+     "size of the values (d_output.shape[-1])."),
     ("forward-unscaled", "small", partial(backward, forward_scale=1.0),
      "Recompute the weights exactly as the forward pass does, softmax(Q Kᵀ / √d_k): yours leave out the scale."),
     ("unscaled", "small", partial(backward, forward_scale=1.0, scale_dq=False, scale_dk=False),
