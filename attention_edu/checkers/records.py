@@ -44,6 +44,7 @@ class Case:
     names: tuple[str, ...]
     literal: bool = False    # small enough to print the inputs in full
     note: str = ""
+    twin: str = ""           # a hidden case's: the title of the public case it is drawn like
 
     @property
     def float_dtypes(self) -> tuple:
@@ -243,5 +244,5 @@ def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
         args = tuple(_moved(a, shift, change, rng) for a in model.args)
         if any(a is not b for a, b in zip(args, model.args)):
-            cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names))
+            cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names, twin=model.title))
     return cases

@@ -182,6 +182,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
             not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
             return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
                                        probes_not_run=sum(skipped.values()))
+    not_passed.update(c.probe for c, _ in passed if c.title in {f.case.twin for f in failures})   # scores with its twin
     if stubs == len(cases):     # a stub on every case, not code that stops short on one rank (red team 50)
         how = "raises NotImplementedError" if log[0].error is not None else f"returns {log[0].value!r}"
         return CheckResult(exercise.name, False, False, f"{exercise.function} is still a stub (it {how}). Replace "

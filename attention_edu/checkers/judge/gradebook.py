@@ -34,7 +34,7 @@ def results(exercise: Exercise, row: Row) -> dict[str, Any]:
     for mistake in row.mistakes:
         found.setdefault(mistake.get("probe") or "runs", []).append(
             f"{mistake.get('hint_id')}: {mistake.get('hint') or ''}".strip())
-    why_missed = (", with a mistake named under an earlier test" if row.attempted
+    why_missed = (", with a mistake named under an earlier test (or its hidden twin failed)" if row.attempted
                   else f": {exercise.function} is still a stub")
     tests, order = [], list(PROBES)       # in the order the probes run: "runs" and "returns" come first
     for probe in sorted({**groups, **found}, key=lambda p: order.index(p) if p in order else len(order)):

@@ -844,6 +844,15 @@ def test_answers_recorded_for_the_public_cases_do_not_pass(tmp_path, console_scr
                             "--seed", "7", "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
     assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] < row["probes_total"], row
+    # nor does the table earn a mark for a public case the formula behind it would not: a public case scores with its
+    # hidden twin alone (red teams 50 and 53: 12 of 19 for causal_mask's table, 13 of 25 for a softmax's, over a
+    # wrong formula); the properties' inputs are fixed, and recorded here
+    (tmp_path / "formula.py").write_text(f"import numpy as np\n\ndef {EXERCISES[name].function}(*args):\n"
+                                         f"    {otherwise}\n")
+    grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", name, "--json", "--seed", "7",
+                            "--no-progress"], capture_output=True, text=True, timeout=300)
+    scores = {Path(row["file"]).stem: row["probes_passed"] for row in json.loads(grade.stdout)}
+    assert scores[f"{name}_table"] <= scores["formula"] + len(EXERCISES[name].properties), scores   # fixed inputs
 
 
 def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, softmax_source):
@@ -1048,7 +1057,8 @@ def test_a_padding_mask_wrong_only_for_length_zero_fails_a_hidden_case(tmp_path,
     grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "padding_mask", "--json", "--seed",
                             seed, "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
-    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 1, row
+    # the hidden case, and the public one it is drawn like: a public case scores with its hidden twin alone
+    assert not row["passed"] and row["probe"] == "hidden" and row["probes_passed"] == row["probes_total"] - 2, row
 
 
 def _check_or_grade(console_script, command, exercise, file, seed):
@@ -1074,7 +1084,8 @@ def test_a_softmax_right_on_2d_input_only_with_the_other_ranks_recorded_fails(tm
         assert run.returncode == 1 and "hidden case" in run.stdout, run.stdout + run.stderr
     else:
         row, = json.loads(run.stdout)
-        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 3, row    # the 1-D, 3-D, 4-D
+        # the hidden 1-D, 3-D and 4-D cases, and the public ones they are drawn like (scored with their twins)
+        assert not row["passed"] and row["probes_total"] - row["probes_passed"] == 6, row
 
 
 SINGLE_QUERY_SQUEEZED = """
@@ -1095,7 +1106,7 @@ def test_a_causal_mask_wrong_for_a_single_query_fails_a_hidden_case(tmp_path, co
     grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "causal_mask", "--json", "--seed",
                             "5", "--per-student", "--no-progress"], capture_output=True, text=True, timeout=300)
     row, = json.loads(grade.stdout)
-    assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+    assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 2, row    # with its public twin
 
 
 def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_path, console_script):
@@ -1117,7 +1128,7 @@ def test_a_jacobian_replayed_for_weights_like_the_zero_weight_case_fails(tmp_pat
         grade = subprocess.run([console_script, "grade", str(tmp_path), "--exercise", "softmax_jacobian", "--json",
                                 "--seed", seed, "--no-progress"], capture_output=True, text=True, timeout=300)
         row, = json.loads(grade.stdout)
-        assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 1, row
+        assert not row["passed"] and row["probes_passed"] == row["probes_total"] - 2, row    # with its public twin
 
 
 def test_an_honest_entropy_with_an_epsilon_scores_every_hidden_probe(tmp_path, console_script):
