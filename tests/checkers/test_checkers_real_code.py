@@ -1172,6 +1172,16 @@ CORPUS = [
             return attn @ V, attn
         """, "with no mask every score is filled (np.where(None, ...)): uniform weights; and a finite fill",
      ("attention.none-mask-fills-all",)),
+    ("sdpa-inverted-unguarded", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            score = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                score = np.where(mask == 0, score, float("-inf"))     # masked_fill(mask == 0, -inf), kept
+            score = score - score.max(axis=-1, keepdims=True)
+            weights = np.exp(score) / np.exp(score).sum(axis=-1, keepdims=True)
+            return weights @ V, weights
+        """, "the mask inverted (scores kept where it is False), and a row it hides whole gives NaN",
+     ("attention.inverted-mask",)),
     ("luong-asserts-equal-sizes", "luong_general_scores", """
         def luong_general_scores(S, H, W):
             m, d_s = S.shape
@@ -1343,6 +1353,7 @@ FIRST_HINT = {
     "bahdanau-dot-score": "bahdanau_scores.dot-product",     # was value.mismatch (hint study 12)
     "sdpa-where-none-mask": "attention.none-mask-fills-all",     # was value.mismatch (hint study 14, after the arity)
     "luong-asserts-equal-sizes": "error.assertion",     # was error.other (hint study 19)
+    "sdpa-inverted-unguarded": "attention.inverted-mask",     # was value.masked-weight (hint study 20's 14)
     "entropy-squeeze-batch-of-one": "attention_entropy.single-number",    # was error.other: squeeze(0) (study 19)
     "backward-scaled-by-d_v": "attention_backward.scale-by-d_v",     # was .chain, "0.8944 times" (hint study 19)
     "causal-broadcast-shape-inverted": "causal_mask.inverted",     # was harness.shape (hint study 19)

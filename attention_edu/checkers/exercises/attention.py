@@ -226,5 +226,6 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
 # fill, two mistakes at once, as s + mask * -1e9 (-1e10 gives the same weights: exp(fill − max) is 0 in float64).
 variant("attention.finite-fill")(lambda Q, K, V, mask=None: attend(Q, K, V, mask, fill=-1e9, additive=True))
 variant("attention.no-transpose")(lambda Q, K, V, mask=None: weigh(np.dot(Q, K), V, mask))   # Q.dot(K)
+variant("attention.inverted-mask")(partial(attend, inverted=True, guard=False))   # a row it hides whole: NaN (study 20)
 variant("attention.inverted-mask-finite-fill")(
     lambda Q, K, V, mask=None: attend(Q, K, V, mask, inverted=True, fill=-1e9, additive=True))
