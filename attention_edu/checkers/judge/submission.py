@@ -80,8 +80,8 @@ class Remote:
         self.deadline, self.stop = time.monotonic() + budget, stop or threading.Event()     # see stop_all
         self.child = self.box = self.private = self.printed_fd = None        # child: a Child while it runs
         # the highest folder above the file that holds nothing the worker reads (the class's), empty in its sandbox
-        needs = [os.path.realpath(p) + os.sep for p in (*read, *library, *_SITES, _WORKER, sys.executable,
-                                                         tempfile.gettempdir())]
+        needs = [*read, *library, *_SITES, _WORKER, sys.executable, sys.prefix, sys.exec_prefix, tempfile.gettempdir()]
+        needs = [path(p) + os.sep for p in needs for path in (os.path.realpath, os.path.abspath)]   # a venv's links
         folder, self.hide = os.path.dirname(os.path.realpath(file)), ""
         while folder != os.path.dirname(folder) and not any(p.startswith(folder + os.sep) for p in needs):
             self.hide, folder = folder, os.path.dirname(folder)

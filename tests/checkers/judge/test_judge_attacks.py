@@ -17,7 +17,11 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import site
 import subprocess
+import sys
+import tempfile
 import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -557,6 +561,12 @@ for path in {guesses!r}:                 # a classmate's file, then a name nobod
         found.append(os.stat(path).st_size)
     except OSError as error:
         found.append(type(error).__name__)
+import fcntl
+try:                                     # dnotify: a signal each time a file of the folder is opened (red team 54)
+    fcntl.fcntl(os.open(".", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)
+    found.append("notified")
+except OSError as error:
+    found.append(os.strerror(error.errno))
 space = {{}}        # ctypes, compiled as NumPy's own file: the import rule says why, the kernel's layers must hold
 exec(compile("import ctypes", os.path.join(os.path.dirname(np.__file__), "x.py"), "exec"), space)
 ctypes = space["ctypes"]
@@ -603,8 +613,36 @@ def test_a_submission_learns_nothing_of_its_classmates_files_by_stat_or_inotify(
     assert done.returncode == 0, done.stderr
     rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
     spy = rows["aaa_spy.py"]
-    assert "LEARNT ['FileNotFoundError', 'FileNotFoundError', 'Permission denied']" in spy["error"], spy
+    assert "LEARNT ['FileNotFoundError', 'FileNotFoundError', 'Permission denied', 'Permission denied']" in spy["error"]
     assert all(rows[name]["passed"] for name in ("bob.py", "carol.py", "dave.py")), rows
     assert rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows["wrong.py"]
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     assert _running() == []
+
+
+def test_the_class_folder_is_covered_whatever_its_name_and_never_hides_what_the_worker_needs(tmp_path, softmax_source,
+                                                                                            console_script):
+    """Red team 54: covering the class's folder broke honest grading twice (every file 0 of 25, grade exit 0): a
+    folder name that is not UTF-8 killed the launcher (``str.encode``), and a course folder holding the grader's
+    virtual environment (its packages from the base Python, attention_edu installed from elsewhere) was covered,
+    though the worker starts through that environment's ``bin/python`` and reads its ``pyvenv.cfg``."""
+    latin = Path(tempfile.mkdtemp(prefix=os.fsdecode(b"cl\xe9ss-")))      # the folder covered: the temporary
+    try:                                                                # folder's child
+        (latin / "right.py").write_text(softmax_source)
+        done = subprocess.run([console_script, "grade", str(latin), "--exercise", "softmax", "--json", "--seed", "2",
+                               "--no-progress"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    finally:
+        shutil.rmtree(latin)
+    assert done.returncode == 0 and json.loads(done.stdout)[0]["passed"], done.stdout + done.stderr
+    course = tmp_path / "course"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(course / ".venv")],
+                   check=True, timeout=120)
+    (course / "hw1").mkdir()
+    (course / "hw1" / "right.py").write_text(softmax_source)
+    paths = [*site.getsitepackages(), str(ROOT)]     # the grader's packages, outside the course folder
+    grader = (f"import sys; sys.path[:0] = {paths!r}; from attention_edu.cli import main; "
+              f"sys.exit(main(['grade', {str(course / 'hw1')!r}, '--exercise', 'softmax', '--json', '--seed', '2', "
+              "'--no-progress']))")
+    done = subprocess.run([str(course / ".venv" / "bin" / "python"), "-c", grader], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0 and json.loads(done.stdout)[0]["passed"], done.stdout + done.stderr
