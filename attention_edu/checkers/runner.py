@@ -89,8 +89,7 @@ def _value_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: t
 def _probe(exercise: Exercise, invoke: Callable[..., Outcome], case: Case, timeout: float,
            log: list[Outcome]) -> tuple[Outcome, tuple, Failure | None]:
     """Call the student's function on ``case``: its outcome, the reference's output, a basic failure."""
-    outcome = invoke(case.args, case.names)
-    log.append(outcome)
+    log.append(outcome := invoke(case.args, case.names))
     expected = fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(case.args)))
     return outcome, expected, _basic_failure(exercise, case, outcome, expected, timeout)
 
@@ -136,10 +135,9 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
                 invoke: Callable[..., Outcome] | None = None, seed: int | None = None) -> CheckResult:
     """Run every probe of ``exercise`` on ``fn``; report every distinct mistake.
 
-    Each call runs in a child process (:mod:`.judge.harness`): ``timeout`` seconds per call (default 3) and
-    ``memory_mb`` megabytes of extra memory (default 1024). The judge passes ``invoke`` instead (its sandboxed
-    interpreter) and a ``seed`` that adds hidden cases (:func:`.records.hidden_cases`).
-    """
+    Each call runs in a child process (:mod:`.judge.harness`), ``timeout`` s per call (3) and ``memory_mb`` MB more
+    memory (1024); the judge passes ``invoke`` (its sandbox) and a ``seed`` that adds hidden cases (a public case then
+    scores only where its hidden twin ran and passed: red teams 50, 53 and 55)."""
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory, caller = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb), np.geterr()   # the caller's state
     with np.errstate(all="ignore"):     # for the reference and the comparisons; the student's calls keep the caller's
@@ -160,7 +158,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
-    lost, stubs, first = 0, 0, None    # calls in a row out of time or crashed; stub outcomes; the sample's call
+    lost, stubs, first, skipped = 0, 0, None, {}    # calls lost in a row; stub outcomes; the sample's call; not run
     sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
@@ -180,9 +178,11 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         lost = lost + 1 if outcome.timed_out or outcome.ended else 0      # a fresh process runs the next call
         if lost == 2:              # two calls in a row out of time or crashed: each further one would cost as much
             not_passed.update(skipped := probe_counts(exercise, cases[index + 1:]))
-            return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
-                                       probes_not_run=sum(skipped.values()))
-    not_passed.update(c.probe for c, _ in passed if c.title in {f.case.twin for f in failures})   # scores with its twin
+            break
+    not_passed.update(c.probe for c, _ in passed if c.title in {h.twin for h in cases} - {h.twin for h, _ in passed})
+    if skipped:
+        return dataclasses.replace(report(exercise, failures, runs_by_rank, log, total, not_passed),
+                                   probes_not_run=sum(skipped.values()))
     if stubs == len(cases):     # a stub on every case, not code that stops short on one rank (red team 50)
         how = "raises NotImplementedError" if log[0].error is not None else f"returns {log[0].value!r}"
         return CheckResult(exercise.name, False, False, f"{exercise.function} is still a stub (it {how}). Replace "

@@ -855,6 +855,21 @@ def test_answers_recorded_for_the_public_cases_do_not_pass(tmp_path, console_scr
     assert scores[f"{name}_table"] <= scores["formula"] + len(EXERCISES[name].properties), scores   # fixed inputs
 
 
+def test_a_table_that_hangs_on_any_input_it_does_not_know_earns_no_marks(tmp_path, console_script):
+    """Red team 55: grading stops after two calls in a row are lost, and it stopped before a public case lost the mark
+    its failed hidden twin takes: a table of the public answers that loops on any other input (its first two hidden
+    cases) kept all 11 public marks of 25. A public case now scores only where its twin ran and passed."""
+    table = _recorded("softmax")
+    (tmp_path / "table.py").write_text(f"import numpy as np\nTABLE = {table!r}\n\ndef softmax(x):\n"
+                                       "    key = repr([np.asarray(x).tolist()])\n    if key in TABLE:\n"
+                                       "        return np.array(TABLE[key])\n    while True:\n        pass\n")
+    grade = subprocess.run([console_script, "grade", str(tmp_path / "table.py"), "--exercise", "softmax", "--json",
+                            "--seed", "7", "--timeout", "1", "--no-progress"], capture_output=True, text=True,
+                           timeout=300)
+    row, = json.loads(grade.stdout)
+    assert not row["passed"] and row["probes_passed"] == 0, row
+
+
 def test_a_notebook_of_a_huge_literal_cannot_make_the_grader_parse_it(tmp_path, softmax_source):
     """The judge parses a notebook's cells (to drop its checker calls): 16 MiB of ``X = [1, 1, ...]``
     made it hold 7.7 GB for 54 s; this 2 MiB one, about 1 GB."""
