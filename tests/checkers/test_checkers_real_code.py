@@ -1190,6 +1190,30 @@ CORPUS = [
             projected = H @ W.T                           # (n, d_s): W h_i for every encoder state
             return S @ projected.T
         """, "its own assert wants d_s == d_h, which W (d_s, d_h) never needs (else right)", ("error.assertion",)),
+    ("luong-projected-twice-weights", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            def project(x):                               # a linear layer holding W, applied as x W
+                return x @ W
+            query = project(S[:, None, :])                # (m, 1, d_h)
+            keys = np.repeat(H[None], S.shape[0], axis=0)  # (m, n, d_h)
+            scores = keys @ np.swapaxes(project(query), -1, -2)      # the layer applied a second time
+            e = np.exp(scores - scores.max(axis=1, keepdims=True))
+            return (e / e.sum(axis=1, keepdims=True))[:, :, 0]      # the weights, not the scores
+        """, "the projection applied twice, then the softmax where the raw scores are asked",
+     ("value.softmaxed-scores", "error.matmul-shapes")),
+    ("mha-self-attention-causal-always", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            m, d_model = X_q.shape                        # a decoder block's layer: one input, always causal
+            def split(x):
+                return x.reshape(m, num_heads, x.shape[1] // num_heads).transpose(1, 0, 2)
+            Q, K, V = split(X_q @ W_Q), split(X_q @ W_K), split(X_q @ W_V)
+            scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_model // num_heads)
+            scores = scores + np.triu(np.ones((m, m)), k=1) * -1e9
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights = e / e.sum(axis=-1, keepdims=True)
+            return (weights @ V).transpose(1, 0, 2).reshape(m, -1) @ W_O, weights
+        """, "keys and values from X_q, a causal mask always on, heads of d_model // H, 2-D only",
+     ("multi_head_attention.keys-from-queries",)),
     ("entropy-squeeze-batch-of-one", "attention_entropy", """
         def attention_entropy(weights):
             w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
@@ -1357,6 +1381,8 @@ FIRST_HINT = {
     "entropy-squeeze-batch-of-one": "attention_entropy.single-number",    # was error.other: squeeze(0) (study 19)
     "backward-scaled-by-d_v": "attention_backward.scale-by-d_v",     # was .chain, "0.8944 times" (hint study 19)
     "causal-broadcast-shape-inverted": "causal_mask.inverted",     # was harness.shape (hint study 19)
+    "luong-projected-twice-weights": "value.softmaxed-scores",     # was value.mismatch (hint study 19's 14)
+    "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",     # was harness.shape (study 20)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

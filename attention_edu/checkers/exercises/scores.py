@@ -198,7 +198,12 @@ def _weights_for_scores(case, mine, expected):
     if not isinstance(a, np.ndarray) or a.shape != e.shape or a.ndim == 0:
         return None
     if (c := temperature(a, stable_softmax(e))) is None:
-        return None
+        # rows of weights over scores that are wrong besides (a doubled projection): the softmax is still there to see
+        if a.shape[-1] < 2 or np.any(a < 0) or not np.allclose(a.sum(-1), 1.0) or np.allclose(e.sum(-1), 1.0):
+            return None
+        return "value.softmaxed-scores", ("Your scores sum to 1 along each row: they are weights after a softmax, not "
+                                          "the raw scores asked for. Return the scores before any softmax, then "
+                                          "compare them with the expected ones.")
     return "value.softmaxed-scores", (f"Your scores sum to 1 along each row: they are weights, the softmax of {c:.4g} "
                                       "times the scores asked for. Return the raw scores, before any softmax and "
                                       "without that factor.")
