@@ -2,8 +2,7 @@
 
 The probes run in the order of :data:`.records.PROBES`: the cases (public, then hidden), the properties, determinism.
 On every case the function must run, return the right type, arity, shape and dtype, leave its inputs alone and match
-the reference. Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together.
-"""
+the reference. Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together."""
 
 import copy
 import dataclasses
@@ -14,7 +13,7 @@ from typing import Any, Callable
 from ..backend import host_numpy as np
 from .diagnosis import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint, rank_of
-from .diagnosis.mutants import failed_all, fingerprint, is_stub
+from .diagnosis.mutants import failed_all, fingerprint, is_stub, mistakes_for
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
 from .result import CheckResult, describe, finish, print_notes
@@ -237,8 +236,9 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
     # a rank whose every public case fails where it runs (axis=1 on 3-D), or with the exercise's own mistakes: first
-    wrong = any(n == sum(not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id.startswith(
-        (exercise.name + ".", "error.heads-divide"))) for h, r in results)
+    own = {m.id for m in mistakes_for(exercise.name)} | {"error.heads-divide"}
+    wrong = any(n == sum(not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own)
+                         for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     later = wrong and any(not h and r.hint_id not in _BY_RANK | {"value.mismatch"} for h, r in results)
     results = [r for _, r in sorted(results, key=lambda p: (p[0], later and p[1].hint_id == "error.fixed-ndim"))]

@@ -1214,6 +1214,14 @@ CORPUS = [
             return (weights @ V).transpose(1, 0, 2).reshape(m, -1) @ W_O, weights
         """, "keys and values from X_q, a causal mask always on, heads of d_model // H, 2-D only",
      ("multi_head_attention.keys-from-queries",)),
+    ("sdpa-3d-weights-first", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only
+            e = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+            weights = e / np.sum(e, axis=-1, keepdims=True)
+            return weights, np.matmul(weights, V)         # the weights first
+        """, "returns (weights, output) on the 3-D input it was written for; no mask; 3-D only",
+     ("attention.returns-swapped",)),
     ("entropy-squeeze-batch-of-one", "attention_entropy", """
         def attention_entropy(weights):
             w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
@@ -1383,6 +1391,7 @@ FIRST_HINT = {
     "causal-broadcast-shape-inverted": "causal_mask.inverted",     # was harness.shape (hint study 19)
     "luong-projected-twice-weights": "value.softmaxed-scores",     # was value.mismatch (hint study 19's 14)
     "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",     # was harness.shape (study 20)
+    "sdpa-3d-weights-first": "attention.returns-swapped",     # was error.fixed-ndim (hint study 21's 01)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
