@@ -1,13 +1,12 @@
 """Plain data between the judge and a child: JSON and NumPy's ``.npy`` format, one frame a message.
 
-A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype + shape +
-raw bytes (``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``, ``float``, ``str``,
-``...``, lists, tuples, dicts with string keys, arrays and NumPy scalars cross; anything else a student
-returns is sent as :class:`Unsupported` (what came back, described). Frames are length-capped, a message
-holds at most :data:`MAX_VALUES` values and each array is read once (so decoding costs no more than the
-frame's size), anything malformed is a :class:`ProtocolError`, and nothing here can import or unpickle.
-Standard library and NumPy (through the package's backend module) only: the worker loads both by path.
-"""
+A frame is an 8-byte length, then a JSON document and the arrays it refers to, each as dtype + shape + raw bytes
+(``allow_pickle=False``, no object arrays). Only ``None``, ``bool``, ``int``, ``float``, ``str``, ``...``, lists,
+tuples, dicts with string keys, arrays and NumPy scalars cross; anything else a student returns is sent as
+:class:`Unsupported` (what came back, described). Frames are length-capped, a message holds at most :data:`MAX_VALUES`
+values (a call's reply :data:`REPLY_VALUES`), each array is read once and has a short header and no records (red team
+56: a 10 KB header built a 100 KB dtype), anything malformed is a :class:`ProtocolError`, and nothing here can import or
+unpickle. Standard library and NumPy (through the package's backend module) only: the worker loads both by path."""
 
 import importlib.util
 import io
@@ -32,7 +31,8 @@ __all__ = ["MAX_FRAME", "MAX_VALUES", "ProtocolError", "Unsupported", "plain", "
 
 MAX_FRAME = 64 << 20  #: The largest frame either side accepts, in bytes.
 MAX_VALUES = 1 << 16  #: The most values (numbers, strings, lists, arrays ...) a message may hold: decoding is bounded.
-_MAX_DEPTH = 32
+REPLY_VALUES = 1 << 10  #: The most values in a call's reply, which the judge keeps until the verdict.
+_MAX_DEPTH, _MAX_HEADER = 32, 2048      # an array's .npy header: 64 axes of 20 digits fit
 
 
 class ProtocolError(ValueError):
@@ -70,8 +70,8 @@ def _describe(value: Any) -> str:
     """What came back, in words: "an array of dtype object", "a matrix (an ndarray subclass)", "an Item object"."""
     kind = type(value).__name__
     a = "an" if kind[:1].lower() in "aeiou" else "a"
-    if type(value) is np.ndarray:
-        return f"an array of dtype {value.dtype}"
+    if type(value) is np.ndarray:      # a record's dtype may take 10 KB to print
+        return f"an array of dtype {value.dtype}" if value.dtype.kind != "V" else "an array of records (void dtype)"
     if isinstance(value, np.ndarray):
         return f"{a} {kind} (an ndarray subclass)"
     try:
@@ -81,23 +81,23 @@ def _describe(value: Any) -> str:
     return f"{a} {kind} object" + (" (it has __array__, but is not an ndarray)" if has_array else "")
 
 
-def plain(value: Any, depth: int = 0, left: list[int] | None = None) -> Any:
-    """``value`` with everything that is not plain data replaced by :class:`Unsupported`. Exact types only: an
-    ndarray subclass, an object with ``__array__`` or an array of objects is described, not converted; a tuple's or
-    list's subclass (a NamedTuple) crosses as its items. ``left`` counts down the values it may still visit."""
+def plain(value: Any, depth: int = 0, left: list[int] | None = None, limit: int = MAX_VALUES) -> Any:
+    """``value`` with everything that is not plain data replaced by :class:`Unsupported`. Exact types only: an ndarray
+    subclass, an object with ``__array__`` or an array of objects or records is described, not converted; a tuple's
+    or list's subclass (a NamedTuple) crosses as its items. ``left`` counts down from ``limit``."""
     if left is None:      # the top: one Unsupported for a value too deep or too large (a list that holds itself)
         try:
-            return plain(value, 0, [MAX_VALUES])
+            return plain(value, 0, [limit])
         except ProtocolError:
-            return Unsupported(f"a value nested more than {_MAX_DEPTH} deep, or of more than {MAX_VALUES:,} values")
+            return Unsupported(f"a value nested more than {_MAX_DEPTH} deep, or of more than {limit:,} values")
     left[0], kind = left[0] - 1, type(value)
     if depth > _MAX_DEPTH or left[0] < 0:
         raise ProtocolError("too large")
     if value is None or value is Ellipsis or kind in (bool, int, float, str):
         return value
-    if kind is np.ndarray and not value.dtype.hasobject:
+    if kind is np.ndarray and not value.dtype.hasobject and value.dtype.kind != "V":
         return value
-    if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, np.object_):
+    if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, (np.object_, np.void)):
         return value
     if issubclass(kind, (list, tuple)):      # the items it holds, whatever its own __iter__ says
         base = tuple if issubclass(kind, tuple) else list
@@ -115,10 +115,8 @@ def _tree(value: Any, blobs: list[bytes]) -> Any:
         return value
     if kind is float:
         return value if np.isfinite(value) else {"$f": repr(value)}
-    if value is Ellipsis:
-        return {"$e": 0}
-    if isinstance(value, Unsupported):
-        return {"$x": value.what}
+    if value is Ellipsis or isinstance(value, Unsupported):
+        return {"$e": 0} if value is Ellipsis else {"$x": value.what}
     if kind is np.ndarray or isinstance(value, np.generic):
         buffer = io.BytesIO()
         np.lib.format.write_array(buffer, np.asarray(value), allow_pickle=False)
@@ -143,19 +141,19 @@ def encode(message: Any) -> bytes:
 def _array(blob: bytes) -> np.ndarray:
     """One ``.npy`` blob as a plain ndarray, never a pickle or an array of objects."""
     try:
-        array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
-    except Exception as err:  # a malformed header, a pickled array, a short buffer
+        array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False, max_header_size=_MAX_HEADER)
+    except Exception as err:  # a malformed or long header, a pickled array, a short buffer
         raise ProtocolError(f"a malformed array ({type(err).__name__}: {str(err)[:100]})") from None
-    if type(array) is not np.ndarray or array.dtype.hasobject:
-        raise ProtocolError("an array of Python objects")
+    if type(array) is not np.ndarray or array.dtype.hasobject or array.dtype.kind == "V":
+        raise ProtocolError("an array of Python objects or of records")
     return array
 
 
 def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 0) -> Any:
-    """The value of a JSON ``node``; ``left[0]`` counts down the values a message may still hold."""
+    """The value of a JSON ``node``; ``left`` = [values the message may still hold, from when on none names a kind]."""
     left[0] -= 1
     if left[0] < 0:
-        raise ProtocolError(f"a message of more than {MAX_VALUES:,} values")
+        raise ProtocolError("a message of more values than its limit")
     if depth > _MAX_DEPTH + 2:
         raise ProtocolError("a message nested too deeply")
     if node is None or type(node) in (bool, int, float, str):
@@ -180,12 +178,12 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
     if tag == "$e":
         return Ellipsis
     if tag == "$x" and type(body) is str:
-        return _unsupported(body, new=left[0] > MAX_VALUES - 256)
+        return _unsupported(body, new=left[0] > left[1])
     raise ProtocolError(f"an unknown tag {str(tag)[:20]!r}")
 
 
-def decode(body: bytes) -> Any:
-    """The message in a frame body; :class:`ProtocolError` for anything malformed."""
+def decode(body: bytes, values: int = MAX_VALUES) -> Any:
+    """The message in a frame body, of at most ``values`` values; :class:`ProtocolError` for anything malformed."""
     view, blobs = memoryview(body), []
     if len(view) < 8:
         raise ProtocolError("a frame shorter than its header")
@@ -203,7 +201,7 @@ def decode(body: bytes) -> Any:
             raise ProtocolError("an array cut short")
         blobs.append(bytes(view[at + 8:at + 8 + length]))
         at += 8 + length
-    return _untree(head, blobs, [MAX_VALUES])
+    return _untree(head, blobs, [values, values - 256])     # only the first 256 values name new kinds
 
 
 def send(fd: int, message: Any, deadline: float = math.inf) -> None:
@@ -241,10 +239,11 @@ def _read(fd: int, count: int, deadline: float, drain: tuple[int, Callable[[], b
     return bytes(data)
 
 
-def receive(fd: int, deadline: float, cap: int = MAX_FRAME, drain: tuple[int, Callable[[], bool]] | tuple = ()) -> Any:
-    """The next message on ``fd`` (``deadline`` on :func:`time.monotonic`; ``drain`` as :func:`_read` has it). Raises
-    TimeoutError, EOFError (the writer ended), or :class:`ProtocolError` (malformed or over ``cap`` bytes)."""
+def receive(fd: int, deadline: float, cap: tuple[int, int] = (MAX_FRAME, MAX_VALUES),
+            drain: tuple[int, Callable[[], bool]] | tuple = ()) -> Any:
+    """The next message on ``fd``, of at most ``cap`` bytes and values (``deadline`` on :func:`time.monotonic`;
+    ``drain`` as :func:`_read` has it). Raises TimeoutError, EOFError (the writer ended) or :class:`ProtocolError`."""
     size = int.from_bytes(_read(fd, 8, deadline, drain), "little")
-    if size > cap:
-        raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap:,}")
-    return decode(_read(fd, size, deadline, drain))
+    if size > cap[0]:
+        raise ProtocolError(f"a message of {size:,} bytes, over the limit of {cap[0]:,}")
+    return decode(_read(fd, size, deadline, drain), cap[1])

@@ -155,7 +155,7 @@ def answer(function, args, names):
         warnings.simplefilter("always")
         start = time.perf_counter()
         try:
-            reply["value"] = protocol.plain(function(*copies))
+            reply["value"] = protocol.plain(function(*copies), limit=protocol.REPLY_VALUES)
         except BaseException as err:  # even SystemExit: it is the student's call that ended
             if isinstance(err, MemoryError) and resource is not None:   # reporting it needs memory
                 resource.setrlimit(resource.RLIMIT_AS, (resource.getrlimit(resource.RLIMIT_AS)[1],) * 2)

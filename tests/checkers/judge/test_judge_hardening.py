@@ -745,6 +745,55 @@ def test_a_small_frame_cannot_make_the_grader_build_a_large_one(tmp_path, softma
     assert rows["amplify.py"]["passed"] == "False" and "an answer the checker cannot take" in rows["amplify.py"]["error"], rows
 
 
+RETURNED_HOGS = {          # replies under the 4 MiB cap that the grader, which no rlimit bounds, decoded in full
+    "records.py": """
+        import numpy as np
+        RECORD = np.dtype([(f"f{i}", "<f8") for i in range(560)])      # a 10 KB .npy header that builds a 100 KB dtype
+        def softmax(x):
+            return [np.zeros(0, RECORD) for _ in range(400)]
+        """,
+    "objects.py": """
+        Item = type("A" * 40, (), {})
+        def softmax(x):
+            return [Item() for _ in range(64_000)]                          # each an Unsupported in the grader
+        """,
+    "forged.py": """
+        import io, json, os, sys
+        import numpy as np
+        out = sys._getframe(1).f_locals["out"]      # the worker's reply pipe: this file runs inside its main()
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, np.empty((0,) + (1,) * 63), allow_pickle=False)    # 64 axes, no data
+        blob = len(buffer.getvalue()).to_bytes(8, "little") + buffer.getvalue()
+        head = json.dumps({"$d": [["value", [{"$a": i} for i in range(13_000)]]]}).encode()
+        body = len(head).to_bytes(8, "little") + head + blob * 13_000
+        def softmax(x):
+            os.write(out, len(body).to_bytes(8, "little") + body)        # a reply of its own, then the worker's
+            return x
+        """,
+}
+
+
+@sandboxed
+def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend_a_minute(tmp_path, softmax_source):
+    """Red team 56: a list of 400 empty arrays of a 560-field record dtype, a 4 MiB reply, took the grader to 1.1 GB
+    and 50 s of its own CPU (each header parsed into a new dtype, every reply kept until the verdict); 64,000 objects
+    took it to 430 MB. Records are now described in the worker and refused by the judge, an array's header is at most
+    2 KB, and a reply holds at most 1,024 values (a longer one is one Unsupported, or refused when forged)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, source in RETURNED_HOGS.items():
+        (folder / name).write_text(textwrap.dedent(source))
+    (folder / "honest.py").write_text(softmax_source)
+    (folder / "wrong.py").write_text(softmax_source.replace("axis=-1", "axis=0"))
+    start = time.monotonic()
+    rows, peak_mb = _graded_at_peak(tmp_path, folder)
+    assert peak_mb < 150 and time.monotonic() - start < 40, (peak_mb, time.monotonic() - start)
+    assert rows["honest.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows
+    assert rows["records.py"]["hint_id"] == rows["objects.py"]["hint_id"] == "harness.wrong-type", rows
+    assert rows["forged.py"]["passed"] == "False", rows["forged.py"]
+    assert all(float(row["seconds"]) < 30 for row in rows.values()), rows
+
+
 @sandboxed
 def test_an_exported_script_of_many_cells_cannot_make_the_grader_hold_its_lines_squared(tmp_path, softmax_source):
     """A .py read as an exported notebook sends each cell on the script's own lines, padded with the newlines

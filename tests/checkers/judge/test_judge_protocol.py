@@ -178,9 +178,40 @@ def test_a_message_of_more_values_than_the_cap_is_refused_quickly():
     fits = [0] * (protocol.MAX_VALUES - 1)                     # the list itself is a value too
     assert len(protocol.decode(_frame(fits))) == protocol.MAX_VALUES - 1
     start = time.perf_counter()
-    with pytest.raises(protocol.ProtocolError, match="more than 65,536 values"):
+    with pytest.raises(protocol.ProtocolError, match="more values than its limit"):
         protocol.decode(_frame([[0] * 1000] * 4000))          # 4 million values in 8 MB of JSON
     assert time.perf_counter() - start < 5
+
+
+def test_records_long_headers_and_long_replies_never_reach_the_judge_whole():
+    """Red team 56: each .npy header of an empty record array is parsed into a dtype of its own, 10 KB of header
+    making 100 KB of dtype. The worker describes records; the judge refuses them, and any header over 2 KB, before
+    building anything; a reply holds at most REPLY_VALUES values."""
+    record = np.dtype([(f"f{i}", "<f8") for i in range(560)])
+    for value in (np.zeros(3, record), np.zeros(2, "V8"), np.zeros(1, record)[0]):
+        sent = protocol.plain(value)
+        assert isinstance(sent, protocol.Unsupported) and ("records" in sent.what or "void" in sent.what), sent
+    assert type(protocol.plain(np.zeros(2, "M8[s]"))) is np.ndarray        # a datetime is an array of numbers
+    with pytest.raises(protocol.ProtocolError, match="records"):
+        protocol.decode(_frame({"$a": 0}, np.zeros(0, [("a", "<f8")])))
+    wide = io.BytesIO()
+    np.lib.format.write_array(wide, np.zeros(0, record), allow_pickle=False)
+    long = wide.getvalue()
+    assert len(long) > 9000
+    body = b"".join(len(p).to_bytes(8, "little") + p for p in [json.dumps([{"$a": i} for i in range(400)]).encode()]
+                    + [long] * 400)
+    start = __import__("time").perf_counter()
+    with pytest.raises(protocol.ProtocolError, match="Header info length"):
+        protocol.decode(body)
+    assert __import__("time").perf_counter() - start < 0.5       # refused at the first array, not 400 parsed
+    deep = np.empty((0,) + (1,) * 63)                            # an honest header of NumPy's most axes fits
+    assert protocol.decode(_frame({"$a": 0}, deep)).shape == deep.shape
+    many = [np.float64(1.0)] * (protocol.REPLY_VALUES + 1)
+    told = protocol.plain(many, limit=protocol.REPLY_VALUES)
+    assert isinstance(told, protocol.Unsupported) and f"{protocol.REPLY_VALUES:,} values" in told.what
+    assert len(protocol.plain(many[:-2], limit=protocol.REPLY_VALUES)) == protocol.REPLY_VALUES - 1
+    with pytest.raises(protocol.ProtocolError, match="more values"):
+        protocol.decode(protocol.encode(many), protocol.REPLY_VALUES)
 
 
 def test_a_reply_already_waiting_is_read_past_the_deadline_and_a_flood_of_frames_is_not():
