@@ -1222,6 +1222,13 @@ CORPUS = [
             return weights, np.matmul(weights, V)         # the weights first
         """, "returns (weights, output) on the 3-D input it was written for; no mask; 3-D only",
      ("attention.returns-swapped",)),
+    ("bahdanau-one-state-as-columns", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            decoder, encoder = S.T, H.T                   # written for states as columns and ONE decoder state
+            features = W2 @ encoder + W1 @ decoder        # (d_a, n) + (d_a, 1): here (d_a, n) + (d_a, m)
+            return v[None, :] @ np.tanh(features)         # (1, n)
+        """, "one decoder state's scores: (d_a, n) + (d_a, m) pairs nothing (right only where m = 1)",
+     ("bahdanau_scores.no-pairs",)),
     ("entropy-squeeze-batch-of-one", "attention_entropy", """
         def attention_entropy(weights):
             w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
@@ -1392,6 +1399,7 @@ FIRST_HINT = {
     "luong-projected-twice-weights": "value.softmaxed-scores",     # was value.mismatch (hint study 19's 14)
     "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",     # was harness.shape (study 20)
     "sdpa-3d-weights-first": "attention.returns-swapped",     # was error.fixed-ndim (hint study 21's 01)
+    "bahdanau-one-state-as-columns": "bahdanau_scores.no-pairs",     # was error.broadcast (hint study 21's 20)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

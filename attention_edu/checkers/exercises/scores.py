@@ -163,6 +163,8 @@ register_mistakes("bahdanau_scores", (
 for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as the state, scores (n,) or (1, n)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: np.tanh(S[at] @ W1.T + H @ W2.T) @ v)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: (np.tanh(S[at] @ W1.T + H @ W2.T) @ v)[None])
+variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))   # states as columns
+variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
 register_mistakes("luong_general_scores", (
     ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,

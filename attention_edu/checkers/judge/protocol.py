@@ -71,7 +71,7 @@ def _describe(value: Any) -> str:
     kind = type(value).__name__
     a = "an" if kind[:1].lower() in "aeiou" else "a"
     if type(value) is np.ndarray:      # a record's dtype may take 10 KB to print
-        return f"an array of dtype {value.dtype}" if value.dtype.kind != "V" else "an array of records (void dtype)"
+        return f"an array of dtype {value.dtype}" if value.dtype.names is None else "an array of records (fields)"
     if isinstance(value, np.ndarray):
         return f"{a} {kind} (an ndarray subclass)"
     try:
@@ -95,7 +95,7 @@ def plain(value: Any, depth: int = 0, left: list[int] | None = None, limit: int 
         raise ProtocolError("too large")
     if value is None or value is Ellipsis or kind in (bool, int, float, str):
         return value
-    if kind is np.ndarray and not value.dtype.hasobject and value.dtype.kind != "V":
+    if kind is np.ndarray and not value.dtype.hasobject and value.dtype.names is None:
         return value
     if isinstance(value, np.generic) and kind.__module__ == "numpy" and not isinstance(value, (np.object_, np.void)):
         return value
@@ -144,7 +144,7 @@ def _array(blob: bytes) -> np.ndarray:
         array = np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False, max_header_size=_MAX_HEADER)
     except Exception as err:  # a malformed or long header, a pickled array, a short buffer
         raise ProtocolError(f"a malformed array ({type(err).__name__}: {str(err)[:100]})") from None
-    if type(array) is not np.ndarray or array.dtype.hasobject or array.dtype.kind == "V":
+    if type(array) is not np.ndarray or array.dtype.hasobject or array.dtype.names is not None:
         raise ProtocolError("an array of Python objects or of records")
     return array
 

@@ -188,10 +188,11 @@ def test_records_long_headers_and_long_replies_never_reach_the_judge_whole():
     making 100 KB of dtype. The worker describes records; the judge refuses them, and any header over 2 KB, before
     building anything; a reply holds at most REPLY_VALUES values."""
     record = np.dtype([(f"f{i}", "<f8") for i in range(560)])
-    for value in (np.zeros(3, record), np.zeros(2, "V8"), np.zeros(1, record)[0]):
+    for value in (np.zeros(3, record), np.zeros(1, record)[0]):
         sent = protocol.plain(value)
         assert isinstance(sent, protocol.Unsupported) and ("records" in sent.what or "void" in sent.what), sent
-    assert type(protocol.plain(np.zeros(2, "M8[s]"))) is np.ndarray        # a datetime is an array of numbers
+    for plain_dtype in ("M8[s]", "V8"):          # crosses, to be told "has dtype ..." (test_checkers.py)
+        assert type(protocol.plain(np.zeros(2, plain_dtype))) is np.ndarray
     with pytest.raises(protocol.ProtocolError, match="records"):
         protocol.decode(_frame({"$a": 0}, np.zeros(0, [("a", "<f8")])))
     wide = io.BytesIO()
