@@ -2,8 +2,7 @@
 
 :func:`answer` makes each call, in the sandboxed ``python -I worker.py`` (:func:`main`) or in a notebook check's fork.
 It imports the standard library, ``landlockpy`` and, by path, ``protocol.py`` and ``backend.py`` (NumPy comes through
-it); never the ``attention_edu`` package, which holds the answers.
-"""
+it); never the ``attention_edu`` package, which holds the answers."""
 
 import builtins
 import contextlib
@@ -115,7 +114,8 @@ class Helper:
         if self._refusal:       # ae itself is a module in class: not callable
             raise TypeError("'module' object is not callable") if self._name is None else AttributeError(self._refusal)
         (inp, out), name = self._fds, self._name
-        protocol.send(out, {"helper": name, "args": protocol.plain(list(args)), "kwargs": protocol.plain(kwargs)})
+        protocol.send(out, {"helper": name, "args": protocol.plain(list(args), limit=protocol.REPLY_VALUES // 2),
+                            "kwargs": protocol.plain(kwargs, limit=protocol.REPLY_VALUES // 2)})   # read as a reply
         reply = protocol.receive(inp, time.monotonic() + 60)
         if reply.get("error"):
             raise ValueError(reply["error"])
@@ -233,9 +233,10 @@ def main():
             report["cell_errors"].append(f"{label} raised {type(err).__name__}: {err}"[:500])
     with contextlib.suppress(Exception):  # as after a call
         sys.stdout.flush()
-    report["functions"] = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
-        getattr(v, "__module__", None) == module.__name__ or k == config["function"]))   # functools.partial too
-    protocol.send(out, report)
+    report["functions"] = sorted((k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_") and (
+        getattr(v, "__module__", None) == module.__name__ or k == config["function"])),     # functools.partial too
+        key=lambda k: (k != config["function"], k))[:100]          # the one asked for first, if it is there
+    protocol.send(out, {**report, "cell_errors": report["cell_errors"][:100]})      # the judge reads 100 of each
     function = module.__dict__.get(config["function"])
     while True:
         try:

@@ -1414,6 +1414,27 @@ def test_a_notebooks_ae_is_the_package_it_imported(tmp_path, console_script, exe
         "error"]                                                  # a keyword argument counts towards the bound
 
 
+def test_a_long_load_report_or_helper_call_is_cut_by_the_worker_never_refused(tmp_path, console_script):
+    """After red team 56 capped a reply at 1,280 values, a file of 1,500 functions besides its own (each named in
+    the load report) sent a report the judge could not take, and a notebook's ae.softmax on a list of 2,000
+    numbers a helper call it could not take: both honest work lost. The worker now sends the function asked for
+    first, of at most 100 names, and a helper call's arguments as a reply's; the long list meets ae's own error."""
+    attention = textwrap.dedent(AXIS_SOFTMAX).replace("ae.softmax(", "_softmax(") + textwrap.dedent("""
+        def _softmax(s, axis=-1):
+            e = np.exp(s - np.max(s, axis=axis, keepdims=True, initial=-1e300))
+            total = np.sum(e, axis=axis, keepdims=True)
+            return e / np.where(total == 0, 1.0, total)
+        """)
+    (tmp_path / "many.py").write_text("import math\nimport numpy as np\nfor _i in range(1500):\n"
+                                      "    exec(f'def helper_{_i}(x):\\n    return x\\n')\n" + attention)
+    _notebook(tmp_path / "nb.ipynb", "import math\nimport numpy as np\nimport attention_edu as ae\n",
+              "try:\n    ae.softmax([0.5] * 2000)\nexcept Exception as err:\n    told = str(err)\n", AXIS_SOFTMAX)
+    rows = {Path(r["file"]).name: r for r in json.loads(_check_or_grade(
+        console_script, "grade", "scaled_dot_product_attention", tmp_path / "nb.ipynb", "3").stdout)}
+    assert rows["nb.ipynb"]["passed"] is True, str(rows["nb.ipynb"])
+    assert rows["many.py"]["passed"] is True, str(rows["many.py"])
+
+
 # An old kernel's stand-in (x86_64): a seccomp filter of the steps in argv[1] (WITHOUT_LANDLOCK: landlock_create_ruleset,
 # _add_rule and _restrict_self fail with ENOSYS; WITHOUT_SECCOMP: prctl(PR_SET_SECCOMP) and seccomp(2) fail with
 # EINVAL, as without CONFIG_SECCOMP_FILTER), then exec the grader.
