@@ -222,7 +222,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
                     key=lambda f: f.case.probe == "hidden")
-    errors = {explain_error(f.error, f.case.args) for f in failures if f.error is not None}
+    errors = {explain_error(f.error, f.case.args, f.case.names) for f in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank = rank_hint(runs_by_rank)
     broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}

@@ -1229,6 +1229,39 @@ CORPUS = [
             return v[None, :] @ np.tanh(features)         # (1, n)
         """, "one decoder state's scores: (d_a, n) + (d_a, m) pairs nothing (right only where m = 1)",
      ("bahdanau_scores.no-pairs",)),
+    ("mha-loop-last-head-weights", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            d_k, d_v = W_Q.shape[-1] // num_heads, W_V.shape[-1] // num_heads
+            heads = []
+            for h in range(num_heads):                    # one head at a time
+                q = X_q @ W_Q[:, h * d_k:(h + 1) * d_k]
+                k = X_kv @ W_K[:, h * d_k:(h + 1) * d_k]
+                v = X_kv @ W_V[:, h * d_v:(h + 1) * d_v]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                e = np.exp(s - s.max(axis=-1, keepdims=True))
+                weights = e / e.sum(axis=-1, keepdims=True)
+                heads.append(weights @ v)
+            return np.concatenate(heads, axis=-1) @ W_O, weights      # the last head's weights alone
+        """, "returns the last head's weights alone, (..., m, n), not every head's (and NaN on a fully masked row)",
+     ("harness.shape", "shape.missing-axis", "multi_head_attention.masked-row-nan")),
+    ("backward-output-like-queries", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            scale = 1 / np.sqrt(Q.shape[-1])              # a flash-attention forward, one block of keys at a time
+            O = np.zeros_like(Q)                          # sized like Q: d_k columns where P @ V has d_v
+            S = Q @ np.swapaxes(K, -1, -2) * scale
+            if mask is not None:
+                S = np.where(mask, S, -np.inf)
+            m = S.max(axis=-1, keepdims=True)
+            P = np.exp(S - m)
+            L = P.sum(axis=-1, keepdims=True)
+            O = O + P @ V / L
+            D = np.sum(O * d_output, axis=-1, keepdims=True)
+            W = P / L
+            dS = W * (d_output @ np.swapaxes(V, -1, -2) - D)
+            return dS @ K * scale, np.swapaxes(dS, -1, -2) @ Q * scale, np.swapaxes(W, -1, -2) @ d_output
+        """, "the output allocated like Q (d_k columns), where it has d_v", ("error.value-width",)),
     ("entropy-squeeze-batch-of-one", "attention_entropy", """
         def attention_entropy(weights):
             w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
@@ -1400,6 +1433,7 @@ FIRST_HINT = {
     "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",     # was harness.shape (study 20)
     "sdpa-3d-weights-first": "attention.returns-swapped",     # was error.fixed-ndim (hint study 21's 01)
     "bahdanau-one-state-as-columns": "bahdanau_scores.no-pairs",     # was error.broadcast (hint study 21's 20)
+    "backward-output-like-queries": "error.value-width",     # was error.broadcast (hint study 22's 11, 32, 33)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1434,6 +1468,7 @@ NOT_NAMED = {
     "sdpa-3d-tf-mask": "attention.ignores-mask",             # the 3-D padding probe could not tell it from inverting
     "jacobian-diagonal-vector": "harness.shape",    # the determinism probe's repeat, read without the expected shape
     "entropy-heads-averaged": "attention_entropy.single-number",    # shape.one-number said it (hint study 6)
+    "mha-loop-last-head-weights": "multi_head_attention.averaged-weights",    # nothing averaged (red team 57)
 }
 
 
@@ -1626,3 +1661,37 @@ def test_an_unpacking_error_is_a_fixed_rank_only_where_the_line_unpacks_a_shape(
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), line), (np.zeros((2, 3)),)) == hint_id
+
+
+QKV = (np.zeros((2, 4)), np.zeros((3, 4)), np.zeros((3, 5)))         # d_k = 4, d_v = 5
+
+
+@pytest.mark.parametrize("message, names, hint_id", [
+    # hint study 22: flash-attention code sizes its output like Q (np.zeros_like(Q), o.reshape(q.shape)), d_k for d_v
+    ("operands could not be broadcast together with shapes (2,4) (2,5) ", ("Q", "K", "V"), "error.value-width"),
+    ("operands could not be broadcast together with shapes (2,5) (2,4) ", ("Q", "K", "V", "d_output"),
+     "error.value-width"),
+    ("cannot reshape array of size 10 into shape (2,4)", ("Q", "K", "V"), "error.value-width"),
+    ("operands could not be broadcast together with shapes (2,4) (2,3) ", ("Q", "K", "V"), "error.broadcast"),
+    ("cannot reshape array of size 8 into shape (2,4)", ("Q", "K", "V"), "error.other"),
+    # the same sizes on multi-head attention's arguments (X_q, X_kv, W_Q) are not Q, K and V
+    ("operands could not be broadcast together with shapes (2,4) (2,5) ", ("X_q", "X_kv", "W_Q"), "error.broadcast"),
+])
+def test_an_array_sized_like_the_queries_where_the_values_width_belongs_is_named(message, names, hint_id):
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    line = "line 9 in f: o_i = np.exp(m_prev - m_i) * o_i + p_ij @ v_j"
+    assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), line), QKV, names) == hint_id
+
+
+@pytest.mark.parametrize("line, hint_id", [
+    ("line 3 in f: assert embed_dim % num_heads == 0", "error.heads-divide"),
+    ("line 3 in f: assert d_model % h == 0", "error.heads-divide"),           # hint study 22: error.assertion
+    ("line 3 in f: assert d_model % self.n_heads == 0", "error.heads-divide"),
+    ("line 3 in f: assert d_s == d_h", "error.assertion"),
+    ("line 3 in f: assert n % hidden == 0", "error.assertion"),
+])
+def test_an_assert_that_the_heads_divide_the_width_is_named_whatever_the_heads_are_called(line, hint_id):
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    assert explain_error(ErrorInfo("AssertionError", "", ("AssertionError",), line), ()) == hint_id

@@ -2,8 +2,7 @@
 
 This module compares returned arrays with the expected ones, describes the difference and holds :data:`HINTS`, the
 hints for what the harness sees and for exceptions (:func:`explain_error`). :mod:`.mutants` matches a failing output
-against the known mistakes' wrong implementations; :mod:`.evidence` reads what a failure shows when none matches.
-"""
+against the known mistakes' wrong implementations; :mod:`.evidence` reads what a failure shows when none matches."""
 
 import math
 import re
@@ -56,8 +55,7 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
     rtol, atol = tolerance(np.float32 if half else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
-        finite = e[np.isfinite(e)]
-        scale = max(1.0, float(np.max(np.abs(finite)))) if finite.size else 1.0
+        scale = max(1.0, float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0)))
         return bool(np.allclose(a, e, rtol=rtol, atol=atol * scale, equal_nan=True))
 
 
@@ -82,12 +80,6 @@ def show(x: Any, max_elements: int = 60) -> str:
         return f"{type(x).__name__} {x!r}"[:200]
     head = f"shape {host.shape}, {host.dtype}"       # the values: 100 columns wide, 4 decimals
     return head if host.size > max_elements else f"{head}\n{np.array2string(host, 100, 4, suppress_small=True)}"
-
-
-def _row_sums(x: np.ndarray) -> str:
-    """The first eight sums over the last axis, as text."""
-    flat = np.ravel(np.sum(x, axis=-1))
-    return np.array2string(flat[:8], precision=4, suppress_small=True) + (" ..." if flat.size > 8 else "")
 
 
 def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row_sums: bool = False) -> list[str]:
@@ -124,10 +116,12 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         lines.append(f"{name}: first difference at index {idx}: yours {a[idx]:.6g}, expected {e[idx]:.6g}")
-    if row_sums and a.ndim >= 1:
-        lines.append(f"{name}: row sums, yours {_row_sums(a)}; expected {_row_sums(e)}")
+    if row_sums and a.ndim >= 1:        # the first eight sums over the last axis
+        sums = [np.array2string(np.ravel(x.sum(-1))[:8], precision=4, suppress_small=True) + " ..." * (x[..., 0].size
+                > 8) for x in (a, e, a.mT if a.ndim >= 2 else a, e.mT if a.ndim >= 2 else e)]
+        lines.append(f"{name}: row sums, yours {sums[0]}; expected {sums[1]}")
         if a.ndim >= 2 and not np.allclose(np.sum(a, axis=-1), np.sum(e, axis=-1), equal_nan=True):
-            lines.append(f"{name}: column sums, yours {_row_sums(a.mT)}; expected {_row_sums(e.mT)}")
+            lines.append(f"{name}: column sums, yours {sums[2]}; expected {sums[3]}")
     return lines
 
 
@@ -156,7 +150,7 @@ HINTS: dict[str, str] = {
         "(os._exit, exit in C code).",
     "harness.crash": "The process running your function died; look for as_strided with strides past the array's end, "
         "ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
-    "harness.reply": "What your function returned was too large to come back (4 MiB or 65,536 values at most) or not "
+    "harness.reply": "What your function returned was too large to come back (4 MiB or 1,024 values at most) or not "
         "plain data: return NumPy arrays of the expected shape.",
     "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, an outer "
         "product over every axis) or a list that grows without end.",
@@ -205,6 +199,8 @@ HINTS: dict[str, str] = {
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
     "error.heads-divide": "d_model need not be a multiple of num_heads: a head's size is W_Q.shape[1] // num_heads "
         "(d_k), W_V.shape[1] // num_heads (d_v).",
+    "error.value-width": "An array sized from Q (d_k = Q.shape[-1]) meets one of V's width, d_v = V.shape[-1]: the "
+        "output and all built from the values are (..., m, d_v), so size them from V (d_v need not be d_k).",
     "error.assertion": "An assert of yours fails on inputs the exercise allows (below): drop it, or fix what it found.",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
@@ -213,29 +209,33 @@ HINTS: dict[str, str] = {
 }
 
 
-def explain_error(error: ErrorInfo, args: tuple) -> str:
-    """The hint id for an exception the student's function raised (called with ``args``): the first rule that holds."""
+def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
+    """The hint id for an exception the student's function raised (on ``args``, named ``names``): the first rule."""
     text, line, value = error.message, error.line, error.is_a("ValueError")
     broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
     dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose\(\s*[\w.]*\s*\)", line)   # all axes
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
+    q, k, v = (np.shape(a) for a in args[:3]) if tuple(names[:3]) == ("Q", "K", "V") else ((), (), ())  # study 22
+    widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2] and {q[-1], v[-1]}
     rules = (
         ("error.exit", error.is_a("SystemExit")),
         ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
+        ("error.value-width", widths and (broadcast and {int(g) for g in re.findall(r"(\d+)\)", text)} == widths
+                                          or sizes[1:] == list(q) and sizes[0] == math.prod(q[:-1]) * v[-1])),
         ("error.broadcast", broadcast),
         ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args) and transposed),
-        ("error.matmul-shapes", core),
         ("error.batched-dot", dot and re.search(r"\(\d+,\d+,\d+", text)),    # np.dot of 2-D operands: no batch
-        ("error.matmul-shapes", dot),
+        ("error.matmul-shapes", core or dot),
         ("error.torch-keyword", error.is_a("TypeError") and re.search(
             r"unexpected keyword argument '(dim|keepdim|perm)'", text) or ("axes don't match" in text and re.search(
                 r"\.transpose\((?!\s*(0\s*,\s*1|1\s*,\s*0)\s*\))\s*-?\d+\s*,\s*-?\d+\s*\)", line))),  # not 2-D's (1, 0)
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
-        ("error.heads-divide", "divisible" in text or error.is_a("AssertionError") and re.search(r"%\W*\w*head", line)),
+        ("error.heads-divide", "divisible" in text or error.is_a("AssertionError")
+         and re.search(r"%\W*([\w.]*head\w*|n?h|H)\b", line)),      # % num_heads, or % h (hint study 22)
         ("error.assertion", error.is_a("AssertionError")),     # its own check: d_s == d_h (hint study 19)
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),

@@ -78,9 +78,8 @@ def _outcome_print(outcome: Outcome) -> tuple | None:
     """The fingerprint of what the student's call returned or raised; None when the call was lost."""
     if outcome.timed_out or outcome.ended:
         return None
-    if outcome.error is not None:
-        return (("error", outcome.error.type_name, outcome.error.message),)
-    return normalise(outcome.value)
+    error = outcome.error
+    return normalise(outcome.value) if error is None else (("error", error.type_name, error.message),)
 
 
 def is_stub(outcome: Outcome) -> bool:
@@ -205,8 +204,7 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
            guess: bool = True) -> CheckResult:
     """The CheckResult for ``failure``: the mistake a mutant (unless ``guess`` is false) or the evidence names, else
     the failure's own hint (or that of its hint id or exception); then the details."""
-    mine = _outcome_print(failure.outcome)
-    # its output shows the mistake, unless its values are right (a tuple (w,) for w)
+    mine = _outcome_print(failure.outcome)     # telling: it shows the mistake, unless its values are right ((w,))
     telling = (mine is not None and failure.probe not in ("inputs", "determinism")
                and not same_output(mine, failure.expected, failure.case.float_dtypes))
     named, said = None, failure.hint_id == "error.where-without-out"     # (hint id, hint); NumPy's warning tells
@@ -214,16 +212,18 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
         named = _read_mutants(exercise, failure, mine, known)
     if named is None and telling and not said:
         named = read_evidence(exercise, failure, mine)
-    if named is None and telling and guess and failure.hint_id == "harness.shape":    # no mutant's values: its shapes
+    if named is None and telling and guess and failure.hint_id == "harness.shape" and all(      # no mutant's values:
+            np.ndim(a) == np.ndim(e) for a, e in zip(mine, failure.expected)):     # its shapes, where no axis is lost
         shaped = match_mistake(exercise, failure, mine, known, same=lambda a, b, _: len(a) == len(b) and all(
             getattr(x, "shape", x) == getattr(y, "shape", y) for x, y in zip(a, b)))
-        named = None if shaped is None else (shaped.id, f"{shaped.hint} (Your arrays have the shapes it gives.)")
+        named = None if shaped is None else (shaped.id, f"{shaped.hint} (Your arrays have the shapes this mistake "
+                                                        "gives, though not its values: look there first.)")
     if named is not None:
         hint_id, hint = named
     else:
         hint_id = failure.hint_id
         if hint_id is None and failure.error is not None:
-            hint_id = explain_error(failure.error, failure.case.args)
+            hint_id = explain_error(failure.error, failure.case.args, failure.case.names)
         hint = failure.hint or HINTS[hint_id].format(**{"signature": exercise.signature, **failure.fields})
     return CheckResult(exercise.name, passed=False, attempted=True, summary=failure.summary, hint=hint,
                        hint_id=hint_id, probe=failure.probe, case=failure.case,

@@ -163,7 +163,7 @@ register_mistakes("bahdanau_scores", (
 for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as the state, scores (n,) or (1, n)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: np.tanh(S[at] @ W1.T + H @ W2.T) @ v)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: (np.tanh(S[at] @ W1.T + H @ W2.T) @ v)[None])
-variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))   # states as columns
+variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
 register_mistakes("luong_general_scores", (
@@ -203,9 +203,9 @@ def _weights_for_scores(case, mine, expected):
         # rows of weights over scores that are wrong besides (a doubled projection): the softmax is still there to see
         if a.shape[-1] < 2 or np.any(a < 0) or not np.allclose(a.sum(-1), 1.0) or np.allclose(e.sum(-1), 1.0):
             return None
-        return "value.softmaxed-scores", ("Your scores sum to 1 along each row: they are weights after a softmax, not "
-                                          "the raw scores asked for. Return the scores before any softmax, then "
-                                          "compare them with the expected ones.")
+        return "value.softmaxed-scores", ("Your scores sum to 1 along each row: they are weights (a softmax, or a "
+                                          "division by the row's sum), not the raw scores asked for. Return the "
+                                          "scores before any normalising, then compare them with the expected ones.")
     return "value.softmaxed-scores", (f"Your scores sum to 1 along each row: they are weights, the softmax of {c:.4g} "
                                       "times the scores asked for. Return the raw scores, before any softmax and "
                                       "without that factor.")

@@ -150,12 +150,16 @@ def _array(blob: bytes) -> np.ndarray:
 
 
 def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 0) -> Any:
-    """The value of a JSON ``node``; ``left`` = [values the message may still hold, from when on none names a kind]."""
+    """The value of a JSON ``node``; ``left``: values left, the count under which none names a kind, text left."""
     left[0] -= 1
     if left[0] < 0:
         raise ProtocolError("a message of more values than its limit")
     if depth > _MAX_DEPTH + 2:
         raise ProtocolError("a message nested too deeply")
+    if type(node) is str:      # text: one emoji makes each character take 4 bytes (red team 57: 16 MB from 4 MiB)
+        left[2] -= len(node)
+        if left[2] < 0:
+            raise ProtocolError("a message of more text than its limit")
     if node is None or type(node) in (bool, int, float, str):
         return node
     if type(node) is list:
@@ -173,10 +177,8 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
         if tag == "$s" and array.ndim:
             raise ProtocolError("a scalar with a shape")
         return array if tag == "$a" else array[()]
-    if tag == "$f" and body in ("nan", "inf", "-inf"):
-        return float(body)
-    if tag == "$e":
-        return Ellipsis
+    if tag == "$f" and body in ("nan", "inf", "-inf") or tag == "$e":
+        return Ellipsis if tag == "$e" else float(body)
     if tag == "$x" and type(body) is str:
         return _unsupported(body, new=left[0] > left[1])
     raise ProtocolError(f"an unknown tag {str(tag)[:20]!r}")
@@ -185,10 +187,8 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
 def decode(body: bytes, values: int = MAX_VALUES) -> Any:
     """The message in a frame body, of at most ``values`` values; :class:`ProtocolError` for anything malformed."""
     view, blobs = memoryview(body), []
-    if len(view) < 8:
-        raise ProtocolError("a frame shorter than its header")
     size = int.from_bytes(view[:8], "little")
-    if size > len(view) - 8:
+    if len(view) < 8 or size > len(view) - 8:
         raise ProtocolError("a frame cut short")
     try:
         head = json.loads(bytes(view[8:8 + size]).decode("utf-8"))
@@ -201,7 +201,7 @@ def decode(body: bytes, values: int = MAX_VALUES) -> Any:
             raise ProtocolError("an array cut short")
         blobs.append(bytes(view[at + 8:at + 8 + length]))
         at += 8 + length
-    return _untree(head, blobs, [values, values - 256])     # only the first 256 values name new kinds
+    return _untree(head, blobs, [values, values - 256, values << 8])   # first 256 values name kinds; 256 chars each
 
 
 def send(fd: int, message: Any, deadline: float = math.inf) -> None:

@@ -114,8 +114,8 @@ class Helper:
         if self._refusal:       # ae itself is a module in class: not callable
             raise TypeError("'module' object is not callable") if self._name is None else AttributeError(self._refusal)
         (inp, out), name = self._fds, self._name
-        protocol.send(out, {"helper": name, "args": protocol.plain(list(args), limit=protocol.REPLY_VALUES // 2),
-                            "kwargs": protocol.plain(kwargs, limit=protocol.REPLY_VALUES // 2)})   # read as a reply
+        protocol.send(out, {"helper": name, "args": [protocol.plain(a, limit=protocol.REPLY_VALUES // 4) for a in args],
+                            "kwargs": protocol.plain(kwargs, limit=protocol.REPLY_VALUES // 4)})   # read as a reply
         reply = protocol.receive(inp, time.monotonic() + 60)
         if reply.get("error"):
             raise ValueError(reply["error"])
@@ -130,7 +130,7 @@ def describe(error):
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(STDLIB)
               and not {"numpy", "attention_edu"} & set(f.filename.replace("\\", "/").split("/"))]
     line = "".join(f"line {at.lineno} in {at.name}" + (f": {at.line.strip()}" if at.line else "") for at in frames[-1:])
-    return {"type": type(error).__name__, "bases": [k.__name__ for k in type(error).__mro__],
+    return {"type": type(error).__name__[:200], "bases": [k.__name__[:200] for k in type(error).__mro__][:40],
             "message": message[:4000], "line": line[:400]}
 
 

@@ -757,6 +757,10 @@ RETURNED_HOGS = {          # replies under the 4 MiB cap that the grader, which 
         def softmax(x):
             return [Item() for _ in range(64_000)]                          # each an Unsupported in the grader
         """,
+    "text.py": """
+        def softmax(x):                                     # one value; an emoji makes each character 4 bytes
+            return "x" * 4_150_000 + chr(0x1F600)
+        """,
     "forged.py": """
         import io, json, os, sys
         import numpy as np
@@ -777,8 +781,9 @@ RETURNED_HOGS = {          # replies under the 4 MiB cap that the grader, which 
 def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend_a_minute(tmp_path, softmax_source):
     """Red team 56: a list of 400 empty arrays of a 560-field record dtype, a 4 MiB reply, took the grader to 1.1 GB
     and 50 s of its own CPU (each header parsed into a new dtype, every reply kept until the verdict); 64,000 objects
-    took it to 430 MB. Records are now described in the worker and refused by the judge, an array's header is at most
-    2 KB, and a reply holds at most 1,024 values (a longer one is one Unsupported, or refused when forged)."""
+    took it to 430 MB; red team 57's one string of 4 MiB with an emoji, 463 MB. Records are now described in the worker
+    and refused by the judge, an array's header is at most 2 KB, a reply holds at most 1,024 values (a longer one is
+    one Unsupported, or refused when forged) and 256 characters of text a value."""
     folder = tmp_path / "class"
     folder.mkdir()
     for name, source in RETURNED_HOGS.items():
@@ -790,7 +795,7 @@ def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend
     assert peak_mb < 150 and time.monotonic() - start < 40, (peak_mb, time.monotonic() - start)
     assert rows["honest.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows
     assert rows["records.py"]["hint_id"] == rows["objects.py"]["hint_id"] == "harness.wrong-type", rows
-    assert rows["forged.py"]["passed"] == "False", rows["forged.py"]
+    assert rows["forged.py"]["passed"] == rows["text.py"]["passed"] == "False", rows
     assert all(float(row["seconds"]) < 30 for row in rows.values()), rows
 
 
