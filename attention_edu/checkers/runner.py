@@ -132,11 +132,10 @@ def _covered(exercise: Exercise, counts: dict[str, int]) -> str:
 def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = None,
                 timeout: float | None = None, memory_mb: float | None = None,
                 invoke: Callable[..., Outcome] | None = None, seed: int | None = None) -> CheckResult:
-    """Run every probe of ``exercise`` on ``fn``; report every distinct mistake.
-
-    Each call runs in a child process (:mod:`.judge.harness`), ``timeout`` s per call (3) and ``memory_mb`` MB more
-    memory (1024); the judge passes ``invoke`` (its sandbox) and a ``seed`` that adds hidden cases (a public case then
-    scores only where its hidden twin ran and passed: red teams 50, 53 and 55)."""
+    """Run every probe of ``exercise`` on ``fn`` and report every distinct mistake. Each call runs in a child process
+    (:mod:`.judge.harness`), ``timeout`` s per call (3) and ``memory_mb`` MB more memory (1024); the judge passes
+    ``invoke`` (its sandbox) and a ``seed`` that adds hidden cases (a public case then scores only where its hidden
+    twin ran and passed: red teams 50, 53 and 55)."""
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     memory, caller = DEFAULT_MEMORY_MB if memory_mb is None else float(memory_mb), np.geterr()   # the caller's state
     with np.errstate(all="ignore"):     # for the reference and the comparisons; the student's calls keep the caller's
@@ -152,8 +151,7 @@ def run_checker(exercise: Exercise, fn: Callable | None, strict: bool | None = N
 
 def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, seed: int | None) -> CheckResult:
     cases = exercise.cases() + hidden_cases(exercise, seed)
-    counts = probe_counts(exercise, cases)
-    total = sum(counts.values())
+    total = sum((counts := probe_counts(exercise, cases)).values())
     log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
     runs_by_rank: dict[int, list[bool]] = {}
@@ -240,8 +238,10 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     wrong = any(n == sum(not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own)
                          for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
-    later = wrong and any(not h and r.hint_id not in _BY_RANK | {"value.mismatch"} for h, r in results)
-    results = [r for _, r in sorted(results, key=lambda p: (p[0], later and p[1].hint_id == "error.fixed-ndim"))]
+    told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
+    lead = told - {"error.heads-divide", "value.nan"} if "error.heads-divide" in told else set()   # (studies 21-23)
+    results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id ==
+                                                            "error.fixed-ndim", p[1].hint_id not in lead))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     if "shape.one-number" in mistakes:          # the exercise's own name for it would say the same thing again

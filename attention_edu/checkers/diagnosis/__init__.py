@@ -216,15 +216,15 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose\(\s*[\w.]*\s*\)", line)   # all axes
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
     q, k, v = (np.shape(a) for a in args[:3]) if tuple(names[:3]) == ("Q", "K", "V") else ((), (), ())  # study 22
-    widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2] and {q[-1], v[-1]}
+    widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2]
     rules = (
         ("error.exit", error.is_a("SystemExit")),
         ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
-        ("error.value-width", widths and (broadcast and {int(g) for g in re.findall(r"(\d+)\)", text)} == widths
-                                          or sizes[1:] == list(q) and sizes[0] == math.prod(q[:-1]) * v[-1])),
+        ("error.value-width", widths and (broadcast and str(q).replace(" ", "") in text and re.search(  # Q's shape
+            rf"[(,]{v[-1]}\)", text) or sizes[1:] == list(q) and sizes[0] == math.prod(q[:-1]) * v[-1])),
         ("error.broadcast", broadcast),
         ("error.batched-transpose", core and any(np.ndim(a) >= 3 for a in args) and transposed),
         ("error.batched-dot", dot and re.search(r"\(\d+,\d+,\d+", text)),    # np.dot of 2-D operands: no batch
@@ -235,7 +235,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.boolean-index", error.is_a("IndexError") and "boolean index did not match" in text),
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.heads-divide", "divisible" in text or error.is_a("AssertionError")
-         and re.search(r"%\W*([\w.]*head\w*|n?h|H)\b", line)),      # % num_heads, or % h (hint study 22)
+         and re.search(r"%\W*([\w.]*head\w*\b|(n?h|H)\s*[=!]=)", line)),     # % num_heads, or % h == (study 22)
         ("error.assertion", error.is_a("AssertionError")),     # its own check: d_s == d_h (hint study 19)
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),

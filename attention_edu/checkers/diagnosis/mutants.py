@@ -92,16 +92,17 @@ def is_stub(outcome: Outcome) -> bool:
     return all(p is None or p is Ellipsis for p in parts)
 
 
-def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = (),
-                  same: Callable = same_output) -> Mistake | None:
-    """The first registered mistake whose mutant reproduces ``mine`` (as ``same`` compares) on the failure's case and
-    gets right every case of its rank the function got right (on m = 1 the right scores, squeezed, are one decoder
-    state's). Mistakes in ``known`` (told before) come first, then those of the failure's probe, then its case's."""
+def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
+    """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
+    its rank the function got right (on m = 1 the right scores, squeezed, are one decoder state's: not on m = 2).
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
+    case's own: one mistake that explains every probe is named once.
+    """
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))
-        if same(mine, theirs, failure.case.float_dtypes) and all(same(fingerprint(
+        if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
                 exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
                 if rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D alone
             return mistake
@@ -212,12 +213,6 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
         named = _read_mutants(exercise, failure, mine, known)
     if named is None and telling and not said:
         named = read_evidence(exercise, failure, mine)
-    if named is None and telling and guess and failure.hint_id == "harness.shape" and all(      # no mutant's values:
-            np.ndim(a) == np.ndim(e) for a, e in zip(mine, failure.expected)):     # its shapes, where no axis is lost
-        shaped = match_mistake(exercise, failure, mine, known, same=lambda a, b, _: len(a) == len(b) and all(
-            getattr(x, "shape", x) == getattr(y, "shape", y) for x, y in zip(a, b)))
-        named = None if shaped is None else (shaped.id, f"{shaped.hint} (Your arrays have the shapes this mistake "
-                                                        "gives, though not its values: look there first.)")
     if named is not None:
         hint_id, hint = named
     else:

@@ -171,7 +171,7 @@ def _untree(node: Any, blobs: list[bytes | None], left: list[int], depth: int = 
         return tuple(_untree(v, blobs, left, depth + 1) for v in body)
     if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is str
                                                    for p in body):
-        return {k: _untree(v, blobs, left, depth + 1) for k, v in body}
+        return {_untree(k, blobs, left, depth + 1): _untree(v, blobs, left, depth + 1) for k, v in body}   # keys count
     if tag in ("$a", "$s") and type(body) is int and 0 <= body < len(blobs) and blobs[body] is not None:
         array, blobs[body] = _array(blobs[body]), None     # each array once: a frame decodes to no more than it holds
         if tag == "$s" and array.ndim:

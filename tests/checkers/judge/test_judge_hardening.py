@@ -761,6 +761,10 @@ RETURNED_HOGS = {          # replies under the 4 MiB cap that the grader, which 
         def softmax(x):                                     # one value; an emoji makes each character 4 bytes
             return "x" * 4_150_000 + chr(0x1F600)
         """,
+    "keys.py": """
+        def softmax(x):                                     # red team 58: dict keys were not counted as text
+            return {("k%05d" % i) + chr(0x1F600) + "a" * 3990: None for i in range(1000)}
+        """,
     "forged.py": """
         import io, json, os, sys
         import numpy as np
@@ -795,7 +799,7 @@ def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend
     assert peak_mb < 150 and time.monotonic() - start < 40, (peak_mb, time.monotonic() - start)
     assert rows["honest.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows
     assert rows["records.py"]["hint_id"] == rows["objects.py"]["hint_id"] == "harness.wrong-type", rows
-    assert rows["forged.py"]["passed"] == rows["text.py"]["passed"] == "False", rows
+    assert rows["forged.py"]["passed"] == rows["text.py"]["passed"] == rows["keys.py"]["passed"] == "False", rows
     assert all(float(row["seconds"]) < 30 for row in rows.values()), rows
 
 
