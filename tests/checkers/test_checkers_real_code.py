@@ -1279,6 +1279,18 @@ CORPUS = [
             return np.swapaxes(w @ V, 1, 2).reshape(N, S, E) @ W_O.T, w
         """, "nn.Linear's layout, x @ W.T, on every call; 3-D only; its own divisibility check",
      ("multi_head_attention.torch-layout",)),
+    ("sdpa-3d-weights-first-masked", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            m = np.max(scores, axis=-1, keepdims=True)
+            e = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            weights = e / np.where(total == 0, 1.0, total)
+            return weights, np.matmul(weights, V)         # the weights first
+        """, "returns (weights, output) on every case of the 3-D input it was written for; 3-D only",
+     ("attention.returns-swapped",)),
     ("entropy-squeeze-batch-of-one", "attention_entropy", """
         def attention_entropy(weights):
             w = np.asarray(weights).squeeze(0)            # (1, H, m, n) from a model with a batch of one
@@ -1453,6 +1465,8 @@ FIRST_HINT = {
     "bahdanau-one-state-as-columns": "bahdanau_scores.no-pairs",     # was error.broadcast (hint study 21's 20)
     "backward-output-like-queries": "error.value-width",     # was error.broadcast (hint study 22's 11, 32, 33)
     "mha-torch-layout-after-its-assert": "multi_head_attention.torch-layout",    # was error.heads-divide (22's 19)
+    # was error.fixed-ndim: its own mistake on every case of its rank, by the exercise's mistakes, not their prefix
+    "sdpa-3d-weights-first-masked": "attention.returns-swapped",
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
