@@ -239,7 +239,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                          for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
-    lead = told - {"error.heads-divide", "value.nan"} if "error.heads-divide" in told else set()   # (studies 21-23)
+    lead = told - {"error.heads-divide", "value.nan"} if "error.heads-divide" in told else set()   # before its % check
     results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id ==
                                                             "error.fixed-ndim", p[1].hint_id not in lead))]
     for result in results:
