@@ -203,8 +203,8 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     return report(exercise, failures, runs_by_rank, log, total, not_passed)
 
 
-#: NumPy's errors read as .T or np.dot on a batch: believed where every error the function raised reads so
-BATCHED = {"error.batched-transpose", "error.batched-dot"}
+BATCHED = {"error.batched-transpose", "error.batched-dot"}    #: .T, np.dot on a batch: believed where all errors say so
+_PLAIN = ("runs", "returns", "small", "random", "batched")     # the probes of plain input: no mask, no extreme values
 #: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
 _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
             "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis", "error.assertion"}
@@ -215,8 +215,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     """The first failure's result, with every distinct mistake (its hint and first probe) listed.
 
     Hidden cases' failures come after the public ones (the seed never changes the mistake named first); a property's
-    failure counts only when no public case failed; ``not_passed`` counts the probes not passed (or skipped) by group.
-    """
+    failure counts only when no public case failed; ``not_passed``: the probes not passed (or skipped), by group."""
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
                     key=lambda f: f.case.probe == "hidden")
@@ -233,15 +232,16 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    # a rank whose every public case fails where it runs (axis=1 on 3-D), or with the exercise's own mistakes: first
-    own = {m.id for m in mistakes_for(exercise.name)} | {"error.heads-divide"}
-    wrong = any(n == sum(not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own)
-                         for h, r in results)
+    # before a fixed rank: an own mistake of plain input on a plain case (not one matched by chance on a mask case: hint
+    # study 23), or a rank whose every public case fails where it runs (axis=1 on 3-D) or with the exercise's mistakes
+    own = {"error.heads-divide": "", **{m.id: m.probe for m in mistakes_for(exercise.name)}}     # id -> its probe
+    wrong = any(not h and own.get(r.hint_id) in _PLAIN and r.case.probe in _PLAIN for h, r in results) or any(n == sum(
+        not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own) for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
     lead = told - {"error.heads-divide", "value.nan"} if "error.heads-divide" in told else set()   # before its % check
-    results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id ==
-                                                            "error.fixed-ndim", p[1].hint_id not in lead))]
+    results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
+                                                            p[1].hint_id not in lead))]   # a rank, NumPy's words: after
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     if "shape.one-number" in mistakes:          # the exercise's own name for it would say the same thing again

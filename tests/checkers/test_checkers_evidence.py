@@ -94,8 +94,8 @@ def test_a_function_that_always_raises_gets_no_rank_hint():
 
 
 def test_unexplained_values_keep_the_generic_hint():
-    def noisy(x):
-        return ae.softmax(x) + 0.01 * np.sin(np.arange(x.size).reshape(x.shape) * 7.3)
+    def noisy(x):        # rows of weights that sum to 1 (noise added to them instead is value.not-weights)
+        return ae.softmax(x + 0.1 * np.sin(np.arange(x.size).reshape(x.shape) * 7.3))
     result = CHECKERS["softmax"](noisy)
     assert result.hint_id == "value.mismatch", str(result)
 
@@ -241,3 +241,13 @@ def test_probes_failed_counts_each_group_as_a_loop_over_the_cases_does(axis):
     cases_only = {k: v for k, v in result.probes_failed.items() if k not in ("properties", "determinism")}
     assert cases_only == expected
     assert sum(result.probes_failed.values()) == result.probes_total - result.probes_passed
+
+
+def test_a_wrong_shape_on_a_propertys_call_alone_is_read_with_nothing_expected():
+    """A property's call has no expected output: the exercise's own shape readers (multi-head's unprojected output)
+    must not read one there (the grader failed on such a submission while they did)."""
+    def odd(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+        out, weights = ae.multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask)
+        return (out[..., :1] if X_q.shape == (3, 4) and W_V.shape == (4, 4) else out), weights
+    result = CHECKERS["multi_head_attention"](odd)
+    assert result.hint_id == "harness.shape" and result.case.probe == "properties", str(result)

@@ -172,8 +172,9 @@ TRIGGERS = {
     "error.assertion": ("luong_general_scores", _equal_sizes, None),
     "error.value-width": ("scaled_dot_product_attention", _output_like_queries, None),
     "error.none-argument": ("causal_mask", lambda m, n=None: np.tril(np.ones((m, n), bool), k=n - m), None),
-    # no evidence reader explains a wiggle that is neither a constant offset nor a factor
-    "value.mismatch": ("softmax", lambda x: ae.softmax(x) + 0.01 * np.sin(7.3 * np.arange(x.size).reshape(x.shape)),
+    # no evidence reader explains a wiggle of the scores, neither a constant offset nor a factor (rows still sum to 1;
+    # a wiggle added to the weights is value.not-weights, told before NumPy's words since hint study 23)
+    "value.mismatch": ("softmax", lambda x: ae.softmax(x + 0.1 * np.sin(7.3 * np.arange(x.size).reshape(x.shape))),
                        None),
     # evidence readers (diagnosis/evidence.py): each names what the output shows
     "value.factor": ("softmax", lambda x: 0.9 * ae.softmax(x), None),

@@ -1351,6 +1351,81 @@ CORPUS = [
             return (w @ v).transpose(0, 2, 1, 3).reshape(N, -1, E) @ W_O.T, w
         """, "every weight used as x @ W.T, heads d_model // H wide (its own check refuses the rest), 3-D input "
         "only, the mask inverted", ("error.heads-divide", "multi_head_attention.torch-layout")),
+    # hint study 23's multi-head layers written as TensorFlow courses write them, sized by d_model where H·d belongs
+    ("mha-bias-model-width", "multi_head_attention", """
+        class Dense:                                      # a layer's kernel and a bias as wide as the model
+            def __init__(self, kernel, width):
+                self.kernel, self.bias = kernel, np.zeros(width)
+
+            def __call__(self, x):
+                return np.dot(x, self.kernel) + self.bias
+
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            d_model = X_q.shape[-1]
+            wq, wk, wv, wo = (Dense(W, d_model) for W in (W_Q, W_K, W_V, W_O))
+
+            def heads(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = heads(wq(X_q)), heads(wk(X_kv)), heads(wv(X_kv))
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1, total)
+            o = np.swapaxes(w @ v, -2, -3)
+            return wo(o.reshape(*o.shape[:-2], -1)), w
+        """, "a bias d_model wide added to X @ W_Q, which is H*d_k wide",
+     ("multi_head_attention.head-size-from-d_model",)),
+    ("mha-tf-split-model-depth", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            depth = X_q.shape[-1] // num_heads                # dm // h
+
+            def split(x, batch):
+                x = np.reshape(x, (batch, -1, num_heads, depth))
+                return np.transpose(x, (0, 2, 1, 3))
+            batch = X_q.shape[0]
+            q, k, v = (split(X @ W, batch) for X, W in ((X_q, W_Q), (X_kv, W_K), (X_kv, W_V)))
+            scores = np.matmul(q, np.transpose(k, (0, 1, 3, 2))) / np.sqrt(depth)
+            if mask is not None:
+                scores = np.where(mask[:, None], scores, -np.inf)
+            peak = scores.max(axis=-1, keepdims=True)
+            e = np.exp(scores - np.where(np.isfinite(peak), peak, 0.0))
+            w = e / np.maximum(e.sum(axis=-1, keepdims=True), 1e-300)
+            out = np.transpose(np.matmul(w, v), (0, 2, 1, 3))
+            return np.reshape(out, (batch, -1, out.shape[-2] * out.shape[-1])) @ W_O, w
+        """, "heads cut dm // h wide (and 3-D input only)", ("multi_head_attention.head-size-from-d_model",)),
+    ("mha-merge-model-width-undefined-weights", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            dm = X_q.shape[-1]
+
+            def heads(x):
+                x = np.reshape(x, (x.shape[0], x.shape[1], num_heads, -1))
+                return np.transpose(x, (0, 2, 1, 3))
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-1])
+            if mask is not None:
+                logits = logits + (1 - mask[:, None]) * -1e9
+            e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            attn = e / e.sum(axis=-1, keepdims=True)
+            concat = np.reshape(np.transpose(attn @ v, (0, 2, 1, 3)), (X_q.shape[0], X_q.shape[1], dm))
+            return concat @ W_O, attention_weights
+        """, "the heads merged into d_model columns (and the weights returned under a name never defined)",
+     ("multi_head_attention.head-size-from-d_model", "error.name")),
+    ("mha-3d-unprojected-reshaped-heads", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            b, m, _ = X_q.shape
+            n = X_kv.shape[1]
+            q = (X_q @ W_Q).reshape(b, num_heads, m, -1)      # a reshape alone, no swap
+            k = (X_kv @ W_K).reshape(b, num_heads, n, -1)
+            v = (X_kv @ W_V).reshape(b, num_heads, n, -1)
+            a = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+            a = np.exp(a - a.max(-1, keepdims=True))
+            a = a / a.sum(-1, keepdims=True)
+            return (a @ v).reshape(b, m, -1), a               # the heads merged, never through W_O
+        """, "no output projection (also heads split by a bare reshape, 3-D only, the mask ignored)",
+     ("multi_head_attention.no-output-projection",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1467,6 +1542,11 @@ FIRST_HINT = {
     "mha-torch-layout-after-its-assert": "multi_head_attention.torch-layout",    # was error.heads-divide (22's 19)
     # was error.fixed-ndim: its own mistake on every case of its rank, by the exercise's mistakes, not their prefix
     "sdpa-3d-weights-first-masked": "attention.returns-swapped",
+    # hint study 23: d_model where H·d belongs, told before the fixed rank (was error.broadcast, error.fixed-ndim)
+    "mha-bias-model-width": "multi_head_attention.head-size-from-d_model",
+    "mha-tf-split-model-depth": "multi_head_attention.head-size-from-d_model",
+    "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",
+    "mha-3d-unprojected-reshaped-heads": "multi_head_attention.no-output-projection",    # was error.fixed-ndim
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1480,6 +1560,8 @@ ALSO_NAMED = {
     "mha-3d-output-only": "harness.arity",     # never told: no case ran this code (hint study 19's 08 and 36)
     # after its fixed rank: first only while a reading of shapes named the masked case's swap (taken out)
     "sdpa-3d-weights-first": "attention.returns-swapped",
+    "mha-tf-split-model-depth": "error.fixed-ndim",     # after its head size (hint study 23's 06)
+    "mha-merge-model-width-undefined-weights": "error.name",     # hint study 23's 07
 }
 
 

@@ -11,11 +11,11 @@ from typing import Callable
 from ...backend import host_numpy as np
 from . import HINTS, close
 
-__all__ = ["reads", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
+__all__ = ["reads", "READERS", "EVIDENCE_IDS", "diagnose_values", "diagnose_shape", "sums_to_one_axis", "extra_axis",
            "constant_relation", "temperature", "rank_of", "rank_hint", "which_right", "partly"]
 
 Reader = Callable[..., tuple[str, str] | None]
-_READERS: dict[str, list[Reader]] = {}
+READERS: dict[str, list[Reader]] = {}     #: an exercise's name -> its own readers (:func:`reads`)
 EVIDENCE_IDS: set[str] = set()      #: the hint ids these readers, and the exercises' own, can report
 
 
@@ -23,7 +23,7 @@ def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
     """Decorator: ``reader(case, mine, expected) -> (hint id, hint) or None`` reads ``exercise``, reporting ``ids``."""
     def register(fn: Reader) -> Reader:
         EVIDENCE_IDS.update(ids)
-        _READERS.setdefault(exercise, []).append(fn)
+        READERS.setdefault(exercise, []).append(fn)
         return fn
     return register
 
@@ -146,7 +146,7 @@ def temperature(a: np.ndarray, e: np.ndarray) -> float | None:
 
 def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callable) -> tuple[str, str] | None:
     """A named mistake from the values of a wrong output, or None when no evidence holds."""
-    found = next(filter(None, (reader(case, mine, expected) for reader in _READERS.get(exercise.name, ()))), None)
+    found = next(filter(None, (reader(case, mine, expected) for reader in READERS.get(exercise.name, ()))), None)
     if found is not None:
         return found
     for name, a, e in zip(exercise.outputs, mine, expected):

@@ -11,6 +11,7 @@ from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
 from . import attend, register_mistakes, variant
+from ..diagnosis.evidence import reads
 from ..records import Case, Exercise, Property
 from .attention import unnormalised_rows
 from .heads import cut_heads, merge_unswapped, split_strided
@@ -134,6 +135,20 @@ def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
                 split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-2], m, H, X.shape[-1] // H), -2, -3))
 
 
+_NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
+
+
+@reads("multi_head_attention", "multi_head_attention.no-output-projection")
+def _unprojected(case, mine, expected):
+    """An output H·d_v wide where d_model is asked: the heads merged, never projected (whatever else is wrong)."""
+    if len(case.args) < 6 or not mine or not expected:      # a property's call: nothing expected to compare with
+        return None
+    out, want, W_O = mine[0], expected[0], case.args[5]
+    if all(isinstance(a, np.ndarray) for a in (out, want, W_O)) and out.shape == want.shape[:-1] + W_O.shape[:1] != (
+            want.shape):
+        return "multi_head_attention.no-output-projection", _NO_PROJECTION
+
+
 register_mistakes("multi_head_attention", (
     ("scale-by-width", "small", partial(_mha, width=lambda X_q, W_Q, *_: W_Q.shape[1]),
      "Scale each head by the square root of its own size, d_k = W_Q.shape[1] // num_heads, not of the "
@@ -148,15 +163,15 @@ register_mistakes("multi_head_attention", (
      "size of its values."),
     ("head-size-from-d_model", "runs", _heads_from_d_model,
      "Each head's size comes from its projection, d_k = W_Q.shape[1] // num_heads and d_v = W_V.shape[1] // "
-     "num_heads, not d_model // num_heads: W_Q is (d_model, H·d_k), and d_k need not be d_model / H."),
+     "num_heads, not d_model // num_heads (and the merged heads are H·d_v wide, not d_model): W_Q is "
+     "(d_model, H·d_k), and d_k need not be d_model / H."),
     ("kv-with-query-length", "runs", _kv_with_query_length,
      "K and V have one row per key: reshape X_kv @ W_K and X_kv @ W_V with n = X_kv.shape[-2], not the queries' "
      "m = X_q.shape[-2] (they differ in cross-attention)."),
     ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
      "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
-    ("no-output-projection", "small", partial(_mha, project=False),
-     "Finish with the output projection: concatenate the heads, then multiply by W_O."),
+    ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
@@ -190,5 +205,13 @@ register_mistakes("multi_head_attention", (
      "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
      "every head and a zero output."),
 ))
+# d_model where H·d belongs, as TensorFlow courses write it (hint study 23): heads cut (batch, -1, H, d_model // H), a
+# bias d_model wide added to X @ W, the heads merged into d_model columns; each fails where H·d != d_model, as theirs
+for _split in (lambda X, H, d_model: np.swapaxes(X.reshape(X.shape[0], -1, H, d_model // H), -2, -3),
+               lambda X, H, d_model: split_heads(X + np.zeros(d_model), H)):
+    variant("multi_head_attention.head-size-from-d_model")(lambda X_q, *rest, at=_split: _mha(
+        X_q, *rest, split=lambda X, H: at(X, H, X_q.shape[-1])))
+variant("multi_head_attention.head-size-from-d_model")(lambda X_q, *rest: _mha(X_q, *rest, merge=lambda heads: (
+    np.swapaxes(heads, -2, -3).reshape(*heads.shape[:-3], heads.shape[-2], X_q.shape[-1]))))
 variant("multi_head_attention.strided-heads")(     # split strided, and merged back the same way
     partial(_mha, split=split_strided, merge=partial(merge_unswapped, strided=True)))
