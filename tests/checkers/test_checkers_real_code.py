@@ -1426,6 +1426,11 @@ CORPUS = [
             return (a @ v).reshape(b, m, -1), a               # the heads merged, never through W_O
         """, "no output projection (also heads split by a bare reshape, 3-D only, the mask ignored)",
      ("multi_head_attention.no-output-projection",)),
+    ("pad-4d-float-mask", "padding_mask", """
+        def padding_mask(lengths, n):                     # TensorFlow's (B, 1, 1, n) mask, as floats
+            keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+            return keep.astype(np.float32)[:, np.newaxis, np.newaxis, :]
+        """, "an extra axis (B, 1, 1, n) where (B, 1, n) is asked, and floats for booleans", ("shape.extra-axis",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1547,6 +1552,7 @@ FIRST_HINT = {
     "mha-tf-split-model-depth": "multi_head_attention.head-size-from-d_model",
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",
     "mha-3d-unprojected-reshaped-heads": "multi_head_attention.no-output-projection",    # was error.fixed-ndim
+    "pad-4d-float-mask": "shape.extra-axis",     # was harness.dtype alone: a wrong dtype's shape is read too (23's 23)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -119,12 +119,13 @@ def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
                     isinstance(mine[i], np.ndarray) and isinstance(e, np.ndarray) and mine[i].shape == e.shape
                     and close(mine[i], e, dtypes) for i, e in zip(order, expected)):
                 return "value.order", HINTS["value.order"].format(order=", ".join(exercise.outputs))
-    if failure.hint_id == "harness.shape":     # the exercise's own readers first (no W_O: H·d_v wide, hint study 23)
+    if failure.hint_id in ("harness.shape", "harness.dtype"):   # a dtype's failure, its shape wrong too: the shape
         if found := next(filter(None, (r(failure.case, mine, expected) for r in READERS.get(exercise.name, ()))), None):
-            return found
+            return found            # the exercise's own readers first (no W_O: H·d_v wide, hint study 23)
         for name, a, e in zip(exercise.outputs, mine, expected):
             if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape != e.shape:
-                return diagnose_shape(name, a, e, lambda x, y: close(x, y, dtypes))
+                found = diagnose_shape(name, a, e, lambda x, y: close(x, y, dtypes))   # (B, 1, 1, n) floats: study 23
+                return found and (found[0], found[1] + (" " + exercise.dtype_hint) * ("dtype" in failure.hint_id))
         return None
     if failure.hint_id not in ("value.mismatch", "value.nan") or len(mine) != len(expected):
         return None
