@@ -150,7 +150,7 @@ HINTS: dict[str, str] = {
         "(os._exit, exit in C code).",
     "harness.crash": "The process running your function died; look for as_strided with strides past the array's end, "
         "ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
-    "harness.reply": "What your function returned was too large to come back (4 MiB or 1,024 values at most) or not "
+    "harness.reply": "What your function returned was too large to come back (1 MiB or 1,024 values at most) or not "
         "plain data: return NumPy arrays of the expected shape.",
     "harness.memory": "Look for an array far larger than the inputs (a shape built from the wrong sizes, an outer "
         "product over every axis) or a list that grows without end.",

@@ -28,8 +28,8 @@ DEFAULT_TIMEOUT = 3.0  #: Seconds one call of the student's function may take.
 DEFAULT_MEMORY_MB = 1024  #: Megabytes of address space a call may add to what its process inherited.
 OUTPUT_LIMIT = 64_000  #: Bytes of a call's printed output that are kept.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"  #: How :func:`call` runs the function: fork or inline.
-_REPLY_CAP = (4 << 20, protocol.REPLY_VALUES + 256)     # bytes, values: the judge keeps each reply until the verdict
-HELPER_LIMIT = 1 << 22      # the bound on a notebook's ae.<helper>(...) inputs: see _helper_size
+_REPLY_CAP = (1 << 20, protocol.REPLY_VALUES + 256)     # bytes, values: the judge keeps each reply until the verdict
+HELPER_LIMIT, HELPER_BUDGET = 1 << 20, 1 << 26   # an ae call's bound (_helper_size); a submission's, 1 << 16 a frame
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _LINKS = (stat.S_IFSOCK, stat.S_IFIFO)     # the descriptors a notebook check's child closes: to other processes
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
@@ -58,13 +58,12 @@ class Child:
     before it crashed or hung is kept too. Not a file, whose blocks it could reserve past every limit (red team 41)."""
 
     def __init__(self, send_fd: int | None, receive_fd: int, printed_fd: int, end: Callable[[], int | None],
-                 deadline: float = math.inf, helpers: dict | None = None):
+                 deadline: float = math.inf, helpers: dict | None = None, spent: list | None = None):
         self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
         self.deadline, self.helpers, self.kept, self.count = deadline, helpers or {}, bytearray(), 0
-        self.alive, self.status, self.violations = True, None, []      # the import rule's refusals, as they came
-        os.set_blocking(printed_fd, False)
-        if send_fd is not None:
-            os.set_blocking(send_fd, False)     # a child that stops reading cannot hold the judge
+        self.alive, self.status, self.violations, self.spent = True, None, [], spent or [0]   # spent: of HELPER_BUDGET
+        for fd in (fd for fd in (printed_fd, send_fd) if fd is not None):   # a child not reading cannot hold us
+            os.set_blocking(fd, False)
 
     def ask(self, message: Any, seconds: float) -> dict | Outcome:
         """Send ``message`` (unless None) and read the reply; a failure is an Outcome, the child gone."""
@@ -76,6 +75,9 @@ class Child:
             while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
                 if time.monotonic() > deadline:      # a frame read late (see protocol._read), and more: no end to them
                     raise TimeoutError
+                self.spent[0] += 1 << 16
+                if self.spent[0] > HELPER_BUDGET:       # a loop of them would keep the judge busy for the budget
+                    raise protocol.ProtocolError("more ae calls or refused imports than the grader serves")
                 if "violation" in reply:      # sent the moment the rule refused an import (see worker.Refuse)
                     told = escape(str(reply["violation"])[:500], False)
                     if told not in self.violations and len(self.violations) < 20:
@@ -88,9 +90,8 @@ class Child:
             return reply
         except (TimeoutError, protocol.ProtocolError) as err:
             self.end()
-            if isinstance(err, TimeoutError):
-                return Outcome(timed_out=True)
-            return Outcome(ended=f"sent back an answer the checker cannot take ({err})", ended_id="harness.reply")
+            return Outcome(timed_out=True) if isinstance(err, TimeoutError) else Outcome(
+                ended=f"sent back an answer the checker cannot take ({err})", ended_id="harness.reply")
         except (EOFError, OSError):       # it ended (or Ctrl-C ended it)
             words, hint_id = ending(self.end())
             return Outcome(ended=words, ended_id=hint_id)
@@ -101,8 +102,9 @@ class Child:
         function = self.helpers.get(name) if type(name) is str else None     # a forged frame's name: any plain value
         if function is None or type(args) is not list or type(kwargs) is not dict:
             return {"error": f"ae.{str(name)[:40]} is not available in this exercise"}
-        if _helper_size(args + list(kwargs.values())) > HELPER_LIMIT:      # computed here, outside the sandbox's limits
+        if (size := _helper_size(args + list(kwargs.values()))) > HELPER_LIMIT:    # computed here, outside the limits
             return {"error": f"ae.{name} is computed here only on smaller inputs: use smaller arrays"}
+        self.spent[0] += size
         try:
             return {"value": protocol.plain(function(*args, **kwargs))}
         except Exception as err:  # a wrong argument of the student's: the student's error
@@ -245,6 +247,4 @@ def call(fn: Callable, args: tuple, names: tuple[str, ...], timeout: float = DEF
         child.end()                                # before reading what it printed: all of it is in the pipe
         return child.outcome(reply, names, memory_mb)
     finally:
-        child.end()
-        for fd in (read_end, printed):
-            os.close(fd)
+        child.end(), os.close(read_end), os.close(printed)

@@ -77,7 +77,7 @@ class Remote:
                        "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
                        "helpers": sorted(helpers or {}), "builtins": BUILTINS, "modules": _MODULES}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
-        self.deadline, self.stop = time.monotonic() + budget, stop or threading.Event()     # see stop_all
+        self.deadline, self.stop, self.spent = time.monotonic() + budget, stop or threading.Event(), [0]  # see stop_all
         self.child = self.box = self.private = self.printed_fd = None        # child: a Child while it runs
         # the highest folder above the file that holds nothing the worker reads (the class's), empty in its sandbox
         needs = [*read, *library, *_SITES, _WORKER, sys.executable, sys.prefix, sys.exec_prefix, tempfile.gettempdir()]
@@ -109,7 +109,7 @@ class Remote:
             os.close(printed_end)                     # the sandbox's alone: the pipe ends when its processes do
         pipes = self.box.process
         child = self.child = Child(pipes.stdin.fileno(), pipes.stdout.fileno(), self.printed_fd, self._end,
-                                   self.deadline, self.helpers)     # (close() may drop self.child meanwhile)
+                                   self.deadline, self.helpers, self.spent)     # (close() may drop self.child now)
         ready = child.ask(self.config, max(10.0, self.timeout))     # answered before student code runs
         if isinstance(ready, Outcome) or type(ready.get("layers")) is not list:
             child.end()
@@ -243,8 +243,8 @@ def grade_one(exercise: str, path: str | Path, function: str | None = None,
         row.status = "failed" if row.attempted else "not graded"
         row.message = f"check {exercise}: {row.status}. {escape(row.error, newlines=False)}"
     row.seconds = round(time.perf_counter() - start, 3)
-    for key, value in vars(row).items():     # every string escaped: the file name may be the student's too
-        setattr(row, key, escape(value, newlines=key == "message"))
+    for key, value in vars(row).items():     # every string escaped: the file name may be the student's too, its "\\"
+        setattr(row, key, escape(value.replace("\\", "\\\\") if key == "file" else value, key == "message"))   # doubled
     row.mistakes = [{k: escape(v) for k, v in m.items()} for m in row.mistakes]
     row.sandbox = [escape(str(layer)) for layer in row.sandbox]
     return row

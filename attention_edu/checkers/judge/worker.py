@@ -7,6 +7,7 @@ it); never the ``attention_edu`` package, which holds the answers."""
 import builtins
 import contextlib
 import copy
+import importlib.machinery
 import importlib.util
 import io
 import linecache
@@ -28,6 +29,7 @@ DENIED = {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "multiprocessin
           "mmap", "pty", "socket", "_socket", "ssl", "concurrent", "asyncio", "urllib", "http", "ftplib", "smtplib"}
 #: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
 OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
+_SOURCE = (importlib.machinery.SourceFileLoader, [".py"])    # what a student wrote is imported as source, never a .so
 #: Where the standard library's frames come from: an error's line is the student's that called it (``exit()``).
 STDLIB = (os.path.dirname(os.__file__) + os.sep, "<frozen ")
 
@@ -42,9 +44,9 @@ np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """The import rule, a meta-path finder: a ``.py`` a %%writefile cell wrote in ``private`` first (statistics.py,
-    as in class); the student's code (not NumPy's) imports only the exercise's list and the stdlib outside DENIED.
-    A refusal is sent to the judge at once (on ``out``): what is sent cannot be taken back by the code that follows."""
+    """The import rule, a meta-path finder: a module or folder written in ``private`` first (a %%writefile cell's
+    statistics.py or utils/sm.py, as in class); the student's code (not NumPy's) imports only the exercise's list and
+    the stdlib outside DENIED. A refusal is sent to the judge at once (on ``out``): no code that follows undoes it."""
 
     def __init__(self, allowed, template, library_dirs, labels, private, out):
         self.allowed, self.template, self.labels, self.private = set(allowed), template, set(labels), private
@@ -52,8 +54,9 @@ class Refuse:
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if name.isidentifier() and name not in self.allowed and os.path.isfile(f"{self.private}/{name}.py"):
-            return importlib.util.spec_from_file_location(name, f"{self.private}/{name}.py")   # first, as in class
+        if top.isidentifier() and top not in self.allowed and any(map(os.path.exists, (f"{self.private}/{top}.py",
+                                                                      f"{self.private}/{top}"))):     # utils/sm.py too
+            return importlib.machinery.FileFinder(next(iter(path or ()), self.private), _SOURCE).find_spec(name)
         frames = [sys._getframe(1)]      # who imports: this finder's caller, then up past the import machinery
         while frames[-1] is not None and (frames[-1].f_code.co_filename.startswith("<frozen")
                                           or os.sep + "importlib" + os.sep in frames[-1].f_code.co_filename):
@@ -104,11 +107,9 @@ class Helper:
             f"ae.{name} is not available here: this exercise asks for your own NumPy code (you may use {offered})")
 
     def __getattr__(self, attr):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        if self._name is None or any(n.startswith(f"{self._name}.") for n in self._names):    # ae.worked_examples.get
-            return Helper(self._fds, self._names, ".".join(filter(None, (self._name, attr))))
-        raise AttributeError(self._refusal or attr)
+        if attr[:1] != "_" and (self._name is None or any(n.startswith(f"{self._name}.") for n in self._names)):
+            return Helper(self._fds, self._names, ".".join(filter(None, (self._name, attr))))    # worked_examples.get
+        raise AttributeError(attr if attr[:1] == "_" else self._refusal or attr)
 
     def __call__(self, *args, **kwargs):
         if self._refusal:       # ae itself is a module in class: not callable
@@ -187,8 +188,7 @@ def quiet(printed_fd):
     """No input (``input()`` fails at once); fds 1 and 2 go to the pipe the judge reads."""
     def _no_input(prompt=""):
         raise EOFError("input() is not available while your function is checked: take values as arguments")
-    null = os.open(os.devnull, os.O_RDONLY)
-    for fd, target in ((null, 0), (printed_fd, 1), (printed_fd, 2)):
+    for fd, target in ((null := os.open(os.devnull, os.O_RDONLY), 0), (printed_fd, 1), (printed_fd, 2)):
         os.dup2(fd, target)
     os.close(null)
     builtins.input = _no_input
@@ -197,9 +197,8 @@ def quiet(printed_fd):
 
 def main():
     """The sandboxed interpreter: set up as the judge's first frame says, run the submission, serve."""
-    inp, out, private = os.dup(0), os.dup(1), os.getcwd()
+    inp, out, private, layers = os.dup(0), os.dup(1), os.getcwd(), []
     config = protocol.receive(inp, time.monotonic() + 30)
-    layers = []
     with contextlib.suppress(ImportError, OSError):  # no landlockpy, an old kernel, another OS
         restrict([*config["read"], private], [private])
         layers = ["landlock"]

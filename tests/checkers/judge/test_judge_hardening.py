@@ -54,11 +54,11 @@ HANG_ON_HELPER = """
     import numpy as np
     inp, out = ae._fds                          # the worker's pipes, kept on the ae helper
     buffer = io.BytesIO()
-    np.lib.format.write_array(buffer, np.zeros((1000, 200)), allow_pickle=False)
+    np.lib.format.write_array(buffer, np.zeros((500, 200)), allow_pickle=False)     # under the 1 MiB a frame
     blob = buffer.getvalue()
     head = json.dumps({"$d": [["helper", "softmax"], ["args", [{"$a": 0}]]]}).encode()
     body = len(head).to_bytes(8, "little") + head + len(blob).to_bytes(8, "little") + blob
-    os.write(out, len(body).to_bytes(8, "little") + body)     # ask for ae.softmax of 1.6 MB ...
+    os.write(out, len(body).to_bytes(8, "little") + body)     # ask for ae.softmax of 800 kB ...
     time.sleep(600)                                          # ... and never read the answer
     """
 
@@ -765,6 +765,11 @@ RETURNED_HOGS = {          # replies under the 4 MiB cap that the grader, which 
         def softmax(x):                                     # red team 58: dict keys were not counted as text
             return {("k%05d" % i) + chr(0x1F600) + "a" * 3990: None for i in range(1000)}
         """,
+    "plain.py": """
+        import numpy as np
+        def softmax(x):             # red team 59: plain floats under the old 4 MiB cap, each reply kept to the verdict
+            return np.full(((4 << 20) // 8 // x.shape[-1] - 64, x.shape[-1]), 0.5)
+        """,
     "forged.py": """
         import io, json, os, sys
         import numpy as np
@@ -787,7 +792,8 @@ def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend
     and 50 s of its own CPU (each header parsed into a new dtype, every reply kept until the verdict); 64,000 objects
     took it to 430 MB; red team 57's one string of 4 MiB with an emoji, 463 MB. Records are now described in the worker
     and refused by the judge, an array's header is at most 2 KB, a reply holds at most 1,024 values (a longer one is
-    one Unsupported, or refused when forged) and 256 characters of text a value."""
+    one Unsupported, or refused when forged) and 256 characters of text a value. Red team 59: 25 plain arrays of
+    just under 4 MiB, 164 MB (952 MB for eight such files under --jobs 8); a reply is now 1 MiB at most."""
     folder = tmp_path / "class"
     folder.mkdir()
     for name, source in RETURNED_HOGS.items():
@@ -800,6 +806,7 @@ def test_what_a_function_returns_cannot_make_the_grader_hold_a_gigabyte_or_spend
     assert rows["honest.py"]["passed"] == "True" and rows["wrong.py"]["hint_id"] == "softmax.wrong-axis", rows
     assert rows["records.py"]["hint_id"] == rows["objects.py"]["hint_id"] == "harness.wrong-type", rows
     assert rows["forged.py"]["passed"] == rows["text.py"]["passed"] == rows["keys.py"]["passed"] == "False", rows
+    assert rows["plain.py"]["hint_id"] == "harness.reply", rows["plain.py"]
     assert all(float(row["seconds"]) < 30 for row in rows.values()), rows
 
 
@@ -1779,3 +1786,65 @@ def test_without_namespaces_a_submission_that_fills_tmpdir_fails_no_classmate(tm
     rows = {Path(row["file"]).name: row for row in json.loads(done.stdout)}
     assert [rows[f"{name}_honest.py"]["passed"] for name in "bcd"] == [True] * 3, done.stdout
     assert rows["a_filler.py"]["passed"] is False and "mount-namespace" not in rows["b_honest.py"]["sandbox"]
+
+
+HELPER_LOOP = """
+    import time
+    import numpy as np
+    start = time.monotonic()
+    while time.monotonic() - start < 40:        # red team 59: ae calls of the largest allowed inputs, for the budget
+        J = ae.softmax_jacobian(np.full((100, 100), 0.01))
+    """
+
+VIOLATION_FLOOD = """
+    import sys, time
+    out, protocol = sys._getframe(1).f_locals["out"], sys._getframe(1).f_globals["protocol"]   # the worker's
+    start = time.monotonic()
+    while time.monotonic() - start < 40:        # red team 57: refused-import frames, forged (4 MB then), for the budget
+        protocol.send(out, {"violation": "v" * 300_000})
+    """
+
+
+def _graded(tmp_path: Path, folder: Path, exercise: str) -> tuple[dict[str, dict], int]:
+    """``grade --jobs 2`` of ``folder`` in an interpreter of its own: the CSV's rows and the grader's peak in MB."""
+    done = subprocess.run([sys.executable, "-c", PEAK, "grade", str(folder), "--exercise", exercise, "--csv",
+                           str(tmp_path / f"{exercise}.csv"), "--no-progress", "--jobs", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return _rows(tmp_path / f"{exercise}.csv"), int(done.stderr.rsplit("peak ", 1)[1]) >> 10
+
+
+@sandboxed
+def test_ae_calls_and_forged_frames_cannot_keep_the_grader_busy_for_the_budget(tmp_path, softmax_source):
+    """The grader computes a notebook's ae calls itself and decodes every frame a worker sends: a loop of
+    ae.softmax_jacobian on 160 x 160 weights cost it 52 s of its CPU and 668 MB for four notebooks under --jobs 4, and
+    forged 4 MB refused-import frames kept it decoding for the budget (20 s of its CPU). A submission's ae calls and
+    refused imports now have a budget of their own (HELPER_BUDGET), and one call's inputs a lower bound."""
+    (softmaxes := tmp_path / "softmax").mkdir()
+    (softmaxes / "flood.py").write_text(textwrap.dedent(VIOLATION_FLOOD) + softmax_source)
+    _notebook(softmaxes / "examples.ipynb", "import time\nstart = time.monotonic()\nwhile time.monotonic() - start "
+              "< 40:\n    try:\n        ae.worked_examples.get('x')\n    except ValueError:\n        pass",
+              softmax_source)       # the cheapest ae call there is (an id it has not: an error), looped
+    (softmaxes / "honest.py").write_text(softmax_source)
+    (backward := tmp_path / "backward").mkdir()
+    _notebook(backward / "helpers.ipynb", "import numpy as np", HELPER_LOOP,
+              "def attention_backward(Q, K, V, d_output, mask=None):\n    return None\n")
+    for (rows, peak_mb), names in ((_graded(tmp_path, softmaxes, "softmax"), ("flood.py", "examples.ipynb")),
+                                   (_graded(tmp_path, backward, "attention_backward"), ("helpers.ipynb",))):
+        assert peak_mb < 200 and rows.get("honest.py", {"passed": "True"})["passed"] == "True", (peak_mb, rows)
+        for name in names:
+            assert rows[name]["passed"] == "False" and "more ae calls or refused imports" in rows[name]["error"], rows
+            assert float(rows[name]["seconds"]) < 20, rows[name]
+
+
+def test_two_files_whose_names_escape_alike_get_rows_told_apart(tmp_path, console_script, softmax_source):
+    """Red team 59: a file named with a real line break and one named with a backslash and an n both showed as
+    new\\nline.py, one passing and one failing: a backslash in a file's name is now doubled."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "new\nline.py").write_text(softmax_source)
+    (folder / "new\\nline.py").write_text(softmax_source.replace("axis=-1", "axis=0"))
+    done = subprocess.run([console_script, "grade", str(folder), "--exercise", "softmax", "--csv",
+                           str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=120)
+    rows = {Path(r["file"]).name: r["passed"] for r in csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text()))}
+    assert rows == {"new\\nline.py": "True", "new\\\\nline.py": "False"}, (rows, done.stdout)

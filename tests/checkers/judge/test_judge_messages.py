@@ -116,7 +116,7 @@ def test_an_answer_too_large_to_come_back_is_called_too_large():
     """It read "sent back something that is not a plain answer (a message of 18000244 bytes (the limit
     is 4194304))": an array of floats called not plain, in parentheses within parentheses."""
     result = check_softmax(lambda x: np.ones((1500, 1500)))
-    assert result.hint_id == "harness.reply" and "bytes, over the limit of 4,194,304)" in result.summary, result
+    assert result.hint_id == "harness.reply" and "bytes, over the limit of 1,048,576)" in result.summary, result
     assert "not a plain answer" not in result.summary and "((" not in result.summary, result
 
 

@@ -462,6 +462,40 @@ def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path, m
     assert row.passed and row.error is None, row.message
 
 
+@pytest.mark.parametrize("cells", [
+    ["%%writefile sm_impl.py\nimport numpy as np\n" + SOFTMAX, "%run sm_impl.py"],
+    ["%%writefile helpers.py\nimport numpy as np\n", "%%writefile -a helpers.py\n" + SOFTMAX, "from helpers import softmax"],
+    ["import os\nos.makedirs('utils', exist_ok=True)", "%%writefile utils/sm.py\nimport numpy as np\n" + SOFTMAX,
+     "from utils.sm import softmax"],
+    ["import os\nos.makedirs('pkg', exist_ok=True)\nopen('pkg/__init__.py', 'w').close()",
+     "%%writefile pkg/sm.py\nimport numpy as np\n" + SOFTMAX, "import pkg.sm\nsoftmax = pkg.sm.softmax"],
+], ids=["run", "append", "folder", "package"])
+def test_a_module_a_notebook_writes_and_runs_as_in_jupyter_is_used(tmp_path, cells):
+    """Red team 59: %run of a script the notebook wrote, %%writefile -a and a module in a folder of its own all
+    work in Jupyter; each scored 0, the folder's as a refused import ("`import utils` is not allowed")."""
+    row = _grade(tmp_path, "import numpy as np", *cells)
+    assert row.passed and row.error is None, row.message
+
+
+def test_only_source_is_imported_from_what_a_notebook_writes(tmp_path):
+    """The student's own modules are imported as source: a file beside one, named as an extension module would be,
+    is never loaded (it could be native code outside the import rule)."""
+    suffix = __import__("importlib.machinery").machinery.EXTENSION_SUFFIXES[0]
+    row = _grade(tmp_path, "import numpy as np", f"open('mine{suffix}', 'wb').write(b'not an ELF file')",
+                 "%%writefile mine.py\nimport numpy as np\n" + SOFTMAX, "from mine import softmax")
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_cell_of_long_call_chains_is_read_in_linear_time(tmp_path):
+    """Red team 59: a 256 KiB cell of lines like x.print().print()... 160 calls deep cost the grader 13 s of its own
+    CPU before the worker started (each call's callee unparsed: the depth squared), with no budget applying."""
+    chain = "x" + ".print()" * 160
+    notebook = _notebook(tmp_path / "chains.ipynb", SOFTMAX, "\n".join([chain] * 200))
+    start = __import__("time").process_time()
+    cells = notebook_cells(notebook)
+    assert len(cells) == 1 and __import__("time").process_time() - start < 2, len(cells)     # prints only: shown
+
+
 def test_a_definition_inside_a_with_block_beside_its_check_stays(tmp_path):
     """A with block holding the def and check_softmax(softmax) was dropped whole ("defines no function"); now only
     the check goes. A check in a block's header (if check_softmax(f).passed:) still drops that statement."""
@@ -795,13 +829,13 @@ def test_a_module_a_notebook_writes_with_writefile_is_imported_as_in_class(tmp_p
             "axis=-1", "axis=0")), ("cy", "import ctypes\nimport numpy as np\n\n" + SOFTMAX)):
         _notebook(folder / f"{name}.ipynb", f"%%writefile my_softmax.py\n{body}", "from my_softmax import softmax",
                   "check_softmax(softmax)")
-    _notebook(folder / "di.ipynb", f"%%writefile -a my_softmax.py\nimport numpy as np\n{SOFTMAX}",   # appends: left out
-              "from my_softmax import softmax")
+    _notebook(folder / "di.ipynb", f"%%writefile -a my_softmax.py\nimport numpy as np\n{SOFTMAX}",   # appends, as in
+              "from my_softmax import softmax")                                               # class (red team 59)
     rows = {name: grade_one("softmax", folder / f"{name}.ipynb", seed=2) for name in ("ada", "bo", "cy", "di")}
     assert rows["ada"].passed and rows["ada"].error is None, rows["ada"].message
     assert not rows["bo"].passed and rows["bo"].hint_id == "softmax.wrong-axis", rows["bo"].message
     assert not rows["cy"].passed and _refused("ctypes", "code cell 2, line 1") in rows["cy"].error
-    assert not rows["di"].passed and "`import my_softmax` is not allowed here" in rows["di"].error, rows["di"].error
+    assert rows["di"].passed and rows["di"].error is None, rows["di"].message
 
 
 def test_a_written_module_named_as_a_standard_one_is_imported_as_in_class(tmp_path):
