@@ -1431,6 +1431,10 @@ CORPUS = [
             keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
             return keep.astype(np.float32)[:, np.newaxis, np.newaxis, :]
         """, "an extra axis (B, 1, 1, n) where (B, 1, n) is asked, and floats for booleans", ("shape.extra-axis",)),
+    ("dv-torch-swap-one-two", "backward_dv", """
+        def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
+            return np.swapaxes(W, 1, 2) @ d_output
+        """, "axes 1 and 2 swapped: right on 3-D input only", ("error.fixed-ndim",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1552,6 +1556,8 @@ FIRST_HINT = {
     "mha-tf-split-model-depth": "multi_head_attention.head-size-from-d_model",
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",
     "mha-3d-unprojected-reshaped-heads": "multi_head_attention.no-output-projection",    # was error.fixed-ndim
+    # was backward_dv.no-transpose: its 4-D error is the mutant's, but the mutant is wrong where this runs (study 24)
+    "dv-torch-swap-one-two": "error.fixed-ndim",
     "pad-4d-float-mask": "shape.extra-axis",     # was harness.dtype alone: a wrong dtype's shape is read too (23's 23)
 }
 # the mistake once went unnamed among the others (value.mismatch)
@@ -1592,6 +1598,7 @@ NOT_NAMED = {
     "jacobian-diagonal-vector": "harness.shape",    # the determinism probe's repeat, read without the expected shape
     "entropy-heads-averaged": "attention_entropy.single-number",    # shape.one-number said it (hint study 6)
     "mha-loop-last-head-weights": "multi_head_attention.averaged-weights",    # nothing averaged (red team 57)
+    "dv-torch-swap-one-two": "backward_dv.no-transpose",    # it transposes, on 3-D (hint study 24's 15 and 21)
 }
 
 

@@ -100,11 +100,12 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     """
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
+    raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))
         if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
                 exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
-                if rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D alone
+                if raised or rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D
             return mistake
     return None
 
