@@ -1435,6 +1435,13 @@ CORPUS = [
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output
         """, "axes 1 and 2 swapped: right on 3-D input only", ("error.fixed-ndim",)),
+    ("luong-never-meets-keys", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # one decoder state at a time, as a column
+            out = []
+            for s in S:
+                out.append((W.T @ s[:, None]).ravel())    # Wᵀ s, never paired with an encoder state
+            return np.array(out)
+        """, "the encoder states never used: S @ W, (m, d_h)", ("luong_general_scores.no-encoder-states",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1558,6 +1565,7 @@ FIRST_HINT = {
     "mha-3d-unprojected-reshaped-heads": "multi_head_attention.no-output-projection",    # was error.fixed-ndim
     # was backward_dv.no-transpose: its 4-D error is the mutant's, but the mutant is wrong where this runs (study 24)
     "dv-torch-swap-one-two": "error.fixed-ndim",
+    "luong-never-meets-keys": "luong_general_scores.no-encoder-states",    # was harness.shape (hint study 24's 09)
     "pad-4d-float-mask": "shape.extra-axis",     # was harness.dtype alone: a wrong dtype's shape is read too (23's 23)
 }
 # the mistake once went unnamed among the others (value.mismatch)

@@ -183,6 +183,9 @@ register_mistakes("luong_general_scores", (
     ("elementwise", "runs", lambda S, H, W: np.sum((S @ W) * H, axis=-1),
      "`*` multiplies entry by entry, so it pairs decoder state t with encoder state t only (and needs m = n). The "
      "score of every decoder state with every encoder state is a matrix product: S @ W @ H.T, shape (m, n)."),
+    ("no-encoder-states", "returns", lambda S, H, W: S @ W,      # hint study 24's 09
+     "Your scores never meet the encoder states: S @ W is s_tᵀ W alone, (m, d_h). Each score pairs it with an "
+     "encoder state h_i, so multiply by H.T: S @ W @ H.T, one score per pair, (m, n)."),
     ("one-decoder-state", "returns", lambda S, H, W: S[:1] @ W @ H.T,
      "Your scores are for one decoder state (S[0] or S[-1]), as code written for one decoder step is; S holds all m "
      "decoder states as rows, and S @ W @ H.T scores every one of them against every encoder state, (m, n)."),
