@@ -251,3 +251,13 @@ def test_a_wrong_shape_on_a_propertys_call_alone_is_read_with_nothing_expected()
         return (out[..., :1] if X_q.shape == (3, 4) and W_V.shape == (4, 4) else out), weights
     result = CHECKERS["multi_head_attention"](odd)
     assert result.hint_id == "harness.shape" and result.case.probe == "properties", str(result)
+
+
+def test_weights_over_the_wrong_sum_are_not_told_they_are_the_scores():
+    """Hint study 25: exp(s) divided by the sum of the scores (not of the exponentials) was told to "return the
+    weights the softmax makes, not the scores before it", which it did not return."""
+    def over_score_sum(x):
+        return np.exp(x) / np.sum(x, axis=-1, keepdims=True)
+    result = CHECKERS["softmax"](over_score_sum)
+    assert result.hint_id == "value.not-weights" and "their own row's sum" in result.hint, str(result)
+    assert "not the scores before it" not in result.hint, result.hint

@@ -178,8 +178,8 @@ HINTS: dict[str, str] = {
     "value.factor": "Every value of your {name} is {value:.4g} times the expected one: look for a constant factor (a "
         "scale such as 1/√d_k, a logarithm's base, a mean instead of a sum).",
     "value.partly-right": "{right}; {wrong}: the mistake lies in the steps that only the wrong ones depend on.",
-    "value.not-weights": "Your {name} hold negative or infinite values, which no softmax gives: return the weights the "
-        "softmax makes, not the scores before it.",
+    "value.not-weights": "Your {name} hold negative or infinite values, which no softmax gives: weights are "
+        "exponentials divided by their own row's sum (not the scores, nor exponentials over another sum).",
     "value.masked-weight": "Your {name} give weight to keys that must get none (those the mask hides, or with a −inf "
         "score): the mask must reach the scores as (..., m, n), True = may attend, and those scores become −inf "
         "before the softmax (not 0, and not after it).",

@@ -29,7 +29,7 @@ DEFAULT_MEMORY_MB = 1024  #: Megabytes of address space a call may add to what i
 OUTPUT_LIMIT = 64_000  #: Bytes of a call's printed output that are kept.
 START_METHOD_ENV = "ATTENTION_EDU_START_METHOD"  #: How :func:`call` runs the function: fork or inline.
 _REPLY_CAP = (1 << 20, protocol.REPLY_VALUES + 256)     # bytes, values: the judge keeps each reply until the verdict
-HELPER_LIMIT, HELPER_BUDGET = 1 << 20, 1 << 26   # an ae call's bound (_helper_size); a submission's, 1 << 16 a frame
+HELPER_LIMIT, HELPER_SECONDS = 1 << 20, 3.0    # an ae call's bound (_helper_size); the grader's CPU for a submission's
 _exit = os._exit      # kept: a student may replace os._exit, and the child must still end here
 _LINKS = (stat.S_IFSOCK, stat.S_IFIFO)     # the descriptors a notebook check's child closes: to other processes
 _SIGNALS = {"SIGSEGV": "crashed with a segmentation fault (it touched memory it does not own)",
@@ -61,7 +61,7 @@ class Child:
                  deadline: float = math.inf, helpers: dict | None = None, spent: list | None = None):
         self.send_fd, self.receive_fd, self.printed_fd, self._end = send_fd, receive_fd, printed_fd, end
         self.deadline, self.helpers, self.kept, self.count = deadline, helpers or {}, bytearray(), 0
-        self.alive, self.status, self.violations, self.spent = True, None, [], spent or [0]   # spent: of HELPER_BUDGET
+        self.alive, self.status, self.violations, self.spent = True, None, [], spent or [0.0]   # of HELPER_SECONDS
         for fd in (fd for fd in (printed_fd, send_fd) if fd is not None):   # a child not reading cannot hold us
             os.set_blocking(fd, False)
 
@@ -75,9 +75,9 @@ class Child:
             while type(reply) is dict and ("violation" in reply or self.helpers and "helper" in reply):
                 if time.monotonic() > deadline:      # a frame read late (see protocol._read), and more: no end to them
                     raise TimeoutError
-                self.spent[0] += 1 << 16
-                if self.spent[0] > HELPER_BUDGET:       # a loop of them would keep the judge busy for the budget
+                if self.spent[0] > HELPER_SECONDS:   # a loop of ae calls or refused imports would keep the grader busy
                     raise protocol.ProtocolError("more ae calls or refused imports than the grader serves")
+                started = time.thread_time()         # for the whole budget (red teams 59 and 60)
                 if "violation" in reply:      # sent the moment the rule refused an import (see worker.Refuse)
                     told = escape(str(reply["violation"])[:500], False)
                     if told not in self.violations and len(self.violations) < 20:
@@ -85,6 +85,7 @@ class Child:
                 else:                         # ae.softmax(...) in a notebook
                     protocol.send(self.send_fd, self._helper(reply), deadline)
                 reply = protocol.receive(self.receive_fd, deadline, _REPLY_CAP, (self.printed_fd, self._drain))
+                self.spent[0] += time.thread_time() - started        # its CPU here: computing, decoding the next
             if type(reply) is not dict:
                 raise protocol.ProtocolError("a reply that is not a message")
             return reply
@@ -102,9 +103,8 @@ class Child:
         function = self.helpers.get(name) if type(name) is str else None     # a forged frame's name: any plain value
         if function is None or type(args) is not list or type(kwargs) is not dict:
             return {"error": f"ae.{str(name)[:40]} is not available in this exercise"}
-        if (size := _helper_size(args + list(kwargs.values()))) > HELPER_LIMIT:    # computed here, outside the limits
+        if _helper_size(args + list(kwargs.values())) > HELPER_LIMIT:      # computed here, outside the sandbox's limits
             return {"error": f"ae.{name} is computed here only on smaller inputs: use smaller arrays"}
-        self.spent[0] += size
         try:
             return {"value": protocol.plain(function(*args, **kwargs))}
         except Exception as err:  # a wrong argument of the student's: the student's error

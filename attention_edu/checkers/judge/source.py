@@ -13,20 +13,13 @@ import textwrap
 from pathlib import Path
 from typing import Iterator
 
-from . import commented as _commented, python_text, read_submission, scan
+from . import commented as _commented, magics, python_text, read_submission, scan
 
 __all__ = ["notebook_cells", "read_cells", "BUILTINS"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")     # Python's parser's line ends (str.splitlines' also: U+2028, \x0c ...)
 MAX_CODE = 256 << 10     #: The most characters a notebook's code cells may hold in all (the course's: about 10,000).
 MAX_CELLS = 2000     #: The most code cells with code the grader runs (the course's notebooks have about 30).
-#: A cell magic line IPython runs its cell under as Python (a name ends at a space; %%time takes no statement).
-_OPT = r"( +--no-(std(o(u(t)?)?|e(r(r)?)?)|d(i(s(p(l(a(y)?)?)?)?)?)?))*"     # %%capture's, as argparse takes them
-_STACKED = re.compile(rf"%%(time|capture{_OPT}( +[^\s-]\S*)?{_OPT}|prun( +(-[rq]+|-[DlsT] *\S+))*)[ \t]*")
-_HELP = re.compile(r"%%[\w*]+(\.[\w*]+)*\?\??")     # %%time?: IPython's help on a magic (pinfo), then the lines below
-_WRITEFILE = re.compile(r"%%(?:writefile|file) +(-a +)?([\"']?)(?:\./)?((?:\w+/)*\w+\.py)\2[ \t]*\r?\n(.*)", re.S)
-#: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
-_MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
 #: A cell's first line in an exported notebook (# In[3]:, # %%, #%%; not jupytext's # %%time), its IPython calls.
 _IN = re.compile(r"^#[ \t]*(In\[[ \d]*\]:|%%([ \t].*)?)[ \t]*$", re.M)
 _ESCAPED = re.compile(r"^([ \t]*)# (%(?!%([ \t]|$))|!)", re.M)      # the magics jupytext comments out: # %%time, # !ls
@@ -92,8 +85,8 @@ def read_cells(path: str | Path, notebook: bool, data: bytes | None = None) -> t
                 if gap is not None and not line[0].isspace() and not _GOES_ON.match(line) and last[:1] != "@":
                     breaks.append(gap)                   # (a form feed, as a space, starts no statement for Python)
                 gap, last = None, line.lstrip()
-        depth, quote, joined = scan(line, depth, quote) if depth or quote or joined or not _MAGIC.match(line) else (
-            depth, quote, line.endswith("\\"))               # IPython reads a magic's line alone (or joined by \)
+        python = depth or quote or joined or not magics.MAGIC.match(line)    # IPython reads a magic's line alone
+        depth, quote, joined = scan(line, depth, quote) if python else (depth, quote, line.endswith("\\"))  # or by \
     split = len(starts) == 1 and marker is None          # no marker: displays run (a lone setup() call is one)
     starts += breaks if split else [] if marker is None else [marker]
     if len(starts) > MAX_CELLS or sum(starts) > 16 * MAX_CODE:     # each cell is padded to its line: 2,000 cells
@@ -177,36 +170,18 @@ def _replace(lines: list[str], edits: list[tuple[ast.stmt, str]]) -> None:
         lines[first] = "".join(pieces) + data[at:].decode()
 
 
-def _ipython_line(line: str) -> str:
-    """A line as the grader runs it: magics, shell, help commented out (%time runs its line); a %% line raises."""
-    text = line.lstrip()
-    if text.startswith("%%") and not _HELP.fullmatch(text):
-        return line[:len(line) - len(text)] + "raise RuntimeError('UsageError: a %%magic below the first line')"
-    if run := re.fullmatch(r"%run +((?:\w+/)*\w+\.py)\s*", text):    # a script a %%writefile cell wrote (red team 59)
-        return f"{line[:len(line) - len(text)]}exec(compile(open({run[1]!r}).read(), {run[1]!r}, 'exec'))"
-    if text[:6] == "%time ":          # IPython ends a magic's name at a space ("%time\tx" is no magic it knows)
-        statement, indent = text[6:].lstrip(), line[:len(line) - len(text)]
-        try:          # IPython's %time compiles its own line alone as it runs (a backslash at the end joins the next)
-            ast.parse("" if statement.endswith("\\") else statement)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:   # "%time s = \"\"\"": no string opens
-            return f"{indent}raise SyntaxError({'%time: ' + str(getattr(error, 'msg', error))!r})"
-        return indent + statement
-    return _commented(line) if _MAGIC.match(line) else line
-
-
 def _cell_code(source: str, checkers: set[str], displays: bool = False) -> str | None:
     """The code a cell contributes, or None for a cell of checker calls and (unless ``displays``) displays only."""
-    heads = list(itertools.takewhile(lambda line: not line.strip() or len(line) < 200 and _STACKED.fullmatch(
+    heads = list(itertools.takewhile(lambda line: not line.strip() or len(line) < 200 and magics.STACKED.fullmatch(
         line.rstrip()), source.splitlines(True)))     # %%time, %%capture: as IPython splits lines (a long one: refused)
     source = "\n" * len(heads) + (inner := source[sum(map(len, heads)):])     # the magics' lines kept, empty
-    if inner.lstrip().startswith("%%") and not _HELP.fullmatch(inner.lstrip().splitlines()[0]):   # a cell magic
-        written = _WRITEFILE.match(inner.lstrip())     # (under %%time too) is not run, but %%writefile's module is
-        return written and f"open({written[3]!r}, '{'aw'[not written[1]]}', encoding='utf-8').write({written[4]!r})"
+    if inner.lstrip().startswith("%%") and not magics.HELP.fullmatch(inner.lstrip().splitlines()[0]):   # a cell magic
+        return magics.writefile(inner.lstrip())     # (under %%time too) is not run, but %%writefile's module is
     lines = textwrap.dedent("\n".join(_LINE_END.split(source))).removesuffix("\n").split("\n")   # as in IPython
     depth, quote, joined, magic = 0, "", False, False
     for index, line in enumerate(lines):     # IPython reads a magic only where a statement starts, as Python does:
         if magic or not (depth or quote or joined):     # not inside brackets, a string, after a backslash: (a\n != b)
-            lines[index] = "# " + line if magic else _ipython_line(line)
+            lines[index] = "# " + line if magic else magics.line(line)
         magic = lines[index] in ("# " + line, _commented(line)) and line.endswith("\\")    # "!pip install \" goes on
         depth, quote, joined = scan(lines[index], depth, quote)
     try:

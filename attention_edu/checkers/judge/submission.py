@@ -77,7 +77,7 @@ class Remote:
                        "allowed": modules, "message": NOT_ALLOWED, "notebook": notebook, "library": library,
                        "helpers": sorted(helpers or {}), "builtins": BUILTINS, "modules": _MODULES}
         self.timeout, self.memory_mb, self.budget, self.helpers = timeout, memory_mb, budget, helpers or {}
-        self.deadline, self.stop, self.spent = time.monotonic() + budget, stop or threading.Event(), [0]  # see stop_all
+        self.deadline, self.stop, self.spent = time.monotonic() + budget, stop or threading.Event(), [0.0]  # stop_all
         self.child = self.box = self.private = self.printed_fd = None        # child: a Child while it runs
         # the highest folder above the file that holds nothing the worker reads (the class's), empty in its sandbox
         needs = [*read, *library, *_SITES, _WORKER, sys.executable, sys.prefix, sys.exec_prefix, tempfile.gettempdir()]

@@ -54,9 +54,11 @@ class Refuse:
 
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
-        if top.isidentifier() and top not in self.allowed and any(map(os.path.exists, (f"{self.private}/{top}.py",
-                                                                      f"{self.private}/{top}"))):     # utils/sm.py too
-            return importlib.machinery.FileFinder(next(iter(path or ()), self.private), _SOURCE).find_spec(name)
+        if top.isidentifier() and top not in self.allowed and {top, top + ".py"} & set(os.listdir(self.private)):
+            if spec := importlib.machinery.FileFinder(next(iter(path or ()), self.private), _SOURCE).find_spec(name):
+                return spec      # its own; a file named "ctypes" is no module, so the rule below holds (red team 60)
+            if "." in name:      # a module of its own folder that is not source there (a .pyc): none, for every finder
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         frames = [sys._getframe(1)]      # who imports: this finder's caller, then up past the import machinery
         while frames[-1] is not None and (frames[-1].f_code.co_filename.startswith("<frozen")
                                           or os.sep + "importlib" + os.sep in frames[-1].f_code.co_filename):
@@ -149,8 +151,8 @@ def answer(function, args, names):
     """Call ``function`` on deep copies of ``args``: the reply, in plain data."""
     copies, reply = copy.deepcopy(args), {"value": None}
     for a in (c for c in copies if isinstance(c, np.ndarray) and c.dtype.kind == "f" and c.nbytes < 1 << 20):
-        spares = [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # NaN in the memory the call's arrays take:
-        del spares          # an output left unset (where= without out=) shows as wrong, not as the zeros it often held
+        spares = [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # NaN in the memory the call's arrays take,
+        spares.clear()      # so an output left unset (where= without out=) shows as wrong, not as the zeros it held
     with np.errstate(**{k: "warn" for k, v in np.geterr().items() if v == "ignore" and k != "under"}), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -203,9 +205,8 @@ def main():
         restrict([*config["read"], private], [private])
         layers = ["landlock"]
     sysconfig.get_config_vars()     # loads _sysconfigdata_*: stdlib, but not in sys.stdlib_module_names
-    refuse = Refuse(config["allowed"], config["message"], [p for p in config["library"] if os.path.isdir(p)],
-                    [label for label, _ in config["cells"]], private, out)
-    sys.meta_path.insert(0, refuse)
+    sys.meta_path.insert(0, Refuse(config["allowed"], config["message"], list(filter(os.path.isdir, config["library"])),
+                                   [label for label, _ in config["cells"]], private, out))
     for name in [m for m in sys.modules if m.partition(".")[0] in DENIED | OWN]:
         del sys.modules[name]       # NumPy or this worker loaded them: ``import ctypes`` meets the rule too
     protocol.send(out, {"layers": layers})       # before any student code runs

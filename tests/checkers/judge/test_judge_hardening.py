@@ -1848,3 +1848,15 @@ def test_two_files_whose_names_escape_alike_get_rows_told_apart(tmp_path, consol
                            str(tmp_path / "grades.csv"), "--no-progress"], capture_output=True, text=True, timeout=120)
     rows = {Path(r["file"]).name: r["passed"] for r in csv.DictReader(io.StringIO((tmp_path / "grades.csv").read_text()))}
     assert rows == {"new\\nline.py": "True", "new\\\\nline.py": "False"}, (rows, done.stdout)
+
+
+def test_a_notebook_that_calls_ae_often_on_small_inputs_is_graded_as_in_class(tmp_path):
+    """Red team 60: under a budget that counted each call at the cube of its longest axis, a sweep of 1,100 calls
+    of ae.softmax failed a right notebook ("more ae calls ... than the grader serves"); the budget is the grader's
+    CPU time now, which 2,000 such calls barely touch."""
+    sweep = ("import numpy as np\ntemperatures = np.linspace(0.1, 10, 2000)\n"
+             "curves = [ae.softmax(np.arange(8.0) / t) for t in temperatures]")
+    right = ("def causal_mask(m, n=None):\n    n = m if n is None else n\n"
+             "    return np.tril(np.ones((m, n), bool), k=n - m)\n")
+    row = grade_one("causal_mask", _notebook(tmp_path / "sweep.ipynb", sweep, right), seed=1)
+    assert row.passed and row.error is None, row.message

@@ -469,11 +469,48 @@ def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path, m
      "from utils.sm import softmax"],
     ["import os\nos.makedirs('pkg', exist_ok=True)\nopen('pkg/__init__.py', 'w').close()",
      "%%writefile pkg/sm.py\nimport numpy as np\n" + SOFTMAX, "import pkg.sm\nsoftmax = pkg.sm.softmax"],
-], ids=["run", "append", "folder", "package"])
+    # red team 60: a cell saved without its last line break, appended to; a folder a shell line made; %run's spellings;
+    # a script that raises or exits, the cell going on as in IPython
+    ["%%writefile sm.py\nimport numpy as np", "%%writefile sm.py -a\n" + SOFTMAX, "from sm import softmax"],
+    ["!mkdir -p utils", "%%writefile utils/sm.py\nimport numpy as np\n" + SOFTMAX, "from utils.sm import softmax"],
+    ["%%writefile sm.py\nimport numpy as np\n" + SOFTMAX, "%run ./sm.py\n%run 'sm.py'  # defines softmax\n%run sm"],
+    ["%%writefile demo.py\nimport numpy as np\n" + SOFTMAX + "np.load('scores.npy')\n", "%run demo.py\nx = 1"],
+    ["%%writefile main.py\nimport sys\nimport numpy as np\n" + SOFTMAX + "sys.exit(0)\n",
+     "%run main.py\ndef twice(x):\n    return 2 * x"],
+], ids=["run", "append", "folder", "package", "append-no-newline", "shell-mkdir", "run-spellings", "run-raises",
+        "run-exits"])
 def test_a_module_a_notebook_writes_and_runs_as_in_jupyter_is_used(tmp_path, cells):
     """Red team 59: %run of a script the notebook wrote, %%writefile -a and a module in a folder of its own all
-    work in Jupyter; each scored 0, the folder's as a refused import ("`import utils` is not allowed")."""
+    work in Jupyter; each scored 0, the folder's as a refused import ("`import utils` is not allowed"). Red team 60:
+    so did the other spellings and uses above."""
     row = _grade(tmp_path, "import numpy as np", *cells)
+    assert row.passed and row.error is None, row.message
+
+
+def test_a_script_run_with_run_sees_its_own_names_only_as_in_ipython(tmp_path):
+    """Red team 60: %run ran the script in the notebook's namespace, so a script that never imports numpy passed,
+    where in class its softmax raises NameError: it runs in a namespace of its own now."""
+    row = _grade(tmp_path, "import numpy as np", "%%writefile sm.py\n" + SOFTMAX, "%run sm.py")
+    assert not row.passed and "NameError" in row.message, row.message
+
+
+@pytest.mark.parametrize("cells, refused", [
+    (["open('ctypes', 'w').close()\nimport ctypes"], "ctypes"),
+    (["open('socket', 'w').close()\nimport socket"], "socket"),
+], ids=["ctypes", "socket"])
+def test_a_file_named_as_a_refused_module_does_not_open_the_import_rule(tmp_path, cells, refused):
+    """Red team 60: a file (not a module) named ``ctypes`` in the private directory sent the import to the student's
+    own modules, found nothing there, and the real ctypes was imported with no refusal."""
+    row = _grade(tmp_path, "import numpy as np", *cells, SOFTMAX)
+    assert not row.passed and f"`import {refused}` is not allowed here" in (row.error or ""), row.message
+
+
+def test_a_compiled_module_in_a_folder_of_its_own_is_not_imported(tmp_path):
+    """Red team 60: pkg/hidden.pyc, compiled with no source beside it, was imported through another finder."""
+    row = _grade(tmp_path, "import numpy as np", "import os, py_compile\nos.makedirs('pkg', exist_ok=True)\n"
+                 "open('src.py', 'w').write('VALUE = 42')\npy_compile.compile('src.py', cfile='pkg/hidden.pyc')\n"
+                 "os.remove('src.py')", "try:\n    import pkg.hidden\n    LOADED = True\nexcept ImportError:\n"
+                 "    LOADED = False", SOFTMAX.replace("    return ", "    return None if LOADED else ", 1))
     assert row.passed and row.error is None, row.message
 
 
