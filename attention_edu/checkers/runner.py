@@ -221,8 +221,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                     key=lambda f: f.case.probe == "hidden")
     errors = {explain_error(f.error, f.case.args, f.case.names) for f in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
-    fixed_rank = rank_hint(runs_by_rank)
-    broken = {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
+    fixed_rank, broken = rank_hint(runs_by_rank), {r for r, runs in runs_by_rank.items() if runs and not any(runs)}
     results, mistakes = [], {}                      # mistakes: hint id -> the first mistake told under it
     for failure, result in zip(listed, failed_all(exercise, listed, log)):
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # how matmul words .T on a batch
@@ -232,16 +231,17 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    # before a fixed rank: an own mistake of plain input on a plain case (not one matched by chance on a mask case: hint
-    # study 23), or a rank whose every public case fails where it runs (axis=1 on 3-D) or with the exercise's mistakes
+    # before a rank, NumPy's words: an own mistake of plain input on a plain case (not on a mask case by chance), or a
+    # rank whose every public case fails where it runs (axis=1 on 3-D) or with the exercise's mistakes (study 23)
     own = {"error.heads-divide": "", **{m.id: m.probe for m in mistakes_for(exercise.name)}}     # id -> its probe
     wrong = any(not h and own.get(r.hint_id) in _PLAIN and r.case.probe in _PLAIN for h, r in results) or any(n == sum(
         not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own) for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
-    lead = told - {"error.heads-divide", "value.nan"} if "error.heads-divide" in told else set()   # before its % check
+    late = {"error.heads-divide", "multi_head_attention.head-size-from-d_model"} & told    # d_k = d_model / H assumed,
+    lead = told - late - {"value.nan"} if late else set()     # as a rank is: after any other mistake (studies 21 to 24)
     results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
-                                                            p[1].hint_id not in lead))]   # a rank, NumPy's words: after
+                                    p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
     if "shape.one-number" in mistakes:          # the exercise's own name for it would say the same thing again

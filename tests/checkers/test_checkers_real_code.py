@@ -410,8 +410,9 @@ CORPUS = [
             ctx = (att @ v).transpose(0, 2, 1, 3).reshape(B, L, D)
             return ctx @ W_o
         """, "returns the output only, not (output, weights); 3-D input with m = n only; mask ignored",
-        # heads d_model // H wide too: on 3-D, where it runs, that fails every case (named first since study 18)
-        ("error.fixed-ndim", "multi_head_attention.head-size-from-d_model")),
+        # heads d_model // H wide too: on 3-D, where it runs, that fails every case (named first since study 18), now
+        # told after the arity, as a head size assumed d_model / H is (hint study 24)
+        ("harness.arity", "error.fixed-ndim", "multi_head_attention.head-size-from-d_model")),
     ("bahdanau-one-state", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):              # states as columns, written for one decoder state
             s, h = S.T, H.T
@@ -1561,7 +1562,7 @@ FIRST_HINT = {
     # hint study 23: d_model where H·d belongs, told before the fixed rank (was error.broadcast, error.fixed-ndim)
     "mha-bias-model-width": "multi_head_attention.head-size-from-d_model",
     "mha-tf-split-model-depth": "multi_head_attention.head-size-from-d_model",
-    "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",
+    "mha-merge-model-width-undefined-weights": "error.name",     # the head size after it (hint studies 23 and 24)
     "mha-3d-unprojected-reshaped-heads": "multi_head_attention.no-output-projection",    # was error.fixed-ndim
     # was backward_dv.no-transpose: its 4-D error is the mutant's, but the mutant is wrong where this runs (study 24)
     "dv-torch-swap-one-two": "error.fixed-ndim",
@@ -1581,7 +1582,7 @@ ALSO_NAMED = {
     # after its fixed rank: first only while a reading of shapes named the masked case's swap (taken out)
     "sdpa-3d-weights-first": "attention.returns-swapped",
     "mha-tf-split-model-depth": "error.fixed-ndim",     # after its head size (hint study 23's 06)
-    "mha-merge-model-width-undefined-weights": "error.name",     # hint study 23's 07
+    "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",     # study 23's 07
 }
 
 
