@@ -19,11 +19,12 @@ STACKED = re.compile(rf"%%(time|capture{_OPT}( +[^\s-]\S*)?{_OPT}|prun( +(-[rq]+
 HELP = re.compile(r"%%[\w*]+(\.[\w*]+)*\?\??")     # %%time?: IPython's help on a magic (pinfo), then the lines below
 #: A line IPython runs as a magic, a shell command or help: %magic, !ls, t = %timeit -o f(), x = !ls, np.exp?
 MAGIC = re.compile(r"\s*(([\w.]+(\s*,\s*[\w.]+)*\s*=\s*)?[%!?]|[\w.*]+\?\??\s*$)")
-#: %%writefile name.py (or %%file), the name quoted or not, in a folder or not, -a (append) before or after it
-_WRITEFILE = re.compile(r"%%(?:writefile|file) +(-a +|--append +)?([\"']?)(?:\./)?((?:\w+/)*\w+\.py)\2"
+_NAME = r"(?:[\w-][\w.-]*/)*[\w-][\w.-]*"     # a file in the private directory or below it: my-sm.py, data/cfg.json
+#: %%writefile name (or %%file), quoted or not, in a folder or not, a module or data, -a (append) before or after it
+_WRITEFILE = re.compile(rf"%%(?:writefile|file) +(-a +|--append +)?([\"']?)(?:\./)?({_NAME})\2"
                         r"( +-a| +--append)?[ \t]*\r?\n(.*)", re.S)
 #: %run of a script of the notebook's own: ./ before it, quotes around it, .py left out (IPython adds it), a comment
-_RUN = re.compile(r"%run +([\"']?)(?:\./)?((?:\w+/)*\w+)(\.py)?\1[ \t]*(#.*)?")
+_RUN = re.compile(rf"%run +([\"']?)(?:\./)?({_NAME}?)(\.py)?\1[ \t]*(#.*)?")
 
 
 def line(text: str) -> str:

@@ -44,20 +44,21 @@ np = protocol.np        # NumPy, through the package's backend module
 
 
 class Refuse:
-    """The import rule, a meta-path finder: a module or folder written in ``private`` first (a %%writefile cell's
-    statistics.py or utils/sm.py, as in class); the student's code (not NumPy's) imports only the exercise's list and
-    the stdlib outside DENIED. A refusal is sent to the judge at once (on ``out``): no code that follows undoes it."""
+    """The import rule, a meta-path finder: the student's own modules and folders in ``private`` first (utils/sm.py);
+    its code (not NumPy's) imports only the exercise's list and the stdlib outside DENIED, each refusal sent at once."""
 
     def __init__(self, allowed, template, library_dirs, labels, private, out):
         self.allowed, self.template, self.labels, self.private = set(allowed), template, set(labels), private
         self.library, self.out = tuple(d.rstrip(os.sep) + os.sep for d in library_dirs), out
 
     def find_spec(self, name, path=None, target=None):
-        top = name.partition(".")[0]
-        if top.isidentifier() and top not in self.allowed and {top, top + ".py"} & set(os.listdir(self.private)):
-            if spec := importlib.machinery.FileFinder(next(iter(path or ()), self.private), _SOURCE).find_spec(name):
-                return spec      # its own; a file named "ctypes" is no module, so the rule below holds (red team 60)
-            if "." in name:      # a module of its own folder that is not source there (a .pyc): none, for every finder
+        top, where = name.partition(".")[0], next(iter(path), "") if path else self.private   # its own: in private
+        if (where + os.sep).startswith(self.private + os.sep) and top.isidentifier() and top not in self.allowed and (
+                path or {top, top + ".py"} & set(os.listdir(self.private))):
+            spec = importlib.machinery.FileFinder(where, _SOURCE).find_spec(name)
+            if spec and (spec.loader or top not in sys.stdlib_module_names):   # a bare folder html/: the stdlib's html
+                return spec      # a file named "ctypes" is no module either: the rule below holds (red teams 60, 61)
+            if path:             # a module of its own folder that is not source there (a .pyc): none, for every finder
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         frames = [sys._getframe(1)]      # who imports: this finder's caller, then up past the import machinery
         while frames[-1] is not None and (frames[-1].f_code.co_filename.startswith("<frozen")
@@ -190,9 +191,8 @@ def quiet(printed_fd):
     """No input (``input()`` fails at once); fds 1 and 2 go to the pipe the judge reads."""
     def _no_input(prompt=""):
         raise EOFError("input() is not available while your function is checked: take values as arguments")
-    for fd, target in ((null := os.open(os.devnull, os.O_RDONLY), 0), (printed_fd, 1), (printed_fd, 2)):
-        os.dup2(fd, target)
-    os.close(null)
+    os.dup2(null := os.open(os.devnull, os.O_RDONLY), 0), os.close(null)
+    os.dup2(printed_fd, 1), os.dup2(printed_fd, 2)
     builtins.input = _no_input
     sys.stdout = sys.stderr = io.TextIOWrapper(io.BufferedWriter(_Printed(1, "w", closefd=False)), "utf-8", "replace")
 

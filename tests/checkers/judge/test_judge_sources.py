@@ -477,8 +477,14 @@ def test_a_module_written_by_the_file_alias_of_writefile_is_imported(tmp_path, m
     ["%%writefile demo.py\nimport numpy as np\n" + SOFTMAX + "np.load('scores.npy')\n", "%run demo.py\nx = 1"],
     ["%%writefile main.py\nimport sys\nimport numpy as np\n" + SOFTMAX + "sys.exit(0)\n",
      "%run main.py\ndef twice(x):\n    return 2 * x"],
+    # red team 61: a name with a hyphen, a data file, a bare folder named as a standard module (html/)
+    ["%%writefile my-sm.py\nimport numpy as np\n" + SOFTMAX, "%run my-sm.py"],
+    ['%%writefile cfg.json\n{"axis": -1}', "import json\nAXIS = json.load(open('cfg.json'))['axis']",
+     SOFTMAX.replace("axis=-1", "axis=AXIS")],
+    ["import os\nos.makedirs('html', exist_ok=True)\nimport html",
+     SOFTMAX.replace("    return ", "    return None if html.escape('<') != '&lt;' else ", 1)],
 ], ids=["run", "append", "folder", "package", "append-no-newline", "shell-mkdir", "run-spellings", "run-raises",
-        "run-exits"])
+        "run-exits", "hyphen", "data-file", "stdlib-named-folder"])
 def test_a_module_a_notebook_writes_and_runs_as_in_jupyter_is_used(tmp_path, cells):
     """Red team 59: %run of a script the notebook wrote, %%writefile -a and a module in a folder of its own all
     work in Jupyter; each scored 0, the folder's as a refused import ("`import utils` is not allowed"). Red team 60:
