@@ -191,11 +191,11 @@ def _cell_code(source: str, checkers: set[str], displays: bool = False) -> str |
     edits = [edit for statement in tree.body for edit in _dropped(statement, checkers)]
     checks = [statement for statement, _ in edits]
     rest = [statement for statement in tree.body if statement not in checks]
+    # a call's name is read, not unparsed: f().g().h()... would cost the chain's depth squared (red team 59)
     if all(isinstance(statement, ast.Expr) for statement in rest) and {text for _, text in edits} <= {"pass"} and not (
             displays or any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(
                 n.func, "id", "")) not in ("print", "display", "_exit") for s in rest for n in ast.walk(s))):
-        return None     # values shown, Colab's os._exit(00) restart; (f := g) assigns f; a call may do more (setup());
-        # a call's name is read, not unparsed: f().g().h()... would cost the chain's depth squared (red team 59)
+        return None     # values shown, Colab's os._exit(00) restart; (f := g) assigns f; a call may do more (setup())
     gone = {id(node) for statement in checks for node in ast.walk(statement)}
     edits += [edit for statement in rest for edit in _package_imports(statement) if id(edit[0]) not in gone]
     _replace(lines, edits)

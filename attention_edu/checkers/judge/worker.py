@@ -152,8 +152,8 @@ def answer(function, args, names):
     """Call ``function`` on deep copies of ``args``: the reply, in plain data."""
     copies, reply = copy.deepcopy(args), {"value": None}
     for a in (c for c in copies if isinstance(c, np.ndarray) and c.dtype.kind == "f" and c.nbytes < 1 << 20):
-        spares = [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # NaN in the memory the call's arrays take,
-        spares.clear()      # so an output left unset (where= without out=) shows as wrong, not as the zeros it held
+        spares = [np.full(a.shape, np.nan, a.dtype) for _ in range(4)]    # NaN in the memory the call's arrays take:
+        del spares          # an output left unset (where= without out=) shows as wrong, not as the zeros it often held
     with np.errstate(**{k: "warn" for k, v in np.geterr().items() if v == "ignore" and k != "under"}), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
