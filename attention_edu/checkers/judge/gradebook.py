@@ -59,7 +59,8 @@ def write_gradebook(csv_file: str | os.PathLike | None, gradescope: str | os.Pat
     try:
         if csv_file:
             with written_atomically(csv_file) as partial, open(partial, "w", newline="", encoding="utf-8") as handle:
-                writer = csv.DictWriter(handle, fieldnames=FIELDS)
+                # text in quotes: a spreadsheet cutting on ';' and tab too keeps its cells (red team 62)
+                writer = csv.DictWriter(handle, fieldnames=FIELDS, quoting=csv.QUOTE_NONNUMERIC)
                 writer.writeheader()
                 writer.writerows({k: csv_cell(v) for k, v in r.items()} for r in records)
             wrote.append((False, f"wrote {len(records)} row{'' if len(records) == 1 else 's'} to {csv_file}"))

@@ -555,6 +555,45 @@ def test_a_file_name_a_spreadsheet_would_run_is_quoted(tmp_path, console_script,
     assert row["file"].startswith("'=HYPERLINK(") and row["passed"] == "True", row
 
 
+def _cells(line: str, separators: str = ",;\t") -> list[str]:
+    """A CSV line cut as a spreadsheet's import does with several separators ticked (LibreOffice's default: comma,
+    semicolon, tab), a separator inside double quotes staying in its cell."""
+    cells, cell, quoted = [], "", False
+    for char in line:
+        if char == '"':
+            quoted = not quoted
+        elif char in separators and not quoted:
+            cells, cell = cells + [cell], ""
+            continue
+        cell += char
+    return cells + [cell]
+
+
+@sandboxed
+def test_a_semicolon_in_a_name_or_an_error_shifts_no_column_in_a_spreadsheet(tmp_path, console_script,
+                                                                           softmax_source):
+    """Red team 62: LibreOffice cuts a CSV on ',', ';' and tab by default; a wrong file named ``bob.py;True;...``
+    read there as a right row, 25 of 25, and ``;=7*6`` in its error as a cell of its own, a formula."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "bob.py").write_text(softmax_source)
+    forged = "bob.py;True;True;passed;;;25;25;[];7;[];0.3;;.py"
+    (folder / forged).write_text("import numpy as np\n\ndef softmax(x):\n    return np.zeros_like(x)\n")
+    (folder / "eve.py").write_text("raise ValueError('no;=7*6;\\t=1+1')\n")
+    done = subprocess.run([console_script, "grade", ".", "--exercise", "softmax", "--csv", str(tmp_path / "g.csv"),
+                           "--no-progress"], capture_output=True, cwd=folder, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    header, *lines = (tmp_path / "g.csv").read_text().splitlines()
+    fields = [cell.strip('"') for cell in _cells(header)]
+    assert len(lines) == 3 and "passed" in fields
+    for line in lines:
+        cells = _cells(line)
+        assert len(cells) == len(fields), line              # no cell more: the columns stay where they are
+        row = dict(zip(fields, (cell.strip('"') for cell in cells)))
+        assert row["passed"] == ("True" if row["file"] == "bob.py" else "False"), row
+        assert not any(cell.strip('"').startswith(("=", "+", "-", "@")) for cell in cells), line
+
+
 @sandboxed
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_ends_grade_as_ctrl_c_does(tmp_path, console_script, softmax_source, number):
