@@ -148,6 +148,7 @@ TRIGGERS = {
     "error.fixed-ndim": ("softmax", _two_axes, None),
     "error.signature": ("scaled_dot_product_attention", _three_params, None),
     "error.name": ("softmax", _undefined, None),
+    "error.missing-argument": ("softmax", lambda x: np.exp(x) / np.expand_dims(np.exp(x).sum(-1)), None),
     "error.exit": ("softmax", _exit, None),
     "error.torch-keyword": ("softmax", lambda x: np.exp(x) / np.sum(np.exp(x), dim=-1, keepdim=True), None),
     "error.other": ("softmax", lambda x: (_ for _ in ()).throw(RuntimeError("boom")), None),

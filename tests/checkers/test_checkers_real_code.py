@@ -1443,6 +1443,66 @@ CORPUS = [
                 out.append((W.T @ s[:, None]).ravel())    # Wᵀ s, never paired with an encoder state
             return np.array(out)
         """, "the encoder states never used: S @ W, (m, d_h)", ("luong_general_scores.no-encoder-states",)),
+    ("mha-3d-mask-where-without-head-axis", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            batch, m, d_model = X_q.shape                 # 3-D only, the heads d_model // H wide
+            assert d_model % num_heads == 0, "d_model must be divisible by num_heads"
+            d = d_model // num_heads
+
+            def split(x):
+                return x.reshape(batch, -1, num_heads, d).transpose(0, 2, 1, 3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+            if mask is not None:
+                scores = np.where(mask == 0, -1e9, scores)     # the (B, 1, n) mask as given
+            w = np.exp(scores - scores.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            out = (w @ v).transpose(0, 2, 1, 3).reshape(batch, m, d_model)
+            return out @ W_O, w
+        """, "the mask without a head axis (also d_model // H heads, 3-D only, a finite fill)",
+     ("multi_head_attention.mask-without-head-axis",)),
+    ("mha-tf-mask-added-in-place", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            batch, depth = X_q.shape[0], X_q.shape[-1] // num_heads      # TensorFlow's dm // h
+
+            def split(x):
+                return np.transpose(np.reshape(x, (batch, -1, num_heads, depth)), (0, 2, 1, 3))
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            scores = np.matmul(q, np.swapaxes(k, -1, -2)) / np.sqrt(np.float32(k.shape[-1]))
+            if mask is not None:
+                scores += mask * -1e9                     # 1 = blocked, and no head axis
+            w = np.exp(scores - np.max(scores, axis=-1, keepdims=True))
+            w = w / np.sum(w, axis=-1, keepdims=True)
+            concat = np.reshape(np.transpose(w @ v, (0, 2, 1, 3)), (batch, -1, X_q.shape[-1]))
+            return concat @ W_O, w
+        """, "the mask added in place without a head axis (also inverted, d_model // H heads)",
+     ("multi_head_attention.mask-without-head-axis",)),
+    ("mha-3d-no-projections", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            b, m, d_model = X_q.shape                     # the inputs cut into heads as they are: no W at all
+            d = d_model // num_heads
+
+            def heads(x):
+                return x.reshape(x.shape[0], x.shape[1], num_heads, d).transpose(0, 2, 1, 3)
+            s = np.matmul(heads(X_q), heads(X_kv).transpose(0, 1, 3, 2)) / np.sqrt(d)
+            w = np.exp(s - s.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            return np.matmul(w, heads(X_kv)).transpose(0, 2, 1, 3).reshape(b, m, d_model), w
+        """, "no projection at all, W_Q, W_K, W_V and W_O unused (also the mask ignored, 3-D only)",
+     ("multi_head_attention.no-projections",)),
+    ("ds-flattened-only-when-batched", "backward_ds", """
+        def backward_ds(W, dW):
+            n = W.shape[-1]
+            if W.ndim > 2:                                # rows flattened for a batch only: 2-D never sets them
+                w_rows, g_rows = W.reshape(-1, n), dW.reshape(-1, n)
+            ds_rows = w_rows * (g_rows - np.sum(g_rows * w_rows, axis=1, keepdims=True))
+            return ds_rows.reshape(W.shape)
+        """, "2-D input never assigns the flattened rows (UnboundLocalError)", ("error.fixed-ndim",)),
+    ("bahdanau-expand-dims-without-axis", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):             # torch's unsqueeze(1), written without its dim
+            query = np.expand_dims(S @ W1.T)
+            return np.tanh(query + (H @ W2.T)[None]) @ v
+        """, "np.expand_dims called without its axis", ("error.missing-argument",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1568,6 +1628,13 @@ FIRST_HINT = {
     "dv-torch-swap-one-two": "error.fixed-ndim",
     "luong-never-meets-keys": "luong_general_scores.no-encoder-states",    # was harness.shape (hint study 24's 09)
     "pad-4d-float-mask": "shape.extra-axis",     # was harness.dtype alone: a wrong dtype's shape is read too (23's 23)
+    # was error.broadcast, or the head size: a broadcast's shapes are matched in any order, and the 3-D padded case
+    # has d_k = d_model / H, so that the code reaches its mask (hint study 24's 04, 24, 26, 28, 37, 40)
+    "mha-3d-mask-where-without-head-axis": "multi_head_attention.mask-without-head-axis",
+    "mha-tf-mask-added-in-place": "multi_head_attention.mask-without-head-axis",
+    "mha-3d-no-projections": "multi_head_attention.no-projections",    # was value.masked-weight (hint study 24's 32)
+    "ds-flattened-only-when-batched": "error.fixed-ndim",     # was error.name, a misspelling (hint study 26's 10, 26)
+    "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -1,8 +1,7 @@
-"""Diagnosis: naming the mistake behind a failure, or showing its evidence.
-
-This module compares returned arrays with the expected ones, describes the difference and holds :data:`HINTS`, the
-hints for what the harness sees and for exceptions (:func:`explain_error`). :mod:`.mutants` matches a failing output
-against the known mistakes' wrong implementations; :mod:`.evidence` reads what a failure shows when none matches."""
+"""Diagnosis: naming the mistake behind a failure, or showing its evidence. This module compares returned arrays with
+the expected ones, describes the difference and holds :data:`HINTS`, the hints for what the harness sees and for
+exceptions (:func:`explain_error`). :mod:`.mutants` matches a failing output against the known mistakes' wrong
+implementations; :mod:`.evidence` reads what a failure shows when none matches."""
 
 import math
 import re
@@ -42,10 +41,8 @@ def as_host(value: Any) -> np.ndarray | None:
 def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
     """Same shape and equal within the dtype-aware tolerance (NaN matches NaN); booleans and integers exactly.
 
-    >>> close(np.array([1.0, np.nan]), np.array([1.0 + 1e-9, np.nan]))
-    True
-    >>> close(np.ones((2, 3)), np.ones((3, 2)))
-    False
+    >>> close(np.array([1.0, np.nan]), np.array([1.0 + 1e-9, np.nan])), close(np.ones((2, 3)), np.ones((3, 2)))
+    (True, False)
     """
     if actual.shape != expected.shape:
         return False
@@ -141,6 +138,8 @@ HINTS: dict[str, str] = {
         "the parameters match.",
     "error.name": "Your function uses a name it never defines: a misspelling (Python's \"Did you mean\" ends the "
         "error), or a notebook's variable, never shared with the checker: use only the arguments, import numpy as np.",
+    "error.missing-argument": "A function your code calls lacks an argument it requires (the error names it): "
+        "np.expand_dims(x, axis) needs its axis, as torch's unsqueeze(dim) does; x[:, None] is the same.",
     "error.exit": "Your function called exit(): return the result instead.",
     "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
@@ -219,8 +218,9 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2]
     rules = (
         ("error.exit", error.is_a("SystemExit")),
-        ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
+        ("error.name", error.is_a("NameError") and not error.is_a("UnboundLocalError")),  # d_ouput (studies 11, 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
+        ("error.missing-argument", error.is_a("TypeError") and "missing 1 required positional" in text),   # 26's 37
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
         ("error.value-width", widths and (broadcast and str(q).replace(" ", "") in text and re.search(  # Q's shape

@@ -66,12 +66,18 @@ def normalise(value: Any) -> tuple:
     return tuple(("object", type(p).__name__) if host is None else host for p, host in zip(parts, map(as_host, parts)))
 
 
+def _error_print(kind: str, message: str) -> tuple:
+    """An error's fingerprint, a broadcast's by the set of shapes that met (``s += m`` has s twice, np.where a ())."""
+    head, found, shapes = message.partition("broadcast together with shapes ")
+    return (("error", kind, head + found + " ".join(sorted(set(shapes.split()) - {"()"})) if found else message),)
+
+
 def fingerprint(exercise: Exercise | None, thunk: Callable[[], Any]) -> tuple:
     """Run ``thunk`` and normalise what it returns or raises."""
     try:
         return normalise(thunk())       # the reference's or a mutant's: plain arrays, never a student's object
     except Exception as err:
-        return (("error", type(err).__name__, str(err)),)
+        return _error_print(type(err).__name__, str(err))
 
 
 def _outcome_print(outcome: Outcome) -> tuple | None:
@@ -79,7 +85,7 @@ def _outcome_print(outcome: Outcome) -> tuple | None:
     if outcome.timed_out or outcome.ended:
         return None
     error = outcome.error
-    return normalise(outcome.value) if error is None else (("error", error.type_name, error.message),)
+    return normalise(outcome.value) if error is None else _error_print(error.type_name, error.message)
 
 
 def is_stub(outcome: Outcome) -> bool:
@@ -135,14 +141,9 @@ def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:
 
 def _inputs(case: Case) -> list[str]:
     """The case's inputs: in full when it is literal (small), else arrays by shape and dtype."""
-    lines = []
-    for name, arg in zip(case.names, case.args):
-        if case.literal or not isinstance(arg, np.ndarray):
-            body = show(arg) if isinstance(arg, np.ndarray) else repr(arg)
-            lines.append(f"  {name} = " + body.replace("\n", "\n      "))
-        else:
-            lines.append(f"  {name}: shape {arg.shape}, {arg.dtype}")
-    return lines
+    return [f"  {name} = " + (show(arg) if isinstance(arg, np.ndarray) else repr(arg)).replace("\n", "\n      ")
+            if case.literal or not isinstance(arg, np.ndarray) else f"  {name}: shape {arg.shape}, {arg.dtype}"
+            for name, arg in zip(case.names, case.args)]
 
 
 def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> list[str]:

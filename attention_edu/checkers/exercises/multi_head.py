@@ -51,6 +51,9 @@ def _mha_cases() -> list[Case]:
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
+             # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24)
+             ("masks", "padding mask (3, 1, 5), B=3 m=2 n=5 d_model=4 H=2 d_k=d_v=2",
+              _inputs(11, (3,), 2, 5, 4, 2, 2, 2) + (padding_mask(np.array([5, 3, 4]), 5),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
              ("masks", "query 1 of sequence (1, 0) fully masked", _inputs(10, (2, 2), 2, 3, 4, 3, 1, 2)
               + (np.arange(3) < np.array([[[3, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
@@ -135,6 +138,12 @@ def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
                 split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-2], m, H, X.shape[-1] // H), -2, -3))
 
 
+def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """No weights at all: the inputs cut into heads d_model / H wide as they are, merged, never projected."""
+    eye = np.eye(X_q.shape[-1])
+    return _mha(X_q, X_kv, eye, eye, eye, W_O, H, mask, project=False)
+
+
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
 
 
@@ -172,6 +181,9 @@ register_mistakes("multi_head_attention", (
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
      "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
     ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
+    ("no-projections", "small", _no_projections,        # hint study 24's 32
+     "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
+     "into heads, and multiply the merged heads by W_O."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
