@@ -212,10 +212,9 @@ _BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "err
 
 def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, list[bool]], log: list[Outcome],
            total: int, not_passed: dict[str, int]) -> CheckResult:
-    """The first failure's result, with every distinct mistake (its hint and first probe) listed.
-
-    Hidden cases' failures come after the public ones (the seed never changes the mistake named first); a property's
-    failure counts only when no public case failed; ``not_passed``: the probes not passed (or skipped), by group."""
+    """The first failure's result, with every distinct mistake (its hint and first probe) listed. Hidden cases'
+    failures come after the public ones (the seed never changes the mistake named first); a property's failure counts
+    only when no public case failed; ``not_passed``: the probes not passed (or skipped), by group."""
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
                     key=lambda f: f.case.probe == "hidden")
@@ -238,8 +237,9 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
         not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own) for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
-    late = {"error.heads-divide", "multi_head_attention.head-size-from-d_model"} & told    # d_k = d_model / H assumed,
-    lead = told - late - {"value.nan"} if late else set()     # as a rank is: after any other mistake (studies 21 to 24)
+    # assumed as a rank is (d_k = d_model / H, a mask's head axis): after any other mistake but a fully masked row's
+    late = {t for t in told if t.endswith(("heads-divide", "head-size-from-d_model", "mask-without-head-axis"))}
+    lead = {t for t in told - late if not t.endswith(("nan", "finite-fill"))} if late else set()   # studies 21 to 27
     results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
                                     p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:

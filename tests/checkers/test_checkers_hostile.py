@@ -140,6 +140,12 @@ def _where_warns() -> bool:
     return any("'where' used without 'out'" in str(w.message) for w in caught)
 
 
+def _unbound(x):
+    if x.ndim > 2:                                  # rows flattened for a batch only
+        rows = x.reshape(-1, x.shape[-1])
+    return np.exp(rows) / np.exp(rows).sum(-1, keepdims=True)
+
+
 TRIGGERS = {
     "error.broadcast": ("softmax", lambda x: x + np.zeros(x.shape[-1] + 1), None),
     "error.batched-transpose": ("multi_head_attention", _mha_dot_t, None),
@@ -148,6 +154,7 @@ TRIGGERS = {
     "error.fixed-ndim": ("softmax", _two_axes, None),
     "error.signature": ("scaled_dot_product_attention", _three_params, None),
     "error.name": ("softmax", _undefined, None),
+    "error.unbound": ("softmax", _unbound, None),
     "error.missing-argument": ("softmax", lambda x: np.exp(x) / np.expand_dims(np.exp(x).sum(-1)), None),
     "error.exit": ("softmax", _exit, None),
     "error.torch-keyword": ("softmax", lambda x: np.exp(x) / np.sum(np.exp(x), dim=-1, keepdim=True), None),

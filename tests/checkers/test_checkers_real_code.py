@@ -1460,7 +1460,7 @@ CORPUS = [
             out = (w @ v).transpose(0, 2, 1, 3).reshape(batch, m, d_model)
             return out @ W_O, w
         """, "the mask without a head axis (also d_model // H heads, 3-D only, a finite fill)",
-     ("multi_head_attention.mask-without-head-axis",)),
+     ("multi_head_attention.mask-without-head-axis", "error.fixed-ndim")),
     ("mha-tf-mask-added-in-place", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             batch, depth = X_q.shape[0], X_q.shape[-1] // num_heads      # TensorFlow's dm // h
@@ -1476,7 +1476,7 @@ CORPUS = [
             concat = np.reshape(np.transpose(w @ v, (0, 2, 1, 3)), (batch, -1, X_q.shape[-1]))
             return concat @ W_O, w
         """, "the mask added in place without a head axis (also inverted, d_model // H heads)",
-     ("multi_head_attention.mask-without-head-axis",)),
+     ("multi_head_attention.head-size-from-d_model",)),
     ("mha-3d-no-projections", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             b, m, d_model = X_q.shape                     # the inputs cut into heads as they are: no W at all
@@ -1497,12 +1497,80 @@ CORPUS = [
                 w_rows, g_rows = W.reshape(-1, n), dW.reshape(-1, n)
             ds_rows = w_rows * (g_rows - np.sum(g_rows * w_rows, axis=1, keepdims=True))
             return ds_rows.reshape(W.shape)
-        """, "2-D input never assigns the flattened rows (UnboundLocalError)", ("error.fixed-ndim",)),
+        """, "2-D input never assigns the flattened rows (UnboundLocalError)", ("error.unbound",)),
     ("bahdanau-expand-dims-without-axis", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):             # torch's unsqueeze(1), written without its dim
             query = np.expand_dims(S @ W1.T)
             return np.tanh(query + (H @ W2.T)[None]) @ v
         """, "np.expand_dims called without its axis", ("error.missing-argument",)),
+    ("mha-heads-never-cut", "multi_head_attention", """
+        def attention(q, k, v, mask=None):
+            s = np.matmul(q, np.swapaxes(k, -1, -2)) / np.sqrt(k.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -1e9)
+            w = np.exp(s - s.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            return w @ v, w
+
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            heads, weights = [], []
+            for _ in range(num_heads):                    # every "head" the same full-width attention
+                out, w = attention(X_q @ W_Q, X_kv @ W_K, X_kv @ W_V, mask)
+                heads.append(out)
+                weights.append(w)
+            return np.concatenate(heads, axis=-1) @ W_O, np.stack(weights, axis=-3)
+        """, "the projections never cut into heads (also a finite fill)", ("multi_head_attention.never-split",)),
+    ("mha-mask-on-the-keys", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(X):
+                return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+            Q, K, V = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            Kt = np.swapaxes(K, -1, -2)                   # (..., H, d_k, n)
+            if mask is not None:
+                Kt = np.where(mask, Kt, 0.0)              # the padding keys zeroed, not their scores
+            S = Q @ Kt / np.sqrt(Q.shape[-1])
+            E = np.exp(S - S.max(-1, keepdims=True))
+            A = E / E.sum(-1, keepdims=True)
+            O = np.swapaxes(A @ V, -2, -3)
+            return O.reshape(*O.shape[:-2], -1) @ W_O, A
+        """, "the keys masked with 0, not the scores with -inf", ("value.masked-weight",)),
+    ("mha-own-softmax-without-axis", "multi_head_attention", """
+        def softmax(x, axis):
+            e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+            return e / np.sum(e, axis=axis, keepdims=True)
+
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(X):
+                return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+            Q, K, V = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                S = np.where(np.expand_dims(mask, -3), S, -np.inf)
+            A = softmax(S)                                # its own softmax, called without its axis
+            O = np.swapaxes(A @ V, -2, -3)
+            return O.reshape(*O.shape[:-2], -1) @ W_O, A
+        """, "its own softmax called without its axis", ("error.other",)),
+    ("mha-unbatched-flag-only-in-2d", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            if X_q.ndim == 2:                             # the flag set here only: 3-D and 4-D never set it
+                X_q, X_kv = X_q[None], X_kv[None]
+                mask = None if mask is None else mask[None]
+                unbatched = True
+
+            def split(X):
+                return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+            Q, K, V = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                S = np.where(np.expand_dims(mask, -3), S, -np.inf)
+            top = S.max(-1, keepdims=True)
+            E = np.exp(S - np.where(np.isfinite(top), top, 0))
+            Z = E.sum(-1, keepdims=True)
+            A = np.divide(E, Z, out=np.zeros_like(E), where=Z > 0)
+            O = np.swapaxes(A @ V, -2, -3)
+            out = O.reshape(*O.shape[:-2], -1) @ W_O
+            return (out[0], A[0]) if unbatched else (out, A)
+        """, "a flag set only for 2-D input (UnboundLocalError on 3-D and 4-D)", ("error.unbound",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1528,7 +1596,8 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
            # did not make (red teams 57 and 58), so it was taken out again
            "mha-self-attention-causal-always": "harness.shape",
-           "ds-enumerate-zip-unpack": "error.other"}      # the error itself tells it: Python's unpacking
+           "ds-enumerate-zip-unpack": "error.other",      # the error itself tells it: Python's unpacking
+           "mha-mask-on-the-keys": "error.broadcast"}     # Kᵀ masked: its values tell it, on other cases
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -1630,11 +1699,10 @@ FIRST_HINT = {
     "pad-4d-float-mask": "shape.extra-axis",     # was harness.dtype alone: a wrong dtype's shape is read too (23's 23)
     # was error.broadcast, or the head size: a broadcast's shapes are matched in any order, and the 3-D padded case
     # has d_k = d_model / H, so that the code reaches its mask (hint study 24's 04, 24, 26, 28, 37, 40)
-    "mha-3d-mask-where-without-head-axis": "multi_head_attention.mask-without-head-axis",
-    "mha-tf-mask-added-in-place": "multi_head_attention.mask-without-head-axis",
     "mha-3d-no-projections": "multi_head_attention.no-projections",    # was value.masked-weight (hint study 24's 32)
-    "ds-flattened-only-when-batched": "error.fixed-ndim",     # was error.name, a misspelling (hint study 26's 10, 26)
+    "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
+    "mha-heads-never-cut": "multi_head_attention.never-split",      # was error.matmul-shapes (hint study 26's 01)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1649,6 +1717,9 @@ ALSO_NAMED = {
     # after its fixed rank: first only while a reading of shapes named the masked case's swap (taken out)
     "sdpa-3d-weights-first": "attention.returns-swapped",
     "mha-tf-split-model-depth": "error.fixed-ndim",     # after its head size (hint study 23's 06)
+    "mha-tf-mask-added-in-place": "multi_head_attention.mask-without-head-axis",    # after its head size (26, 27)
+    # its 3-D-only rank first, where the mask's head axis and the head size are told as a rank is (studies 26, 27)
+    "mha-3d-mask-where-without-head-axis": "multi_head_attention.mask-without-head-axis",
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",     # study 23's 07
 }
 
@@ -1675,6 +1746,10 @@ NOT_NAMED = {
     "entropy-heads-averaged": "attention_entropy.single-number",    # shape.one-number said it (hint study 6)
     "mha-loop-last-head-weights": "multi_head_attention.averaged-weights",    # nothing averaged (red team 57)
     "dv-torch-swap-one-two": "backward_dv.no-transpose",    # it transposes, on 3-D (hint study 24's 15 and 21)
+    # red team 63, on the first cases with m = d_k, broadcast errors matched by their shapes and any missing argument
+    "mha-mask-on-the-keys": "multi_head_attention.mask-without-head-axis",    # Kᵀ is not the scores
+    "mha-own-softmax-without-axis": "error.missing-argument",     # its own function, not NumPy's
+    "mha-unbatched-flag-only-in-2d": "error.fixed-ndim",      # the rank is read from the end throughout
 }
 
 

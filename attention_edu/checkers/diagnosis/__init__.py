@@ -1,7 +1,6 @@
-"""Diagnosis: naming the mistake behind a failure, or showing its evidence. This module compares returned arrays with
-the expected ones, describes the difference and holds :data:`HINTS`, the hints for what the harness sees and for
-exceptions (:func:`explain_error`). :mod:`.mutants` matches a failing output against the known mistakes' wrong
-implementations; :mod:`.evidence` reads what a failure shows when none matches."""
+"""Diagnosis: naming the mistake behind a failure, or showing its evidence. Here: comparing and describing arrays,
+:data:`HINTS` and :func:`explain_error` for exceptions; :mod:`.mutants` matches a failing output against the known
+mistakes' wrong implementations, and :mod:`.evidence` reads what a failure shows when none matches."""
 
 import math
 import re
@@ -134,10 +133,10 @@ HINTS: dict[str, str] = {
         "two axes batch by batch (and swap those two with np.swapaxes(x, -1, -2): .T reverses every axis).",
     "error.fixed-ndim": "Your code assumes inputs with another number of axes than the checker's, {signature}: take "
         "sizes and axes from the end (x.shape[-1], axis=-1), so that any leading axes, or none, are allowed.",
-    "error.signature": "The checker calls your function as {signature}, and it does not accept those arguments: make "
-        "the parameters match.",
+    "error.signature": "The checker calls your function as {signature}: make its parameters accept those arguments.",
     "error.name": "Your function uses a name it never defines: a misspelling (Python's \"Did you mean\" ends the "
         "error), or a notebook's variable, never shared with the checker: use only the arguments, import numpy as np.",
+    "error.unbound": "A variable is set only in a branch these inputs skip (if x.ndim > 2:): assign it on every path.",
     "error.missing-argument": "A function your code calls lacks an argument it requires (the error names it): "
         "np.expand_dims(x, axis) needs its axis, as torch's unsqueeze(dim) does; x[:, None] is the same.",
     "error.exit": "Your function called exit(): return the result instead.",
@@ -145,8 +144,7 @@ HINTS: dict[str, str] = {
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
     "error.torch-keyword": "NumPy spells PyTorch's dim= and keepdim= as axis= and keepdims=, and its two-axis "
         "x.transpose(1, 2) as np.swapaxes(x, 1, 2): NumPy's transpose takes an order of every axis (TF's perm=).",
-    "harness.exit": "A function must hand its result back with return; remove the call that ends the process "
-        "(os._exit, exit in C code).",
+    "harness.exit": "Hand the result back with return; remove the call that ends the process (os._exit, or exit in C).",
     "harness.crash": "The process running your function died; look for as_strided with strides past the array's end, "
         "ctypes, a C extension, or code that kills its own process, and run the function on the inputs below.",
     "harness.reply": "What your function returned was too large to come back (1 MiB or 1,024 values at most) or not "
@@ -168,8 +166,8 @@ HINTS: dict[str, str] = {
     "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what order.",
     "harness.nondeterministic": "The same inputs gave different outputs: remove randomness (dropout, np.random) and "
         "anything kept between calls.",
-    "value.nan": "NaN or inf appeared where the expected values are finite; look for exp of a large number or a "
-        "division by zero.",
+    "value.nan": "NaN or inf appeared where the expected values are finite; look for exp of a large number, a "
+        "division by zero, or a NaN your code writes itself (np.nan for rows it skips).",
     "value.wrong-axis": "Your {name} sum to 1 over {axis}, not over the last axis: normalise over the keys, axis=-1 "
         "(with keepdims=True), which works for any number of leading axes.",
     "value.offset": "Every value of your {name} is off by the same amount, {value:+.4g}: look for a constant added or "
@@ -214,13 +212,15 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
     dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose\(\s*[\w.]*\s*\)", line)   # all axes
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
+    missing = error.is_a("TypeError") and re.match(r"(\w+)\(\) missing \d+ required positional", text)   # expand_dims
     q, k, v = (np.shape(a) for a in args[:3]) if tuple(names[:3]) == ("Q", "K", "V") else ((), (), ())  # study 22
     widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2]
     rules = (
         ("error.exit", error.is_a("SystemExit")),
-        ("error.name", error.is_a("NameError") and not error.is_a("UnboundLocalError")),  # d_ouput (studies 11, 16)
+        ("error.unbound", error.is_a("UnboundLocalError")),     # set only where x.ndim > 2 (study 26, red team 63)
+        ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
-        ("error.missing-argument", error.is_a("TypeError") and "missing 1 required positional" in text),   # 26's 37
+        ("error.missing-argument", bool(missing) and hasattr(np, missing[1])),  # NumPy's, not one's own (26's 37)
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
         ("error.value-width", widths and (broadcast and str(q).replace(" ", "") in text and re.search(  # Q's shape

@@ -52,8 +52,9 @@ def _mha_cases() -> list[Case]:
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
              # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24)
-             ("masks", "padding mask (3, 1, 5), B=3 m=2 n=5 d_model=4 H=2 d_k=d_v=2",
-              _inputs(11, (3,), 2, 5, 4, 2, 2, 2) + (padding_mask(np.array([5, 3, 4]), 5),)),
+             # m != d_k: masking Kᵀ (..., d_k, n) where the scores (..., m, n) belong fails otherwise (red team 63)
+             ("masks", "padding mask (3, 1, 5), B=3 m=3 n=5 d_model=4 H=2 d_k=d_v=2",
+              _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([5, 3, 4]), 5),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
              ("masks", "query 1 of sequence (1, 0) fully masked", _inputs(10, (2, 2), 2, 3, 4, 3, 1, 2)
               + (np.arange(3) < np.array([[[3, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
@@ -144,6 +145,12 @@ def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, eye, eye, eye, W_O, H, mask, project=False)
 
 
+def _never_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """No heads cut: H copies of one attention over the full width, side by side (H·H·d_v wide), then W_O."""
+    head, weights = attend(X_q @ W_Q, X_kv @ W_K, X_kv @ W_V, mask)     # (..., m, H*d_v), (..., m, n)
+    return np.concatenate([head] * H, axis=-1) @ W_O, np.stack([weights] * H, axis=-3)
+
+
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
 
 
@@ -184,6 +191,9 @@ register_mistakes("multi_head_attention", (
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
      "into heads, and multiply the merged heads by W_O."),
+    ("never-split", "runs", _never_split,        # hint study 26's 01
+     "You never cut the projections into heads: each of your H heads attends over the full width, H·d_k. Reshape "
+     "X_q @ W_Q to (..., m, H, d_k) and swap axes -3 and -2 (K and V too), then merge the heads to (..., m, H·d_v)."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),

@@ -17,13 +17,14 @@ __all__ = ["csv_cell", "results", "write_gradebook"]
 
 
 def csv_cell(value: Any) -> Any:
-    r"""A CSV cell: a list as JSON; text a spreadsheet would run as a formula (=, +, -, @) after a '.
+    r"""A CSV cell: a list as JSON, True and False as text; text a spreadsheet would run as a formula (=, +, -, @)
+    after a ', and so is text that starts with a ' already (``-a.py`` and ``'-a.py`` stay two names: red team 63).
 
-    >>> csv_cell('=HYPERLINK("x")'), csv_cell(["a"]), csv_cell(3)
-    ('\'=HYPERLINK("x")', '["a"]', 3)
+    >>> csv_cell('=HYPERLINK("x")'), csv_cell("'=1"), csv_cell(["a"]), csv_cell(3), csv_cell(True)
+    ('\'=HYPERLINK("x")', "''=1", '["a"]', 3, 'True')
     """
-    value = json.dumps(value) if isinstance(value, list) else value
-    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    value = json.dumps(value) if isinstance(value, list) else str(value) if isinstance(value, bool) else value
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "'", "\t", "\r") else value
 
 
 def results(exercise: Exercise, row: Row) -> dict[str, Any]:

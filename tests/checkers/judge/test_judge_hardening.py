@@ -573,25 +573,33 @@ def _cells(line: str, separators: str = ",;\t") -> list[str]:
 def test_a_semicolon_in_a_name_or_an_error_shifts_no_column_in_a_spreadsheet(tmp_path, console_script,
                                                                            softmax_source):
     """Red team 62: LibreOffice cuts a CSV on ',', ';' and tab by default; a wrong file named ``bob.py;True;...``
-    read there as a right row, 25 of 25, and ``;=7*6`` in its error as a cell of its own, a formula."""
+    read there as a right row, 25 of 25, and ``;=7*6`` in its error as a cell of its own, a formula. Red team 63: a
+    right ``-alice.py``, written ``'-alice.py``, read as a wrong ``'-alice.py``; and the CSV, written with its text
+    quoted, could not be read back that way (its True and False were bare)."""
     folder = tmp_path / "class"
     folder.mkdir()
     (folder / "bob.py").write_text(softmax_source)
     forged = "bob.py;True;True;passed;;;25;25;[];7;[];0.3;;.py"
     (folder / forged).write_text("import numpy as np\n\ndef softmax(x):\n    return np.zeros_like(x)\n")
     (folder / "eve.py").write_text("raise ValueError('no;=7*6;\\t=1+1')\n")
+    (folder / "-alice.py").write_text(softmax_source)
+    (folder / "'-alice.py").write_text(folder.joinpath(forged).read_text())
     done = subprocess.run([console_script, "grade", ".", "--exercise", "softmax", "--csv", str(tmp_path / "g.csv"),
                            "--no-progress"], capture_output=True, cwd=folder, timeout=300)
     assert done.returncode == 0, done.stderr.decode()
     header, *lines = (tmp_path / "g.csv").read_text().splitlines()
     fields = [cell.strip('"') for cell in _cells(header)]
-    assert len(lines) == 3 and "passed" in fields
+    passed = {}
     for line in lines:
         cells = _cells(line)
         assert len(cells) == len(fields), line              # no cell more: the columns stay where they are
         row = dict(zip(fields, (cell.strip('"') for cell in cells)))
-        assert row["passed"] == ("True" if row["file"] == "bob.py" else "False"), row
+        passed[row["file"]] = row["passed"]
         assert not any(cell.strip('"').startswith(("=", "+", "-", "@")) for cell in cells), line
+    assert passed == {"bob.py": "True", forged: "False", "eve.py": "False", "'-alice.py": "True", "''-alice.py": "False"}
+    with open(tmp_path / "g.csv", newline="") as handle:      # read back as written: text quoted, numbers bare
+        rows = list(csv.reader(handle, quoting=csv.QUOTE_NONNUMERIC))
+    assert {row[0]: row[1] for row in rows[1:]} == passed
 
 
 @sandboxed
