@@ -239,7 +239,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
     # assumed as a rank is (d_k = d_model / H, a mask's head axis): after any other mistake but a fully masked row's
     late = {t for t in told if t.endswith(("heads-divide", "head-size-from-d_model", "mask-without-head-axis"))}
-    lead = {t for t in told - late if not t.endswith(("nan", "finite-fill"))} if late else set()   # studies 21 to 27
+    lead = {t for t in told - late if not t.endswith(("nan", ".finite-fill"))} if late else set()  # studies 21 to 27
     results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
                                     p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:

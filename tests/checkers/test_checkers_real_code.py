@@ -1571,6 +1571,75 @@ CORPUS = [
             out = O.reshape(*O.shape[:-2], -1) @ W_O
             return (out[0], A[0]) if unbatched else (out, A)
         """, "a flag set only for 2-D input (UnboundLocalError on 3-D and 4-D)", ("error.unbound",)),
+    ("mha-merge-unswapped-model-width", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            d = X_q.shape[-1] // num_heads                # d_model / H
+
+            def split(X):
+                return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, d), -2, -3)
+            Q, K, V = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)
+            if mask is not None:
+                scores = np.where(np.expand_dims(mask, -3), scores, -np.inf)
+            top = scores.max(axis=-1, keepdims=True)
+            e = np.exp(scores - np.where(np.isfinite(top), top, 0))
+            total = e.sum(axis=-1, keepdims=True)
+            weights = e / np.where(total == 0, 1, total)
+            heads = weights @ V                           # (..., H, m, d)
+            return heads.reshape(*heads.shape[:-2], -1) @ W_O, weights     # merged without swapping H and m back
+        """, "the heads merged without moving the head axis back (also d_model // H heads)",
+     ("multi_head_attention.merge-without-swap",)),
+    ("sdpa-softmax-name-reused", "scaled_dot_product_attention", """
+        def softmax(x):
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            softmax = softmax(scores)                     # the result named as the function: UnboundLocalError
+            return softmax @ V, softmax
+        """, "a local name hides the function it calls", ("error.unbound",)),
+    ("mha-own-split-named-like-numpy", "multi_head_attention", """
+        def split(X, num_heads):
+            return np.swapaxes(X.reshape(*X.shape[:-1], num_heads, -1), -2, -3)
+
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            Q, K = split(X_q @ W_Q, num_heads), split(X_kv @ W_K, num_heads)
+            V = split(X_kv @ W_V)                         # its own split, called without num_heads
+            scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                scores = np.where(np.expand_dims(mask, -3), scores, -np.inf)
+            w = np.exp(scores - scores.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            out = np.swapaxes(w @ V, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "its own split called without an argument", ("error.other",)),
+    ("mha-tf-inverted-finite-mask", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-1])
+            if mask is not None:
+                logits = logits + mask[..., None, :, :] * -1e9    # TensorFlow's habit: 1 marks the padding
+            w = np.exp(logits - logits.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "the mask inverted, with a finite fill", ("multi_head_attention.inverted-mask-finite-fill",)),
+    ("mha-mask-never-used", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            logits = q @ np.swapaxes(k, -1, -2) / np.sqrt(k.shape[-1])     # mask taken, never applied
+            w = np.exp(logits - logits.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "the mask never applied", ("multi_head_attention.ignores-mask",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1597,7 +1666,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # did not make (red teams 57 and 58), so it was taken out again
            "mha-self-attention-causal-always": "harness.shape",
            "ds-enumerate-zip-unpack": "error.other",      # the error itself tells it: Python's unpacking
-           "mha-mask-on-the-keys": "error.broadcast"}     # Kᵀ masked: its values tell it, on other cases
+           "mha-mask-on-the-keys": "error.broadcast",     # Kᵀ masked: its values tell it, on other cases
+           # a mutant for it matched merge-without-swap's error where m = H² (red team 64): withdrawn
+           "mha-heads-never-cut": "error.matmul-shapes"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -1700,9 +1771,10 @@ FIRST_HINT = {
     # was error.broadcast, or the head size: a broadcast's shapes are matched in any order, and the 3-D padded case
     # has d_k = d_model / H, so that the code reaches its mask (hint study 24's 04, 24, 26, 28, 37, 40)
     "mha-3d-no-projections": "multi_head_attention.no-projections",    # was value.masked-weight (hint study 24's 32)
+    "mha-tf-inverted-finite-mask": "multi_head_attention.inverted-mask-finite-fill",   # was value.masked-weight (28)
+    "mha-mask-never-used": "multi_head_attention.ignores-mask",    # was value.masked-weight (hint study 28's 24)
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
-    "mha-heads-never-cut": "multi_head_attention.never-split",      # was error.matmul-shapes (hint study 26's 01)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -1750,6 +1822,7 @@ NOT_NAMED = {
     "mha-mask-on-the-keys": "multi_head_attention.mask-without-head-axis",    # Kᵀ is not the scores
     "mha-own-softmax-without-axis": "error.missing-argument",     # its own function, not NumPy's
     "mha-unbatched-flag-only-in-2d": "error.fixed-ndim",      # the rank is read from the end throughout
+    "mha-own-split-named-like-numpy": "error.missing-argument",     # np.split's name, not np.split (red team 64)
 }
 
 

@@ -136,7 +136,8 @@ HINTS: dict[str, str] = {
     "error.signature": "The checker calls your function as {signature}: make its parameters accept those arguments.",
     "error.name": "Your function uses a name it never defines: a misspelling (Python's \"Did you mean\" ends the "
         "error), or a notebook's variable, never shared with the checker: use only the arguments, import numpy as np.",
-    "error.unbound": "A variable is set only in a branch these inputs skip (if x.ndim > 2:): assign it on every path.",
+    "error.unbound": "A name is read before it is assigned: set only in a branch these inputs skip (if x.ndim > 2:), "
+        "or assigned later in the function (softmax = softmax(s)), which hides the function of that name.",
     "error.missing-argument": "A function your code calls lacks an argument it requires (the error names it): "
         "np.expand_dims(x, axis) needs its axis, as torch's unsqueeze(dim) does; x[:, None] is the same.",
     "error.exit": "Your function called exit(): return the result instead.",
@@ -212,7 +213,6 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     broadcast, core = value and "could not be broadcast" in text, value and "mismatch in its core dimension" in text
     dot, transposed = value and "not aligned" in text, re.search(r"\.T\b|transpose\(\s*[\w.]*\s*\)", line)   # all axes
     sizes = [int(size) for size in re.findall(r"\d+", text)] if _RESHAPE.fullmatch(text) else []
-    missing = error.is_a("TypeError") and re.match(r"(\w+)\(\) missing \d+ required positional", text)   # expand_dims
     q, k, v = (np.shape(a) for a in args[:3]) if tuple(names[:3]) == ("Q", "K", "V") else ((), (), ())  # study 22
     widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2]
     rules = (
@@ -220,7 +220,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.unbound", error.is_a("UnboundLocalError")),     # set only where x.ndim > 2 (study 26, red team 63)
         ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
-        ("error.missing-argument", bool(missing) and hasattr(np, missing[1])),  # NumPy's, not one's own (26's 37)
+        ("error.missing-argument", any(f"{f}() missing" in text for f in re.findall(r"\bnp\.(\w+)\(", line))),  # np's
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are
         ("error.batched-transpose", broadcast and "remapped shapes" in text and "einsum" not in line and transposed),
         ("error.value-width", widths and (broadcast and str(q).replace(" ", "") in text and re.search(  # Q's shape

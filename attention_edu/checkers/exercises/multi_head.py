@@ -145,12 +145,6 @@ def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, eye, eye, eye, W_O, H, mask, project=False)
 
 
-def _never_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    """No heads cut: H copies of one attention over the full width, side by side (H·H·d_v wide), then W_O."""
-    head, weights = attend(X_q @ W_Q, X_kv @ W_K, X_kv @ W_V, mask)     # (..., m, H*d_v), (..., m, n)
-    return np.concatenate([head] * H, axis=-1) @ W_O, np.stack([weights] * H, axis=-3)
-
-
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
 
 
@@ -191,9 +185,6 @@ register_mistakes("multi_head_attention", (
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
      "into heads, and multiply the merged heads by W_O."),
-    ("never-split", "runs", _never_split,        # hint study 26's 01
-     "You never cut the projections into heads: each of your H heads attends over the full width, H·d_k. Reshape "
-     "X_q @ W_Q to (..., m, H, d_k) and swap axes -3 and -2 (K and V too), then merge the heads to (..., m, H·d_v)."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
@@ -226,7 +217,16 @@ register_mistakes("multi_head_attention", (
     ("masked-row-nan", "masks", partial(_mha, guard=False),
      "A fully masked query gives -inf - (-inf) = NaN in its softmax: guard it so that the query gets zero weights in "
      "every head and a zero output."),
+    ("ignores-mask", "masks", lambda *args: _mha(*args[:7]),        # hint study 28's 24 and 32
+     "Your function ignores mask: in every head put -inf at the scores where the mask is False, before the softmax."),
+    ("inverted-mask", "masks", partial(_mha, inverted=True),      # hint study 28's 15
+     "True means 'may attend': keep each head's scores where the mask is True and fill -inf where it is False, "
+     "np.where(mask[..., None, :, :], scores, -np.inf)."),
+    ("inverted-mask-finite-fill", "masks", partial(_mha, inverted=True, fill=-1e9),     # scores += mask * -1e9
+     "Your mask is inverted (True should mean may attend), and masked scores get a large negative number rather than "
+     "-inf: use np.where(mask[..., None, :, :], scores, -np.inf) and give a fully masked query zeros."),
 ))
+variant("multi_head_attention.inverted-mask-finite-fill")(partial(_mha, inverted=True, fill=-1e9, additive=True))
 # d_model where H·d belongs, as TensorFlow courses write it (hint study 23): heads cut (batch, -1, H, d_model // H), a
 # bias d_model wide added to X @ W, the heads merged into d_model columns; each fails where H·d != d_model, as theirs
 for _split in (lambda X, H, d_model: np.swapaxes(X.reshape(X.shape[0], -1, H, d_model // H), -2, -3),
