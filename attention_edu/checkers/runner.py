@@ -1,8 +1,7 @@
-"""The runner: every probe of an exercise on the student's function, every mistake it shows.
-
-The probes run in the order of :data:`.records.PROBES`: the cases (public, then hidden), the properties, determinism.
-On every case the function must run, return the right type, arity, shape and dtype, leave its inputs alone and match
-the reference. Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together."""
+"""The runner: every probe of an exercise on the student's function, every mistake it shows. The probes run in the
+order of :data:`.records.PROBES`: the cases (public, then hidden), the properties, determinism. On every case the
+function must run, return the right type, arity, shape and dtype, leave its inputs alone and match the reference.
+Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together."""
 
 import copy
 import dataclasses
@@ -237,9 +236,10 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
         not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own) for h, r in results)
         for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
     told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
-    # assumed as a rank is (d_k = d_model / H, a mask's head axis): after any other mistake but a fully masked row's
     late = {t for t in told if t.endswith(("heads-divide", "head-size-from-d_model", "mask-without-head-axis"))}
-    lead = {t for t in told - late if not t.endswith(("nan", ".finite-fill"))} if late else set()  # studies 21 to 27
+    row = {r.hint_id for h, r in results if not h and "fully masked" in r.case.title and "value." in r.hint_id} - {
+        r.hint_id for h, r in results if not h and "fully masked" not in r.case.title}   # a masked row's evidence alone
+    lead = {t for t in told - late - row if not t.endswith(("nan", ".finite-fill"))} if late else set()  # studies 21-27
     results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
                                     p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:

@@ -1640,6 +1640,55 @@ CORPUS = [
             out = np.swapaxes(w @ v, -2, -3)
             return out.reshape(*out.shape[:-2], -1) @ W_O, w
         """, "the mask never applied", ("multi_head_attention.ignores-mask",)),
+    ("mha-first-sequence-mask-for-all", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                if mask.ndim == 3:
+                    mask = mask[0]                        # (1, n): the first sequence's padding, given to all
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = s.max(-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0))
+            total = e.sum(-1, keepdims=True)
+            w = e / np.where(total == 0, 1, total)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "the first sequence's mask applied to every sequence", ("value.masked-weight",)),
+    ("mha-no-head-axis-nan-output", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)            # no head axis
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            heads = w @ v
+            w = np.nan_to_num(w)                          # a fully masked query's NaN cleared in the weights only
+            out = np.swapaxes(heads, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "the mask without a head axis (also a fully masked query's output NaN)",
+     ("multi_head_attention.mask-without-head-axis",)),
+    ("mha-2d-output-alone", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            L, D = X_q.shape                              # one sequence, heads D // H wide; the output alone
+            d = D // num_heads
+            q = (X_q @ W_Q).reshape(L, num_heads, d).transpose(1, 0, 2)
+            k = (X_kv @ W_K).reshape(-1, num_heads, d).transpose(1, 0, 2)
+            v = (X_kv @ W_V).reshape(-1, num_heads, d).transpose(1, 0, 2)
+            s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0))
+            total = e.sum(-1, keepdims=True)
+            w = e / np.where(total == 0, 1, total)
+            return (w @ v).transpose(1, 0, 2).reshape(L, D) @ W_O
+        """, "the output alone, no weights (also d_model // H heads, 2-D only)", ("harness.arity",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1773,6 +1822,9 @@ FIRST_HINT = {
     "mha-3d-no-projections": "multi_head_attention.no-projections",    # was value.masked-weight (hint study 24's 32)
     "mha-tf-inverted-finite-mask": "multi_head_attention.inverted-mask-finite-fill",   # was value.masked-weight (28)
     "mha-mask-never-used": "multi_head_attention.ignores-mask",    # was value.masked-weight (hint study 28's 24)
+    # a fully masked row's mistake no longer leads the mask's head axis (red team 65)
+    "mha-no-head-axis-nan-output": "multi_head_attention.mask-without-head-axis",
+    "mha-2d-output-alone": "harness.arity",     # seen on a fully masked case alone, and no evidence of its row's
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
 }
@@ -1823,6 +1875,7 @@ NOT_NAMED = {
     "mha-own-softmax-without-axis": "error.missing-argument",     # its own function, not NumPy's
     "mha-unbatched-flag-only-in-2d": "error.fixed-ndim",      # the rank is read from the end throughout
     "mha-own-split-named-like-numpy": "error.missing-argument",     # np.split's name, not np.split (red team 64)
+    "mha-first-sequence-mask-for-all": "multi_head_attention.ignores-mask",     # sequence 0 unpadded (red team 65)
 }
 
 

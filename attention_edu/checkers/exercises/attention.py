@@ -203,8 +203,8 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "Multiplying the scores by the mask turns masked scores into 0, which still gets weight: put -inf "
      "there instead (np.where)."),
     ("finite-fill", "masks", partial(attend, fill=-1e9),
-     "A large finite number (a fill of -1e9, or 1e9 added where attending is allowed) spreads a fully masked row "
-     "evenly over its keys; fill with -inf and give such a row zero weights and a zero output."),
+     "A fully masked row spreads its weight evenly over its keys where it must get zero weights and a zero output: "
+     "fill with -inf, not a large finite number (-1e9, or 1e9 added where attending is allowed), and guard that row."),
     ("masked-row-nan", "masks", partial(attend, guard=False),
      "A fully masked row gives -inf - (-inf) = NaN: where a row's maximum is -inf subtract 0 instead, "
      "and divide by 1 where the sum is 0, so its weights are zeros."),

@@ -50,14 +50,15 @@ def _mha_cases() -> list[Case]:
               _inputs(14, (2,), 4, 4, 4, 2, 2, 2, True)),
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
-             ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([4, 2, 3]), 4),)),
-             # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24)
+             ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([3, 2, 3]), 4),)),
+             # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24); sequence 0
+             # of every batched mask has padding: its mask given to all is no mask ignored (red team 65)
              # m != d_k: masking Kᵀ (..., d_k, n) where the scores (..., m, n) belong fails otherwise (red team 63)
              ("masks", "padding mask (3, 1, 5), B=3 m=3 n=5 d_model=4 H=2 d_k=d_v=2",
-              _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([5, 3, 4]), 5),)),
+              _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([4, 5, 3]), 5),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
              ("masks", "query 1 of sequence (1, 0) fully masked", _inputs(10, (2, 2), 2, 3, 4, 3, 1, 2)
-              + (np.arange(3) < np.array([[[3, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
+              + (np.arange(3) < np.array([[[2, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
     names = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
     note = "A fully masked query must get zero weights in every head and a zero output."
     return [Case(probe, title, args, names if probe == "masks" else names[:7], literal=probe == "small",
@@ -209,8 +210,8 @@ register_mistakes("multi_head_attention", (
      "You add the mask to the scores; it is boolean (True = may attend), so that adds 1 where attending is allowed and "
      "hides nothing: keep the scores where it is True, -inf elsewhere, np.where(mask, scores, -np.inf)."),
     ("finite-fill", "masks", partial(_mha, fill=-1e9),
-     "Masked scores get a large negative number rather than -inf, so a fully masked query spreads its weight over "
-     "every key in every head: fill with -inf and give such a query zero weights and a zero output."),
+     "A fully masked query spreads its weight over every key in every head where it must get zero weights and a zero "
+     "output: fill with -inf, not a large finite number such as -1e9, and guard that query."),
     ("none-mask-fills-all", "small", partial(_mha, unchecked=True),
      "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
      "weight is 1/n in every head: apply the mask only when one is given (if mask is not None:)."),
@@ -227,6 +228,7 @@ register_mistakes("multi_head_attention", (
      "-inf: use np.where(mask[..., None, :, :], scores, -np.inf) and give a fully masked query zeros."),
 ))
 variant("multi_head_attention.inverted-mask-finite-fill")(partial(_mha, inverted=True, fill=-1e9, additive=True))
+variant("multi_head_attention.finite-fill")(partial(_mha, fill=-1e9, additive=True))    # s + (1 - mask) * -1e9
 # d_model where H·d belongs, as TensorFlow courses write it (hint study 23): heads cut (batch, -1, H, d_model // H), a
 # bias d_model wide added to X @ W, the heads merged into d_model columns; each fails where H·d != d_model, as theirs
 for _split in (lambda X, H, d_model: np.swapaxes(X.reshape(X.shape[0], -1, H, d_model // H), -2, -3),
