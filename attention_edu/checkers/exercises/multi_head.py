@@ -53,7 +53,7 @@ def _mha_cases() -> list[Case]:
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([3, 2, 3]), 4),)),
              # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24); sequence 0
              # of every batched mask has padding: its mask given to all is no mask ignored (red team 65)
-             # m != d_k, or Kᵀ (..., d_k, n) masked where the scores (..., m, n) belong reads as no head axis (red team 63)
+             # m != d_k, or Kᵀ (..., d_k, n) masked for the scores (..., m, n) reads as no head axis (red team 63)
              ("masks", "padding mask (3, 1, 5), B=3 m=3 n=5 d_model=4 H=2 d_k=d_v=2",
               _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([4, 5, 3]), 5),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
