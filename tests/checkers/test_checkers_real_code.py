@@ -1689,6 +1689,19 @@ CORPUS = [
             w = e / np.where(total == 0, 1, total)
             return (w @ v).transpose(1, 0, 2).reshape(L, D) @ W_O
         """, "the output alone, no weights (also d_model // H heads, 2-D only)", ("harness.arity",)),
+    ("mha-finite-fill-added", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = s + (1 - mask[..., None, :, :]) * -1e9        # a finite fill, added
+            w = np.exp(s - s.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "a finite fill added to the scores", ("multi_head_attention.finite-fill",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1824,6 +1837,7 @@ FIRST_HINT = {
     "mha-mask-never-used": "multi_head_attention.ignores-mask",    # was value.masked-weight (hint study 28's 24)
     # a fully masked row's mistake no longer leads the mask's head axis (red team 65)
     "mha-no-head-axis-nan-output": "multi_head_attention.mask-without-head-axis",
+    "mha-finite-fill-added": "multi_head_attention.finite-fill",     # was value.partly-right (red team 65)
     "mha-2d-output-alone": "harness.arity",     # seen on a fully masked case alone, and no evidence of its row's
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
