@@ -1702,6 +1702,39 @@ CORPUS = [
             out = np.swapaxes(w @ v, -2, -3)
             return out.reshape(*out.shape[:-2], -1) @ W_O, w
         """, "a finite fill added to the scores", ("multi_head_attention.finite-fill",)),
+    # hint study 30
+    ("mha-heads-stacked-on-axis-0", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def fold(x):                                  # TensorFlow's concat(split(x, h, -1), 0)
+                return np.concatenate(np.split(x, num_heads, axis=-1), axis=0)
+            q, k, v = fold(X_q @ W_Q), fold(X_kv @ W_K), fold(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = s + mask * -1e9
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return np.concatenate(np.split(w @ v, num_heads, axis=0), axis=-1) @ W_O, w
+        """, "heads stacked on the first axis, not an axis of their own (also the mask inverted)",
+     ("multi_head_attention.heads-in-batch",)),
+    ("backward-dv-untransposed", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            dV = w @ d_output                             # the weights not transposed
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = w * (dW - np.sum(dW * w, axis=-1, keepdims=True)) / np.sqrt(Q.shape[-1])
+            return dS @ K, dS @ Q, dV                     # dK not transposed either
+        """, "dV = W dO and dK = dS Q, neither transposed (also no guard for a fully masked query)",
+     ("attention_backward.no-transpose",)),
+    ("causal-raised", "causal_mask", """
+        def causal_mask(m, n=None):
+            n = m if n is None else n
+            mask = np.tril(np.ones((m, n), dtype=bool), k=n - m)
+            raise mask                                    # raise where return belongs
+        """, "raise where return belongs", ("error.exit",)),
 ]
 
 HEADER = "import math\nimport numpy as np\n"
@@ -1841,6 +1874,9 @@ FIRST_HINT = {
     "mha-2d-output-alone": "harness.arity",     # seen on a fully masked case alone, and no evidence of its row's
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
+    "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
+    "backward-dv-untransposed": "attention_backward.no-transpose",     # was error.matmul-shapes (study 30's 08)
+    "causal-raised": "error.exit",      # was error.other (hint study 30's 35)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -2025,20 +2061,22 @@ def test_a_reshape_that_reads_every_axis_and_asks_for_more_is_a_fixed_rank(messa
     assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), "line 3"), ()) == hint_id
 
 
-@pytest.mark.parametrize("body, hint_id, inverted", [
-    ("return np.arange(n) < lengths[:, None]", "padding_mask.no-query-axis", False),
-    ("return ~(np.arange(n) < lengths[:, None])", "padding_mask.no-query-axis", True),
-    ("return (np.arange(n)[None, :] >= lengths[:, None])[:, :, None]", "padding_mask.axis-order", True),
+@pytest.mark.parametrize("body, inverted, shape", [
+    ("return np.arange(n) < lengths[:, None]", "", "Keep a size-1 query axis"),
+    ("return ~(np.arange(n) < lengths[:, None])", "Your mask is inverted", "Keep a size-1 query axis"),
+    ("return (np.arange(n)[None, :] >= lengths[:, None])[:, :, None]", "Your mask is inverted", "in the middle"),
 ])
-def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, capsys, body, hint_id, inverted):
+def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, capsys, body, inverted, shape):
     """Hint study 4: a padding mask with True on the padding and the wrong shape, (B, n) or (B, n, 1), was told by its
     shape alone (or only as the generic shape hint): every probe stops at the shape, so the inversion never showed.
-    The mistakes are now matched on the mask's inverse too, which names both."""
+    The mistakes are now matched on the mask's inverse too, which names both, the inversion first: every value is
+    wrong (hint study 30's 03 and 22)."""
     path = tmp_path / "pad.py"
     path.write_text(HEADER + f"def padding_mask(lengths, n):\n    {body}\n")
     assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
     hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
-    assert hint[1] == hint_id and ("inverted too" in hint[2]) == inverted, hint[0]
+    assert hint[1] == ("padding_mask.inverted" if inverted else "padding_mask.no-query-axis"), hint[0]
+    assert hint[2].startswith(inverted) and shape in hint[2] and "inverted" not in hint[2][len(inverted):], hint[0]
 
 
 MATMUL = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?)"

@@ -179,9 +179,9 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
         return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
                                        " Your output also has an extra axis of size 1: drop it.")
     if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
-        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # inverted, and ...
-        if flipped is not None:
-            return flipped.id, f"{flipped.hint} Your mask is inverted too: True marks the keys a query may attend to."
+        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # inverted (told first: every
+        if flipped is not None:                                                     # value is wrong, study 30) and ...
+            return f"{exercise.name}.inverted", f"Your mask is inverted (True = may attend). {flipped.hint}"
     return None if mistake is None else (mistake.id, mistake.hint)
 
 

@@ -146,6 +146,12 @@ def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     return _mha(X_q, X_kv, eye, eye, eye, W_O, H, mask, project=False)
 
 
+def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
+    """Heads stacked on axis 0, tf.concat(tf.split(Q, H, -1), 0) (hint study 30): weights (H·B, m, n), (H·m, H·n)."""
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, head_axis=False, split=lambda X, H: np.concatenate(
+        np.split(X, H, axis=-1), axis=0), merge=lambda heads: np.concatenate(np.split(heads, H, axis=0), axis=-1))
+
+
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
 
 
@@ -186,6 +192,9 @@ register_mistakes("multi_head_attention", (
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
      "into heads, and multiply the merged heads by W_O."),
+    ("heads-in-batch", "returns", _heads_in_batch,
+     "Your heads are stacked on the first axis, as np.concatenate(np.split(Q, H, axis=-1), axis=0) does: give them an "
+     "axis of their own, (..., H, m, d_k), by reshaping to (..., m, H, d_k) and swapping axes -3 and -2."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
