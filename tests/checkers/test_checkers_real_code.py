@@ -1729,6 +1729,64 @@ CORPUS = [
             return dS @ K, dS @ Q, dV                     # dK not transposed either
         """, "dV = W dO and dK = dS Q, neither transposed (also no guard for a fully masked query)",
      ("attention_backward.no-transpose",)),
+    ("backward-chained-diagonal-jacobian", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            d_k = Q.shape[-1]
+            t = np.matmul(Q, np.transpose(K, axes=(0, 2, 1))) / np.sqrt(d_k)     # 3-D only
+            e = np.exp(t - t.max(axis=2, keepdims=True))
+            s = e / e.sum(axis=2, keepdims=True)
+            B = s * (1 - s) / np.sqrt(d_k)                # the Jacobian's diagonal, chained as a matrix
+            dV = np.matmul(np.transpose(s, axes=(0, 2, 1)), d_output)
+            dQ = d_output @ np.transpose(V, axes=(0, 2, 1)) @ B @ K
+            dK = np.transpose(np.transpose(V, axes=(0, 2, 1)) @ d_output @ np.transpose(V, axes=(0, 2, 1)) @ B,
+                              axes=(0, 2, 1))
+            return dQ, dK, dV
+        """, "the Jacobian's diagonal chained as matrices, dK built from V (also 3-D only, no mask)",
+     ("error.fixed-ndim", "attention_backward.diagonal-jacobian")),
+    # red team 66, on study 30's fixes
+    ("mha-weights-flattened-like-torch", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w.reshape(-1, *w.shape[-2:])    # (B·H, m, n)
+        """, "the weights flattened to (B·H, m, n), as PyTorch returns them (right on 2-D input only)",
+     ("error.fixed-ndim", "shape.reshaped")),
+    ("mha-raises-a-string", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            if mask is not None and mask.shape[-2:] != (X_q.shape[-2], X_kv.shape[-2]):
+                raise "mask must be (m, n)"               # too strict: (B, 1, n) broadcasts
+            def split(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "a check on the mask's shape too strict for a mask that broadcasts", ("error.other",)),
+    ("causal-square-only-not-implemented", "causal_mask", """
+        def causal_mask(m, n=None):
+            if n is not None and n != m:
+                raise NotImplemented                      # for NotImplementedError: only square masks so far
+            return np.tril(np.ones((m, m), dtype=bool))
+        """, "only square masks (n != m raises)", ("error.other",)),
+    ("causal-mask-square-no-diagonal", "causal_mask", """
+        def causal_mask(m, n=None):
+            return np.tril(np.ones((m, m), dtype=bool), k=-1)
+        """, "no diagonal, and n ignored", ("causal_mask.no-diagonal",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -1763,7 +1821,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            "ds-enumerate-zip-unpack": "error.other",      # the error itself tells it: Python's unpacking
            "mha-mask-on-the-keys": "error.broadcast",     # Kᵀ masked: its values tell it, on other cases
            # a mutant for it matched merge-without-swap's error where m = H² (red team 64): withdrawn
-           "mha-heads-never-cut": "error.matmul-shapes"}
+           "mha-heads-never-cut": "error.matmul-shapes",
+           # a mutant for it matched any matmul's error of the same sizes (hint study 15's 08, A Vᵀ B K): withdrawn
+           "backward-dv-untransposed": "error.matmul-shapes"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -1875,7 +1935,6 @@ FIRST_HINT = {
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
-    "backward-dv-untransposed": "attention_backward.no-transpose",     # was error.matmul-shapes (study 30's 08)
     "causal-raised": "error.exit",      # was error.other (hint study 30's 35)
 }
 # the mistake once went unnamed among the others (value.mismatch)
@@ -1926,6 +1985,10 @@ NOT_NAMED = {
     "mha-unbatched-flag-only-in-2d": "error.fixed-ndim",      # the rank is read from the end throughout
     "mha-own-split-named-like-numpy": "error.missing-argument",     # np.split's name, not np.split (red team 64)
     "mha-first-sequence-mask-for-all": "multi_head_attention.ignores-mask",     # sequence 0 unpadded (red team 65)
+    # red team 66: (H, m, n) is the weights of B = 1 stacked on axis 0 too; a raise of a string, or NotImplemented
+    "mha-weights-flattened-like-torch": "multi_head_attention.heads-in-batch",
+    "mha-raises-a-string": "error.exit",
+    "causal-square-only-not-implemented": "error.exit",
 }
 
 
@@ -2075,8 +2138,28 @@ def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, 
     path.write_text(HEADER + f"def padding_mask(lengths, n):\n    {body}\n")
     assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
     hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
-    assert hint[1] == ("padding_mask.inverted" if inverted else "padding_mask.no-query-axis"), hint[0]
+    assert hint[1] == ("padding_mask.axis-order" if "middle" in shape else "padding_mask.no-query-axis"), hint[0]
     assert hint[2].startswith(inverted) and shape in hint[2] and "inverted" not in hint[2][len(inverted):], hint[0]
+
+
+def test_a_mask_all_of_one_value_is_never_told_inverted(tmp_path, capsys):
+    """Red team 66: a 1 × 1 causal mask [[False]] (no diagonal, n ignored, m = 1) is [[True]] inverted, which the
+    mutant for an ignored n gives: the mask was told inverted too, though it is not."""
+    path = tmp_path / "causal.py"
+    path.write_text(HEADER + "def causal_mask(m, n=None):\n    return np.tril(np.ones((m, m), dtype=bool), k=-1)\n")
+    assert cli.main(["check", "causal_mask", str(path), "--seed", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "Hint [causal_mask.no-diagonal]" in out and "inverted" not in out, out
+
+
+def test_a_stub_that_raises_notimplemented_is_a_stub(tmp_path, capsys):
+    """Red team 66: `raise NotImplemented` (for NotImplementedError) as a whole body raises a TypeError; it was told
+    to hand its result back with return."""
+    path = tmp_path / "pad.py"
+    path.write_text(HEADER + "def padding_mask(lengths, n):\n    raise NotImplemented\n")
+    assert cli.main(["check", "padding_mask", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "padding_mask is still a stub" in out and "error.exit" not in out, out
 
 
 MATMUL = "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?)"

@@ -93,7 +93,7 @@ def is_stub(outcome: Outcome) -> bool:
     if outcome.timed_out or outcome.ended:
         return False
     if outcome.error is not None:
-        return outcome.error.is_a("NotImplementedError")
+        return outcome.error.is_a("NotImplementedError") or outcome.error.line.endswith("raise NotImplemented")
     parts = outcome.value if isinstance(outcome.value, tuple) and outcome.value else (outcome.value,)
     return all(p is None or p is Ellipsis for p in parts)
 
@@ -178,10 +178,10 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
         several = any(a.ndim > s.ndim + 1 for a, s in zip(mine, squeezed) if s is not a)     # (1, 1, m, n)
         return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
                                        " Your output also has an extra axis of size 1: drop it.")
-    if mistake is None and mine and all(isinstance(a, np.ndarray) and a.dtype == bool for a in mine):   # a mask
-        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # inverted (told first: every
-        if flipped is not None:                                                     # value is wrong, study 30) and ...
-            return f"{exercise.name}.inverted", f"Your mask is inverted (True = may attend). {flipped.hint}"
+    if mistake is None and mine and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size for a in mine):
+        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # a mask of both values (red team
+        if flipped is not None:     # 66) inverted, and ...: the inversion told first, every value is wrong (study 30)
+            return flipped.id, f"Your mask is inverted (True = may attend). {flipped.hint}"
     return None if mistake is None else (mistake.id, mistake.hint)
 
 

@@ -164,9 +164,6 @@ register_mistakes("attention_backward", (
      "Your gradients have no 1/√d_k anywhere: the scores are Q Kᵀ / √d_k, so recompute the weights with it, and "
      "dQ = dS K / √d_k, dK = dSᵀ Q / √d_k carry it too."),
     ("cross-entropy", "small", partial(backward, jacobian="cross-entropy"), CROSS_ENTROPY),
-    ("no-transpose", "runs", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask)[:2] + (attend(
-        Q, K, V, mask)[1] @ d_output,), "dV = Wᵀ d_output and dK = dSᵀ Q / √d_k: swap the last two axes of W and dS "
-     "first (np.swapaxes(W, -1, -2) @ d_output); W @ d_output and dS @ Q pair the wrong axes."),     # study 30's 08
     ("dk-transposed", "returns", _dk_transposed,
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
     ("dv-transposed", "returns", _dv_transposed,

@@ -51,9 +51,8 @@ def _mha_cases() -> list[Case]:
              ("stability", "scores of size about 1000", (large[0] * [[30.0], [0.03]], 30 * large[1]) + large[2:]),
              ("masks", "causal self-attention, m = n = 5", causal + (causal_mask(5),)),
              ("masks", "padding mask (3, 1, 4), B=3, 2 heads", padded + (padding_mask(np.array([3, 2, 3]), 4),)),
-             # d_k = d_model / H, as tutorial code assumes: its mask and its keys are seen (hint study 24); sequence 0
-             # of every batched mask has padding: its mask given to all is no mask ignored (red team 65)
-             # m != d_k, or Kᵀ (..., d_k, n) masked for the scores (..., m, n) reads as no head axis (red team 63)
+             # d_k = d_model / H, as tutorial code assumes: its mask and keys are seen (study 24); sequence 0 padded:
+             # its mask given to all is no mask ignored (red team 65); m != d_k: Kᵀ is not the scores (red team 63)
              ("masks", "padding mask (3, 1, 5), B=3 m=3 n=5 d_model=4 H=2 d_k=d_v=2",
               _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([4, 5, 3]), 5),)),
              ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
@@ -147,9 +146,11 @@ def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    """Heads stacked on axis 0, tf.concat(tf.split(Q, H, -1), 0) (hint study 30): weights (H·B, m, n), (H·m, H·n)."""
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, head_axis=False, split=lambda X, H: np.concatenate(
-        np.split(X, H, axis=-1), axis=0), merge=lambda heads: np.concatenate(np.split(heads, H, axis=0), axis=-1))
+    """Heads stacked on axis 0, as tf.concat(tf.split(Q, H, -1), 0) (hint study 30); none where B = 1, where (H, m, n)
+    is also the right weights without their axis of size 1 (red team 66)."""
+    if X_q.shape[:-2] != (1,):
+        return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, head_axis=False, split=lambda X, H: np.concatenate(
+            np.split(X, H, axis=-1)), merge=lambda heads: np.concatenate(np.split(heads, H), axis=-1))
 
 
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
@@ -193,8 +194,7 @@ register_mistakes("multi_head_attention", (
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
      "into heads, and multiply the merged heads by W_O."),
     ("heads-in-batch", "returns", _heads_in_batch,
-     "Your heads are stacked on the first axis, as np.concatenate(np.split(Q, H, axis=-1), axis=0) does: give them an "
-     "axis of their own, (..., H, m, d_k), by reshaping to (..., m, H, d_k) and swapping axes -3 and -2."),
+     "Your heads are stacked on the first axis: give them their own, (..., m, H, d_k) swapped to (..., H, m, d_k)."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
