@@ -56,7 +56,8 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
 
 
 def same_output(mine: tuple, theirs: tuple, dtypes: tuple = ()) -> bool:
-    """True when two normalised outputs agree: arrays in shape, dtype kind and value, anything else exactly."""
+    """True when two normalised outputs agree: arrays in shape, dtype kind (bool, integer, float) and value,
+    anything else (an ``("error", type name, message)``) exactly."""
     if len(mine) != len(theirs):
         return False
     for a, b in zip(mine, theirs):
@@ -139,7 +140,7 @@ HINTS: dict[str, str] = {
         "or assigned later in the function (softmax = softmax(s)), which hides the function of that name.",
     "error.missing-argument": "A function your code calls lacks an argument it requires (the error names it): "
         "np.expand_dims(x, axis) needs its axis, as torch's unsqueeze(dim) does; x[:, None] is the same.",
-    "error.exit": "Hand the result back with return, not exit() (it ends the program) nor raise (for errors only).",
+    "error.exit": "Your function called exit(): return the result instead.",
     "error.where-without-out": "A ufunc given where= but no out= (np.log(p, where=p > 0)) leaves the entries it skips "
         "as whatever that memory held: pass out=np.zeros_like(p) too, or take np.log(np.where(p > 0, p, 1)).",
     "error.torch-keyword": "NumPy spells PyTorch's dim= and keepdim= as axis= and keepdims=, and its two-axis "
@@ -215,8 +216,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     q, k, v = (np.shape(a) for a in args[:3]) if tuple(names[:3]) == ("Q", "K", "V") else ((), (), ())  # study 22
     widths = min(map(len, (q, k, v))) > 1 and q[-1] == k[-1] != v[-1] and k[-2] == v[-2]
     rules = (
-        ("error.exit", error.is_a("SystemExit") or "derive from BaseException" in text and re.search(  # raise mask, not
-            r"raise (?!NotImplemented\b)\w+\s*(#|$)", line)),     # raise "text" nor NotImplemented (red team 66)
+        ("error.exit", error.is_a("SystemExit")),     # not raise mask: raise of a string reads so too (red team 67)
         ("error.unbound", error.is_a("UnboundLocalError")),     # set only where x.ndim > 2 (study 26, red team 63)
         ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),

@@ -194,7 +194,7 @@ register_mistakes("multi_head_attention", (
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
      "into heads, and multiply the merged heads by W_O."),
     ("heads-in-batch", "returns", _heads_in_batch,
-     "Your heads are stacked on the first axis: give them their own, (..., m, H, d_k) swapped to (..., H, m, d_k)."),
+     "Your heads are stacked on the first axis: give them an axis of their own, weights (..., H, m, n) (np.stack)."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
      "Head h uses the contiguous columns h*d_k:(h+1)*d_k of each projection; yours takes every H-th column."),
     ("merge-without-swap", "small", partial(_mha, merge=merge_unswapped),
