@@ -1813,6 +1813,27 @@ CORPUS = [
                 raise message                             # a string, in a check too strict for m > n
             return np.arange(n)[None, :] <= np.arange(m)[:, None] + (n - m)
         """, "refuses more queries than keys (raising a string)", ("error.other",)),
+    # hint study 31
+    ("sdpa-causal-when-no-mask", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            if mask is None:                              # PyTorch's is_causal=True where no mask is given
+                mask = np.tril(np.ones((Q.shape[-2], K.shape[-2]), dtype=bool))
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            s = np.where(mask, s, -np.inf)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return w @ V, w
+        """, "a causal mask where no mask is given (also a fully masked row's NaN)",
+     ("attention.causal-when-no-mask",)),
+    ("sdpa-einsum-batch-letter", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = np.einsum("b...id,b...jd->b...ij", Q, K) / np.sqrt(Q.shape[-1])     # a batch axis required
+            if mask is not None:
+                s[..., ~mask] = -np.inf
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return np.einsum("b...ij,b...jd->b...id", w, V), w
+        """, "an einsum that needs a batch axis (also a mask used as a boolean index)", ("error.fixed-ndim",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -1963,6 +1984,8 @@ FIRST_HINT = {
     "ds-flattened-only-when-batched": "error.unbound",     # was error.name, a misspelling (hint study 26's 10, 26)
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
+    "sdpa-causal-when-no-mask": "attention.causal-when-no-mask",     # was attention.masked-row-nan (study 31's 32)
+    "sdpa-einsum-batch-letter": "error.fixed-ndim",     # was error.other (hint study 31's 20)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -214,6 +214,10 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("none-mask-fills-all", "small", partial(attend, unchecked=True),
      "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
      "weight is 1/n: apply the mask only when one is given (if mask is not None:)."),
+    ("causal-when-no-mask", "small", lambda Q, K, V, mask=None: attend(Q, K, V, np.tril(np.ones(  # is_causal=True
+        (Q.shape[-2], K.shape[-2]), bool)) if mask is None else mask),      # where no mask is given (hint study 31)
+     "With no mask (mask=None) every query sees every key: yours hides the later keys, as a causal mask would; apply "
+     "a mask only when one is given."),
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),
