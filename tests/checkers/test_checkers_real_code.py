@@ -1834,6 +1834,57 @@ CORPUS = [
             w = w / w.sum(axis=-1, keepdims=True)
             return np.einsum("b...ij,b...jd->b...id", w, V), w
         """, "an einsum that needs a batch axis (also a mask used as a boolean index)", ("error.fixed-ndim",)),
+    ("backward-diagonal-jacobian-unscaled", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            w = e / (e.sum(axis=-1, keepdims=True) + 1e-9)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = dW * w * (1 - w)                         # the Jacobian's diagonal only
+            return dS @ K, np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(w, -1, -2) @ d_output     # and no 1/sqrt(d_k)
+        """, "only the softmax Jacobian's diagonal, and no 1/sqrt(d_k) in dQ and dK",
+     ("attention_backward.p-one-minus-p",)),
+    # hint study 32
+    ("jacobian-diagonal-as-a-row", "softmax_jacobian", """
+        def softmax_jacobian(w):
+            s = w.reshape(-1, 1)
+            full = np.diagflat(s) - s @ s.T
+            return np.diagonal(full).reshape(1, -1)       # the diagonal alone, as one row
+        """, "the Jacobian's diagonal alone, as a row (also 1-D only)", ("softmax_jacobian.diagonal-only",)),
+    # red team 68
+    ("sdpa-window-when-no-mask", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            m, n = Q.shape[-2], K.shape[-2]
+            if mask is None:                              # a local window: the query's own key and the one before
+                mask = (np.arange(n) <= np.arange(m)[:, None]) & (np.arange(n) >= np.arange(m)[:, None] - 1)
+            s = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1.0, total)
+            return w @ V, w
+        """, "a local window of two keys where no mask is given", ("value.mismatch",)),
+    ("sdpa-einsum-scale-as-operand", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = np.einsum("...id,...jd->...ij", Q, K)
+            s = np.einsum("...ij,...ij->...ij", s, 1 / np.sqrt(Q.shape[-1]))    # a number given subscripts
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1.0, total)
+            return np.einsum("...ij,...jd->...id", w, V), w
+        """, "the scale, a number, given an einsum's subscripts", ("error.other",)),
+    ("softmax-einsum-sum-without-keepdims", "softmax", """
+        def softmax(x):
+            e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+            return np.einsum("...n,...n->...n", e, 1.0 / e.sum(axis=-1))      # the sum's axis dropped
+        """, "the row sums without keepdims, given an einsum's subscripts", ("error.broadcast",
+                                                                             "softmax.missing-keepdims")),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -1986,6 +2037,8 @@ FIRST_HINT = {
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
     "sdpa-causal-when-no-mask": "attention.causal-when-no-mask",     # was attention.masked-row-nan (study 31's 32)
     "sdpa-einsum-batch-letter": "error.fixed-ndim",     # was error.other (hint study 31's 20)
+    "jacobian-diagonal-as-a-row": "softmax_jacobian.diagonal-only",     # was harness.shape (hint study 32's 16)
+    "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -2040,6 +2093,10 @@ NOT_NAMED = {
     "mha-raises-a-string": "error.exit",
     "causal-square-only-not-implemented": "error.exit",
     "causal-raises-a-message-variable": "error.exit",     # raise NAME of a string (red team 67)
+    # red team 68: [[1, 0, 0], [1, 1, 0]] is a window's too; too many subscripts for a number or a reduced array
+    "sdpa-window-when-no-mask": "attention.causal-when-no-mask",
+    "sdpa-einsum-scale-as-operand": "error.fixed-ndim",
+    "softmax-einsum-sum-without-keepdims": "error.fixed-ndim",
 }
 
 

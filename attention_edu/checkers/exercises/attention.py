@@ -150,6 +150,14 @@ def _mask_after_softmax(Q, K, V, mask=None):
     return weights @ V, weights
 
 
+def _causal_when_no_mask(Q, K, V, mask=None):
+    """PyTorch's is_causal=True where no mask is given (hint study 31). Where m < 3 its rows, [[1, 0, 0], [1, 1, 0]],
+    are a window's too (red team 68): there its weights are NaN, so that no student's code matches it."""
+    m, n = Q.shape[-2], K.shape[-2]
+    output, weights = attend(Q, K, V, np.tril(np.ones((m, n), bool)) if mask is None else mask)
+    return output, weights * np.nan if m < 3 and mask is None else weights
+
+
 register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("unscaled", "small", partial(attend, scale=1.0),
      "Your scores are not divided by √d_k: scale Q Kᵀ by 1/√d_k (d_k = Q.shape[-1]) before the softmax."),
@@ -214,8 +222,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("none-mask-fills-all", "small", partial(attend, unchecked=True),
      "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
      "weight is 1/n: apply the mask only when one is given (if mask is not None:)."),
-    ("causal-when-no-mask", "small", lambda Q, K, V, mask=None: attend(Q, K, V, np.tril(np.ones(  # is_causal=True
-        (Q.shape[-2], K.shape[-2]), bool)) if mask is None else mask),      # where no mask is given (hint study 31)
+    ("causal-when-no-mask", "small", _causal_when_no_mask,
      "With no mask (mask=None) every query sees every key: yours hides the later keys, as a causal mask would; apply "
      "a mask only when one is given."),
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),

@@ -212,6 +212,8 @@ variant("attention_backward.inverted-mask-finite-fill")(     # S = -1e10 where m
 variant("attention_backward.inverted-mask-finite-fill")(     # S - 1e10 where masked, dS zeroed there (hint study 18)
     lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask, inverted=True)[:2], backward(
         Q, K, V, d_output, mask, inverted=True, fill=-1e10, additive=True)[2]))
+variant("attention_backward.p-one-minus-p")(      # and no 1/√d_k in dQ and dK either (hint study 31's 34)
+    partial(backward, jacobian="p(1-p)", scale_dq=False, scale_dk=False))
 variant("attention_backward.inverted-mask")(      # -inf with no guard: the row that may see every key is NaN
     partial(backward, inverted=True, guard=False))
 
