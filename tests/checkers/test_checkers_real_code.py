@@ -1923,7 +1923,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # a mutant for it matched any matmul's error of the same sizes (hint study 15's 08, A Vᵀ B K): withdrawn
            "backward-dv-untransposed": "error.matmul-shapes",
            # raise NAME told as error.exit matched raise err of a string in a validity check (red team 67): withdrawn
-           "causal-raised": "error.other"}
+           "causal-raised": "error.other",
+           # the diagonal as a row (1, n): a variant for it took the vector (n,) from shape.square-axis, withdrawn
+           "jacobian-diagonal-as-a-row": "harness.shape"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -2037,7 +2039,6 @@ FIRST_HINT = {
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
     "sdpa-causal-when-no-mask": "attention.causal-when-no-mask",     # was attention.masked-row-nan (study 31's 32)
     "sdpa-einsum-batch-letter": "error.fixed-ndim",     # was error.other (hint study 31's 20)
-    "jacobian-diagonal-as-a-row": "softmax_jacobian.diagonal-only",     # was harness.shape (hint study 32's 16)
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
 }
 # the mistake once went unnamed among the others (value.mismatch)

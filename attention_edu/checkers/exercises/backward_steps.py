@@ -154,8 +154,6 @@ register_mistakes("softmax_jacobian", (
      "Your J is the Jacobian at softmax(w): w already holds the softmax weights, so build J = diag(w) − w wᵀ "
      "from w itself, without a softmax."),
 ))
-for _shape in (lambda d: d, lambda d: d[..., None, :]):      # the diagonal alone, as a row (hint study 32's 16)
-    variant("softmax_jacobian.diagonal-only")(lambda w, shape=_shape: shape(w * (1 - w)))
 register_mistakes("backward_dv", (
     ("transposed", "returns", lambda W, d_output: np.matrix_transpose(d_output) @ W,
      "dV has one row per value, (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
