@@ -1885,6 +1885,17 @@ CORPUS = [
             return np.einsum("...n,...n->...n", e, 1.0 / e.sum(axis=-1))      # the sum's axis dropped
         """, "the row sums without keepdims, given an einsum's subscripts", ("error.broadcast",
                                                                              "softmax.missing-keepdims")),
+    ("sdpa-einsum-letter-typed-twice", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = np.einsum("b...id,b...id->b...ij", Q, K) / np.sqrt(Q.shape[-1])     # j typed as i
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1.0, total)
+            return np.einsum("b...ij,b...jd->b...id", w, V), w
+        """, "a subscript typed twice in an einsum (and a batch axis required)", ("error.other",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -1925,7 +1936,10 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # raise NAME told as error.exit matched raise err of a string in a validity check (red team 67): withdrawn
            "causal-raised": "error.other",
            # the diagonal as a row (1, n): a variant for it took the vector (n,) from shape.square-axis, withdrawn
-           "jacobian-diagonal-as-a-row": "harness.shape"}
+           "jacobian-diagonal-as-a-row": "harness.shape",
+           # "too many subscripts" told as a fixed rank came as often from a typo or operands swapped (red teams 68,
+           # 69): withdrawn; an einsum that needs a batch axis is told by its ranks where they split cleanly
+           "sdpa-einsum-batch-letter": "error.other"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -2038,7 +2052,6 @@ FIRST_HINT = {
     "bahdanau-expand-dims-without-axis": "error.missing-argument",   # was error.other (studies 24's 31, 26's 37)
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
     "sdpa-causal-when-no-mask": "attention.causal-when-no-mask",     # was attention.masked-row-nan (study 31's 32)
-    "sdpa-einsum-batch-letter": "error.fixed-ndim",     # was error.other (hint study 31's 20)
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
 }
 # the mistake once went unnamed among the others (value.mismatch)
@@ -2098,6 +2111,7 @@ NOT_NAMED = {
     "sdpa-window-when-no-mask": "attention.causal-when-no-mask",
     "sdpa-einsum-scale-as-operand": "error.fixed-ndim",
     "softmax-einsum-sum-without-keepdims": "error.fixed-ndim",
+    "sdpa-einsum-letter-typed-twice": "error.fixed-ndim",      # a typo, no rank runs (red team 69)
 }
 
 
