@@ -1,7 +1,6 @@
-"""The runner: every probe of an exercise on the student's function, every mistake it shows. The probes run in the
-order of :data:`.records.PROBES`: the cases (public, then hidden), the properties, determinism. On every case the
-function must run, return the right type, arity, shape and dtype, leave its inputs alone and match the reference.
-Each failure is diagnosed on its own (:mod:`.diagnosis`), then :func:`report` reads them together."""
+"""The runner: every probe of an exercise on the student's function (in the order of :data:`.records.PROBES`), each
+failure diagnosed alone (:mod:`.diagnosis`), then all read together (:func:`report`). On each case the function must
+run, return the right type, arity, shape and dtype, leave its inputs alone and match the reference."""
 
 import copy
 import dataclasses
@@ -244,7 +243,8 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                                     p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": result.hint})
-    if "shape.one-number" in mistakes:          # the exercise's own name for it would say the same thing again
-        mistakes.pop(f"{exercise.name}.single-number", None)
+    again = {f"{exercise.name}.single-number": "shape.one-number",    # the same mistake told again under another id:
+             "shape.missing-axis": f"{exercise.name}.heads-in-batch"}    # heads folded into a batch of 1: (H, m, n)
+    mistakes = {key: told for key, told in mistakes.items() if again.get(key) not in mistakes}
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,
                                mistakes=tuple(mistakes.values()), probes_failed=dict(not_passed))

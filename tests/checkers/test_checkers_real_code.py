@@ -1896,6 +1896,20 @@ CORPUS = [
             w = e / np.where(total == 0, 1.0, total)
             return np.einsum("b...ij,b...jd->b...id", w, V), w
         """, "a subscript typed twice in an einsum (and a batch axis required)", ("error.other",)),
+    ("backward-scaled-twice", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            d = Q.shape[-1]
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1.0, total)
+            dw = d_output @ np.swapaxes(V, -1, -2)
+            ds = w * (dw - np.sum(w * dw, axis=-1, keepdims=True))
+            return ds @ K / d, np.swapaxes(ds, -1, -2) @ Q / d, np.swapaxes(w, -1, -2) @ d_output   # 1/d: twice
+        """, "dQ and dK divided by d_k, the scale applied twice", ("attention_backward.chain",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2112,6 +2126,8 @@ NOT_NAMED = {
     "sdpa-einsum-scale-as-operand": "error.fixed-ndim",
     "softmax-einsum-sum-without-keepdims": "error.fixed-ndim",
     "sdpa-einsum-letter-typed-twice": "error.fixed-ndim",      # a typo, no rank runs (red team 69)
+    "backward-scaled-twice": "attention_backward.scale-by-d_v",   # a case had d_k = √d_v (red team 69)
+    "mha-heads-stacked-on-axis-0": "shape.missing-axis",    # at B = 1 the fold reads (H, m, n) (study 30's 28)
 }
 
 
