@@ -1910,6 +1910,50 @@ CORPUS = [
             ds = w * (dw - np.sum(w * dw, axis=-1, keepdims=True))
             return ds @ K / d, np.swapaxes(ds, -1, -2) @ Q / d, np.swapaxes(w, -1, -2) @ d_output   # 1/d: twice
         """, "dQ and dK divided by d_k, the scale applied twice", ("attention_backward.chain",)),
+    # hint study 33: a decoder's causal mask built into multi-head code, always or where no mask is given
+    ("mha-decoder-causal-always", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def heads(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            future = np.triu(np.ones(s.shape[-2:], dtype=bool), k=1)       # a decoder: never look ahead
+            s = np.where(future, -np.inf, s)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "a causal mask of its own in every call, the mask argument ignored",
+     ("multi_head_attention.causal-when-no-mask",)),
+    ("mha-causal-by-default", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def heads(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            if mask is None:                                   # is_causal by default
+                mask = np.tril(np.ones(s.shape[-2:], dtype=bool))
+            s = np.where(mask[..., None, :, :] if mask.ndim > 2 else mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            w = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = w.sum(axis=-1, keepdims=True)
+            w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "a causal mask where no mask is given", ("multi_head_attention.causal-when-no-mask",)),
+    ("mha-3d-decoder-kv-query-length", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            batch, length, _ = X_q.shape
+            size = W_Q.shape[1] // num_heads
+            q, k, v = ((x @ W).reshape(batch, length, num_heads, size).swapaxes(1, 2)
+                       for x, W in ((X_q, W_Q), (X_kv, W_K), (X_kv, W_V)))
+            s = q @ k.swapaxes(2, 3) / np.sqrt(size)
+            s = np.where(np.triu(np.ones((length, length)), k=1).astype(bool), -np.inf, s)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return (w @ v).swapaxes(1, 2).reshape(batch, length, -1) @ W_O, w
+        """, "K and V cut with the queries' length, 3-D only, and a causal mask of its own",
+     ("multi_head_attention.kv-with-query-length",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2085,6 +2129,7 @@ ALSO_NAMED = {
     # its 3-D-only rank first, where the mask's head axis and the head size are told as a rank is (studies 26, 27)
     "mha-3d-mask-where-without-head-axis": "multi_head_attention.mask-without-head-axis",
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",     # study 23's 07
+    "mha-3d-decoder-kv-query-length": "multi_head_attention.causal-when-no-mask",    # study 33's 05: never told
 }
 
 
@@ -2279,6 +2324,19 @@ def test_a_mask_of_the_wrong_shape_that_is_also_inverted_is_told_both(tmp_path, 
     hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
     assert hint[1] == ("padding_mask.axis-order" if "middle" in shape else "padding_mask.no-query-axis"), hint[0]
     assert hint[2].startswith(inverted) and shape in hint[2] and "inverted" not in hint[2][len(inverted):], hint[0]
+
+
+def test_an_inversion_told_first_is_not_told_again_before_a_later_mistake(tmp_path, capsys):
+    """Hint study 33's 38: np.triu(..., k=1) for (m, m), True on the future keys and n ignored, was told inverted
+    first, then "Your mask is inverted (True = may attend). The mask needs one column per key ..." under
+    causal_mask.ignores-n: the inversion twice, the second time under another mistake's id."""
+    path = tmp_path / "causal.py"
+    path.write_text(HEADER + "def causal_mask(m, n=None):\n    return np.triu(np.ones((m, m), dtype=bool), k=1)\n")
+    assert cli.main(["check", "causal_mask", str(path), "--seed", "0"]) == 1
+    told = re.findall(r'^(?:Hint|Mistake \d+) \[([\w.-]+)\](?:, first seen on the probe "[^"]*")?: (.*)$',
+                      capsys.readouterr().out, re.M)
+    assert [i for i, _ in told[:2]] == ["causal_mask.inverted", "causal_mask.ignores-n"], told
+    assert not told[1][1].startswith("Your mask is inverted") and "column per key" in told[1][1], told
 
 
 def test_heads_stacked_on_the_first_axis_are_told_what_the_weights_must_be_not_a_reshape(tmp_path, capsys):

@@ -1,8 +1,7 @@
-"""Known misconceptions, each with a deliberately wrong implementation (a *mutant*), and naming a failure.
-
-A failing output (or exception) is fingerprinted and the exercise's mutants run on the same inputs: the first with the
-same fingerprint names the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the
-failure keeps its own hint and the difference is described."""
+"""Known misconceptions, each with a deliberately wrong implementation (a *mutant*), and naming a failure: a failing
+output (or exception) is fingerprinted and the exercise's mutants run on the same inputs: the first with the same
+fingerprint names the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the failure
+keeps its own hint and the difference is described."""
 
 import copy
 import itertools
@@ -17,11 +16,12 @@ from . import HINTS, as_host, close, describe_difference, explain_error, same_ou
 from .evidence import READERS, diagnose_shape, diagnose_values, rank_of
 
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
-           "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence"]
+           "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence", "INVERTED"]
 
 _REGISTRY: dict[str, Mistake] = {}
 _VARIANTS: dict[str, list[Callable]] = {}
 _GENERIC = ("error.other", "error.broadcast", "error.matmul-shapes")     # hints that only say NumPy's error again
+INVERTED = "Your mask is inverted (True = may attend). "    #: told before a mistake seen on the flipped mask
 
 
 def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
@@ -181,7 +181,7 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     if mistake is None and mine and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size for a in mine):
         flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # a mask of both values (red team
         if flipped is not None:     # 66) inverted, and ...: the inversion told first, every value is wrong (study 30)
-            return flipped.id, f"Your mask is inverted (True = may attend). {flipped.hint}"
+            return flipped.id, INVERTED + flipped.hint
     return None if mistake is None else (mistake.id, mistake.hint)
 
 

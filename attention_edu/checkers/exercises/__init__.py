@@ -58,19 +58,23 @@ def scaled_scores(Q, K, scale=None):
 
 
 def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=False, inverted=False, naive=False,
-          unchecked=False):
+          unchecked=False, causal=False):
     """Mask, softmax along ``axis`` and weighted sum, with knobs for building the mutants.
 
     ``inverted`` flips the mask; ``additive`` adds ``fill`` to the masked scores
     (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``);
     ``naive`` leaves out the max shift of the softmax; ``unchecked`` fills every score where no mask is given
-    (``np.where(None, s, -1e9)`` reads None as False).
+    (``np.where(None, s, -1e9)`` reads None as False); ``causal`` hides the later keys where no mask is given
+    (PyTorch's ``is_causal=True``), and gives NaN where m < 3, whose rows are a window's too (red team 68).
     """
     if mask is not None:
         mask = ~mask if inverted else mask
         scores = scores + np.where(mask, 0.0, fill) if additive else np.where(mask, scores, fill)
     elif unchecked:
         scores = np.full_like(scores, -1e9)
+    elif causal:
+        m, n = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((m, n), bool)), scores, -np.inf) + (np.nan if m < 3 else 0.0)
     weights = softmax_naive(scores, axis) if naive else stable_softmax(scores, axis, guard)   # (..., m, n)
     return weights @ V, weights
 

@@ -24,7 +24,8 @@ from . import attend, normal_arrays, register_mistakes, scaled_scores, weigh
 from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 
-__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "chapter_example", "qkv", "qkv_cases", "unnormalised_rows"]
+__all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "CAUSAL_WHEN_NO_MASK", "chapter_example", "qkv", "qkv_cases",
+           "unnormalised_rows"]
 
 
 def chapter_example() -> tuple:
@@ -150,12 +151,9 @@ def _mask_after_softmax(Q, K, V, mask=None):
     return weights @ V, weights
 
 
-def _causal_when_no_mask(Q, K, V, mask=None):
-    """PyTorch's is_causal=True where no mask is given (hint study 31). Where m < 3 its rows, [[1, 0, 0], [1, 1, 0]],
-    are a window's too (red team 68): there its weights are NaN, so that no student's code matches it."""
-    m, n = Q.shape[-2], K.shape[-2]
-    output, weights = attend(Q, K, V, np.tril(np.ones((m, n), bool)) if mask is None else mask)
-    return output, weights * np.nan if m < 3 and mask is None else weights
+#: PyTorch's is_causal=True where no mask is given (hint study 31), in multi-head code too (hint study 33)
+CAUSAL_WHEN_NO_MASK = ("With no mask (mask=None) every query sees every key: yours hides the later keys, as a causal "
+                       "mask would; apply a mask only when one is given.")
 
 
 register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
@@ -222,9 +220,7 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
     ("none-mask-fills-all", "small", partial(attend, unchecked=True),
      "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
      "weight is 1/n: apply the mask only when one is given (if mask is not None:)."),
-    ("causal-when-no-mask", "small", _causal_when_no_mask,
-     "With no mask (mask=None) every query sees every key: yours hides the later keys, as a causal mask would; apply "
-     "a mask only when one is given."),
+    ("causal-when-no-mask", "small", partial(attend, causal=True), CAUSAL_WHEN_NO_MASK),
     ("inverted-mask-finite-fill", "masks", partial(attend, inverted=True, fill=-1e9),
      "Your mask is inverted (True should mean may attend), and masked scores get a large negative "
      "number rather than -inf: use np.where(mask, scores, -np.inf) and give a fully masked row zeros."),

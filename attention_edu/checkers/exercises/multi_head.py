@@ -1,8 +1,7 @@
 """Checker for multi-head attention (exercise notebook 04, exercise 3), with its mistakes.
 
 Head h owns the contiguous columns h*d:(h+1)*d of each projection; each head runs scaled dot-product attention with
-its own d_k under the shared mask ("Neural attention mechanism vectorization", section 3).
-"""
+its own d_k under the shared mask ("Neural attention mechanism vectorization", section 3)."""
 
 import math
 from functools import partial
@@ -13,7 +12,7 @@ from ...multi_head import merge_heads, multi_head_attention as reference_mha, sp
 from . import attend, register_mistakes, variant
 from ..diagnosis.evidence import reads
 from ..records import Case, Exercise, Property
-from .attention import unnormalised_rows
+from .attention import CAUSAL_WHEN_NO_MASK, unnormalised_rows
 from .heads import cut_heads, merge_unswapped, split_strided
 
 __all__ = ["MULTI_HEAD_ATTENTION"]
@@ -221,6 +220,7 @@ register_mistakes("multi_head_attention", (
     ("finite-fill", "masks", partial(_mha, fill=-1e9),
      "A fully masked query spreads its weight over every key in every head where it must get zero weights and a zero "
      "output: fill with -inf, not a large finite number such as -1e9, and guard that query."),
+    ("causal-when-no-mask", "small", partial(_mha, causal=True), CAUSAL_WHEN_NO_MASK),    # hint study 33's 05 and 12
     ("none-mask-fills-all", "small", partial(_mha, unchecked=True),
      "With no mask (mask=None), np.where(mask, scores, fill) reads None as False and fills every score, so every "
      "weight is 1/n in every head: apply the mask only when one is given (if mask is not None:)."),
