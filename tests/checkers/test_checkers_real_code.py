@@ -1432,6 +1432,12 @@ CORPUS = [
             keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
             return keep.astype(np.float32)[:, np.newaxis, np.newaxis, :]
         """, "an extra axis (B, 1, 1, n) where (B, 1, n) is asked, and floats for booleans", ("shape.extra-axis",)),
+    ("pad-tf-tutorial", "padding_mask", """
+        def padding_mask(lengths, n):                     # TensorFlow's tutorial: 1.0 marks a pad token (id 0)
+            tokens = (np.arange(n)[None, :] < np.asarray(lengths)[:, None]).astype(np.int64)
+            return (tokens == 0).astype(np.float32)[:, np.newaxis, np.newaxis, :]
+        """, "inverted (1.0 marks the padding), with an extra axis (B, 1, 1, n) and floats (hint studies 22 and 33)",
+     ("padding_mask.inverted",)),
     ("dv-torch-swap-one-two", "backward_dv", """
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output
@@ -2308,6 +2314,22 @@ def test_a_reshape_that_reads_every_axis_and_asks_for_more_is_a_fixed_rank(messa
     assert explain_error(ErrorInfo("ValueError", message, ("ValueError",), "line 3"), ()) == hint_id
 
 
+@pytest.mark.parametrize("type_name, message, hint_id", [
+    ("IndexError", "index 2 is out of bounds for axis 0 with size 2", "error.other"),
+    ("AxisError", "axis 2 is out of bounds for array of dimension 2", "error.fixed-ndim"),
+    ("IndexError", "tuple index out of range", "error.fixed-ndim"),
+    ("IndexError", "too many indices for array: array is 2-dimensional, but 3 were indexed", "error.fixed-ndim"),
+])
+def test_an_index_past_an_axis_size_is_not_a_fixed_rank(type_name, message, hint_id):
+    """Hint study 33's 17: Bahdanau weights used in row layout, x @ W1 written as a loop, indexed W1's rows past d_a
+    and were told a fixed number of axes; an index past a size says nothing of the rank (an axis past the rank
+    does)."""
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    error = ErrorInfo(type_name, message, (type_name, "IndexError"), "line 21: return m[k][j]")
+    assert explain_error(error, ()) == hint_id
+
+
 @pytest.mark.parametrize("body, inverted, shape", [
     ("return np.arange(n) < lengths[:, None]", "", "Keep a size-1 query axis"),
     ("return ~(np.arange(n) < lengths[:, None])", "Your mask is inverted", "Keep a size-1 query axis"),
@@ -2337,6 +2359,17 @@ def test_an_inversion_told_first_is_not_told_again_before_a_later_mistake(tmp_pa
                       capsys.readouterr().out, re.M)
     assert [i for i, _ in told[:2]] == ["causal_mask.inverted", "causal_mask.ignores-n"], told
     assert not told[1][1].startswith("Your mask is inverted") and "column per key" in told[1][1], told
+
+
+def test_an_inverted_mask_in_floats_with_an_extra_axis_is_told_inverted_with_both_repairs(tmp_path, capsys):
+    """Hint studies 22's 36 and 33's 21: TensorFlow's padding mask, (seq == 0) as floats, (B, 1, 1, n), was told by its
+    extra axis alone; its readers told the inversion first. The mask is now matched cast to booleans and squeezed."""
+    path = tmp_path / "pad.py"
+    path.write_text(HEADER + textwrap.dedent(BY_KEY["pad-tf-tutorial"][2]))
+    assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
+    hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
+    assert hint[1] == "padding_mask.inverted", hint[0]
+    assert hint[2].endswith("Your output also has an extra axis of size 1: drop it. Return bool, not float32."), hint[0]
 
 
 def test_heads_stacked_on_the_first_axis_are_told_what_the_weights_must_be_not_a_reshape(tmp_path, capsys):

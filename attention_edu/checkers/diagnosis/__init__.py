@@ -240,8 +240,8 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
-        # B, L, D = X.shape; reshape(B, L, H, d) of (L, D) (a size too many, or B = 2-D's rows); x.transpose(0, 1, 3, 2)
-        ("error.fixed-ndim", error.is_a("IndexError") or "to unpack" in text and "shape" in line  # AxisError too
+        # B, L, D = X.shape; reshape(B, L, H, d) of (L, D); x.transpose(0, 1, 3, 2); x[2] of size 2 is not (study 33)
+        ("error.fixed-ndim", error.is_a("IndexError") and "size" not in text or "to unpack" in text and "shape" in line
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
          or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)

@@ -102,8 +102,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
     its rank the function got right (on m = 1 the right scores, squeezed, are one decoder state's: not on m = 2).
     Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
-    case's own: one mistake that explains every probe is named once.
-    """
+    case's own: one mistake that explains every probe is named once."""
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
@@ -164,20 +163,21 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     size 1 too many, where that is the failure, is matched too (its values may show another mistake)."""
     case, expected = failure.case, failure.expected
     mistake = match_mistake(exercise, failure, mine, known)
-    if mistake is None and failure.hint_id == "harness.dtype":
-        cast = tuple(a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.dtype.kind
-                     in "biuf" and (e.dtype != bool or np.isin(a, (0, 1)).all()) else a     # -1e9 is no True
-                     for a, e in zip(mine, expected))
-        if not same_output(cast, expected, case.float_dtypes):
-            mistake = match_mistake(exercise, failure, cast, known)
+    cast = mine if failure.hint_id != "harness.dtype" else tuple(    # in the expected dtype, where 0 and 1 are booleans
+        a.astype(e.dtype) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.dtype.kind in "biuf"
+        and (e.dtype != bool or np.isin(a, (0, 1)).all()) else a for a, e in zip(mine, expected))   # -1e9 is no True
+    if mistake is None and cast is not mine and not same_output(cast, expected, case.float_dtypes):
+        mistake = match_mistake(exercise, failure, cast, known)
     squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.ndim > e.ndim
-                     and np.squeeze(a).shape == np.squeeze(e).shape else a for a, e in zip(mine, expected))
-    if (mistake is None and failure.hint_id == "harness.shape" and any(s is not a for s, a in zip(squeezed, mine))
+                     and np.squeeze(a).shape == np.squeeze(e).shape else a for a, e in zip(cast, expected))
+    if (mistake is None and any(s is not a for s, a in zip(squeezed, cast))     # cast too: TF's float (B, 1, 1, n)
             and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
             and (extra := match_mistake(exercise, failure, squeezed, known)) is not None):
         several = any(a.ndim > s.ndim + 1 for a, s in zip(mine, squeezed) if s is not a)     # (1, 1, m, n)
+        dtypes = [f" Return {e.dtype}, not {a.dtype}." for a, c, e in zip(mine, cast, expected) if c is not a
+                  and a.dtype != e.dtype][:1]
         return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
-                                       " Your output also has an extra axis of size 1: drop it.")
+                                       " Your output also has an extra axis of size 1: drop it.") + "".join(dtypes)
     if mistake is None and mine and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size for a in mine):
         flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # a mask of both values (red team
         if flipped is not None:     # 66) inverted, and ...: the inversion told first, every value is wrong (study 30)
