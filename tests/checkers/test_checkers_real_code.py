@@ -1438,6 +1438,23 @@ CORPUS = [
             return (tokens == 0).astype(np.float32)[:, np.newaxis, np.newaxis, :]
         """, "inverted (1.0 marks the padding), with an extra axis (B, 1, 1, n) and floats (hint studies 22 and 33)",
      ("padding_mask.inverted",)),
+    # hint study 32: the output returned alone hid every later mistake (04, 05, 14, 26, 36)
+    ("sdpa-output-only-mask-ignored", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            return (w / w.sum(axis=-1, keepdims=True)) @ V       # no mask, no weights
+        """, "the output returned alone, and the mask ignored", ("harness.arity",)),
+    ("sdpa-output-only-right", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0) @ V
+        """, "the output returned alone, right", ("harness.arity",)),
     ("dv-torch-swap-one-two", "backward_dv", """
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output
@@ -2136,6 +2153,7 @@ ALSO_NAMED = {
     "mha-3d-mask-where-without-head-axis": "multi_head_attention.mask-without-head-axis",
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",     # study 23's 07
     "mha-3d-decoder-kv-query-length": "multi_head_attention.causal-when-no-mask",    # study 33's 05: never told
+    "sdpa-output-only-mask-ignored": "attention.ignores-mask",     # was the arity alone (study 32's 36)
 }
 
 
@@ -2369,7 +2387,13 @@ def test_an_inverted_mask_in_floats_with_an_extra_axis_is_told_inverted_with_bot
     assert cli.main(["check", "padding_mask", str(path), "--seed", "0"]) == 1
     hint = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
     assert hint[1] == "padding_mask.inverted", hint[0]
-    assert hint[2].endswith("Your output also has an extra axis of size 1: drop it. Return bool, not float32."), hint[0]
+    assert "Your output also has an extra axis of size 1: drop it. Return a boolean array" in hint[2], hint[0]
+
+
+def test_a_right_output_returned_alone_is_told_the_arity_and_nothing_else(tmp_path, capsys):
+    """Hint study 32: mistakes are now read in the output returned alone; a right one must show none, though the
+    mistakes that change only the weights give the same output."""
+    assert _check(tmp_path, "sdpa-output-only-right", capsys) == (1, ["harness.arity"])
 
 
 def test_heads_stacked_on_the_first_axis_are_told_what_the_weights_must_be_not_a_reshape(tmp_path, capsys):

@@ -107,7 +107,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
-        theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))
+        theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
         if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
                 exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
                 if raised or rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D
@@ -174,15 +174,15 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
             and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
             and (extra := match_mistake(exercise, failure, squeezed, known)) is not None):
         several = any(a.ndim > s.ndim + 1 for a, s in zip(mine, squeezed) if s is not a)     # (1, 1, m, n)
-        dtypes = [f" Return {e.dtype}, not {a.dtype}." for a, c, e in zip(mine, cast, expected) if c is not a
-                  and a.dtype != e.dtype][:1]
+        dtype = f" {exercise.dtype_hint}" * (cast is not mine)      # as the evidence adds it to a shape (study 23)
         return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
-                                       " Your output also has an extra axis of size 1: drop it.") + "".join(dtypes)
+                                       " Your output also has an extra axis of size 1: drop it.") + dtype
     if mistake is None and mine and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size for a in mine):
         flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # a mask of both values (red team
         if flipped is not None:     # 66) inverted, and ...: the inversion told first, every value is wrong (study 30)
             return flipped.id, INVERTED + flipped.hint
-    return None if mistake is None else (mistake.id, mistake.hint)
+    arity = HINTS["harness.arity"].format(arity=len(expected), order=", ".join(exercise.outputs))  # output alone (32)
+    return None if mistake is None else (mistake.id, mistake.hint + f" {arity}" * (len(mine) < len(expected)))
 
 
 def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: bool) -> str:
@@ -212,7 +212,7 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
     the failure's own hint (or that of its hint id or exception); then the details."""
     mine = _outcome_print(failure.outcome)     # telling: it shows the mistake, unless its values are right ((w,))
     telling = (mine is not None and failure.probe not in ("inputs", "determinism")
-               and not same_output(mine, failure.expected, failure.case.float_dtypes))
+               and not same_output(mine, failure.expected[:len(mine)], failure.case.float_dtypes))   # output alone
     named, said = None, failure.hint_id == "error.where-without-out"     # (hint id, hint); NumPy's warning tells
     if telling and guess and not said and failure.probe != "properties":
         named = _read_mutants(exercise, failure, mine, known)
