@@ -187,6 +187,7 @@ TRIGGERS = {
     # evidence readers (diagnosis/evidence.py): each names what the output shows
     "value.factor": ("softmax", lambda x: 0.9 * ae.softmax(x), None),
     "value.offset": ("softmax", lambda x: ae.softmax(x) + 0.01, None),
+    "value.rounded": ("softmax", lambda x: np.round(ae.softmax(x), 4), None),      # for printing (hint study 34)
     "value.wrong-axis": ("softmax", lambda x: ae.softmax(x, axis=1) if x.ndim > 2 else ae.softmax(x), None),
     "value.partly-right": ("scaled_dot_product_attention",
                            lambda Q, K, V, mask=None: (lambda o, w: (o + np.sin(o), w))(*sdpa(Q, K, V, mask)), None),

@@ -1455,6 +1455,57 @@ CORPUS = [
             total = e.sum(axis=-1, keepdims=True)
             return np.divide(e, total, out=np.zeros_like(e), where=total > 0) @ V
         """, "the output returned alone, right", ("harness.arity",)),
+    # red team 71: None read as False by np.where hides every key, and an unguarded softmax gives NaN everywhere
+    ("sdpa-where-on-none-unguarded", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)    # None: all -inf
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = e / e.sum(axis=-1, keepdims=True)
+            return w @ V, w
+        """, "np.where on a None mask, and no guard for a fully masked row", ("value.nan",)),
+    ("mha-where-on-none-unguarded", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            def heads(x):
+                return np.swapaxes(x.reshape(*x.shape[:-1], num_heads, -1), -2, -3)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+            s = np.where(mask[..., None, :, :] if np.ndim(mask) > 2 else mask, s, -np.inf)    # None: all -inf
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = e / e.sum(axis=-1, keepdims=True)
+            out = np.swapaxes(w @ v, -2, -3)
+            return out.reshape(*out.shape[:-2], -1) @ W_O, w
+        """, "np.where on a None mask, and no guard for a fully masked query", ("value.nan",)),
+    # hint study 34: results rounded for printing, as online judges' solutions do (08, 17, 19 were told partly right)
+    ("sdpa-rounded", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            return np.round(w @ V, 4), np.round(w, 4)
+        """, "values rounded to 4 decimals", ("value.rounded",)),
+    ("backward-rounded", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            dw = d_output @ np.swapaxes(V, -1, -2)
+            ds = w * (dw - np.sum(w * dw, axis=-1, keepdims=True)) / np.sqrt(Q.shape[-1])
+            grads = ds @ K, np.swapaxes(ds, -1, -2) @ Q, np.swapaxes(w, -1, -2) @ d_output
+            return tuple(np.round(g, 4) for g in grads)
+        """, "gradients rounded to 4 decimals", ("value.rounded",)),
+    ("causal-arange-misspelt", "causal_mask", """
+        def causal_mask(m, n=None):
+            n = m if n is None else n
+            return np.arrange(n)[None, :] <= np.arange(m)[:, None] + (n - m)     # arange typed with two r's
+        """, "np.arrange for np.arange (hint study 34's 22)", ("error.name",)),
     ("dv-torch-swap-one-two", "backward_dv", """
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output
@@ -2040,6 +2091,8 @@ FIRST_HINT = {
     "causal-n-unhandled": "error.none-argument",      # was error.other (hint study 13)
     "sdpa-mask-added-unguarded": "error.none-argument",    # was error.other (hint study 13)
     "ds-axis1-no-keepdims": "backward_ds.missing-keepdims",   # was error.broadcast: told on 3-D too (study 13)
+    "causal-arange-misspelt": "error.name",     # was error.other, though Python says "Did you mean" (study 34)
+    "backward-rounded": "value.rounded",    # was value.partly-right: "dK is right" (hint study 34's 08 and 17)
     "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
     "bahdanau-one-state": "bahdanau_scores.no-pairs",    # was harness.shape, then shape.missing-axis (its m = 1 half)
@@ -2197,6 +2250,8 @@ NOT_NAMED = {
     "sdpa-einsum-letter-typed-twice": "error.fixed-ndim",      # a typo, no rank runs (red team 69)
     "backward-scaled-twice": "attention_backward.scale-by-d_v",   # a case had d_k = √d_v (red team 69)
     "mha-heads-stacked-on-axis-0": "shape.missing-axis",    # at B = 1 the fold reads (H, m, n) (study 30's 28)
+    "sdpa-where-on-none-unguarded": "attention.causal-when-no-mask",   # all NaN at m = 2 (red team 71)
+    "mha-where-on-none-unguarded": "multi_head_attention.causal-when-no-mask",
 }
 
 

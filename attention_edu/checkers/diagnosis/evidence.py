@@ -1,10 +1,9 @@
 """Diagnosis by evidence: what a wrong output shows about the mistake that made it.
 
 A mutant names a mistake only when the student's output is identical to its own; real code often spells a mistake
-in a way no mutant does, or makes two at once. So the failure itself is read: the axis the output sums to one over,
-an axis too many, too few or out of place, a constant offset or factor, which outputs are right, which ranks the
-function runs on. A mistake is named only when its evidence holds; exercises add readers of their own (:func:`reads`).
-"""
+in a way no mutant does, or makes two at once. So the failure itself is read: values rounded, the axis the output sums
+to one over, an axis too many, too few or out of place, a constant offset or factor, which outputs are right, which
+ranks the function runs on. A mistake is named only when its evidence holds; exercises add readers (:func:`reads`)."""
 
 from typing import Callable
 
@@ -16,7 +15,8 @@ __all__ = ["reads", "READERS", "EVIDENCE_IDS", "diagnose_values", "diagnose_shap
 
 Reader = Callable[..., tuple[str, str] | None]
 READERS: dict[str, list[Reader]] = {}     #: an exercise's name -> its own readers (:func:`reads`)
-EVIDENCE_IDS: set[str] = set()      #: the hint ids these readers, and the exercises' own, can report
+EVIDENCE_IDS: set[str] = {"value.rounded"}      #: the hint ids these readers, and the exercises' own, can report
+_ROUNDED = "Every value of your {name} is the expected one rounded to {k} decimals: return the values unrounded."
 
 
 def reads(exercise: str, *ids: str) -> Callable[[Reader], Reader]:
@@ -82,12 +82,6 @@ def factor_cause(r: float, case, advice: bool = True) -> str:
     return ""
 
 
-def _axis_name(axis: int, ndim: int) -> str:
-    """The axis as the wrong-axis hint names it: "axis 1 of the 3-D input (axis -2, the rows: ...)"."""
-    what = {-2: "axis -2, the rows: for attention weights, the queries"}.get(axis - ndim, f"axis {axis - ndim}")
-    return f"axis {axis} of the {ndim}-D input ({what})"
-
-
 def which_right(outputs: tuple[str, ...], mine: tuple, expected: tuple, close: Callable) -> list[bool] | None:
     """For a multi-output function, which of its outputs match (None when they cannot be compared)."""
     if len(outputs) < 2 or not all(isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape
@@ -151,6 +145,10 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
         return found
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.shape == e.shape and a.ndim:
+            grid = [k for k in range(1, 7) if e.dtype.kind == "f" and np.allclose(a, np.round(e, k), 0, 0.01 / 10**k)
+                    and not np.allclose(a, np.round(a, k - 1), 0, 0.01 / 10**k)]    # its k-th decimal used: not zeros
+            if grid and not np.allclose(a, e, 1e-12, 1e-12):     # rounded to print, not right (study 34's 08, 17, 19)
+                return "value.rounded", _ROUNDED.format(name=name, k=grid[0])
             found = _weights_or_mask(name, a, e, exercise.row_sums, case)
             if found is None and name in exercise.row_sums and (c := temperature(a, e)) is not None:
                 found = "value.scaled-scores", {"name": name, "value": c, "cause": factor_cause(c, case, False)}
@@ -164,7 +162,9 @@ def diagnose_values(exercise, case, mine: tuple, expected: tuple, close: Callabl
         if name in exercise.row_sums and arrays and a.shape == e.shape and a.ndim >= 2:
             axis = sums_to_one_axis(a)
             if axis is not None and axis != a.ndim - 1 and sums_to_one_axis(e) == e.ndim - 1:
-                return "value.wrong-axis", HINTS["value.wrong-axis"].format(name=name, axis=_axis_name(axis, a.ndim))
+                what = f"axis {axis - a.ndim}" + ", the rows: for attention weights, the queries" * (axis == a.ndim - 2)
+                return "value.wrong-axis", HINTS["value.wrong-axis"].format(name=name, axis=f"axis {axis} of the "
+                                                                            f"{a.ndim}-D input ({what})")
     for name, a, e in zip(exercise.outputs, mine, expected):
         if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and not close(a, e) and (
                 relation := constant_relation(a, e)) is not None:
@@ -246,5 +246,5 @@ def rank_hint(runs_by_rank: dict[int, list[bool]]) -> str | None:
     fails = sorted(r for r, runs in runs_by_rank.items() if runs and not any(runs))
     if not works or not fails or len(works) + len(fails) != len(runs_by_rank):
         return None
-    only = " input only" if len(works) == 1 else " input"
-    return _RANKS.format(works=_names([f"{r}-D" for r in works]) + only, fails=_names([f"{r}-D" for r in fails]))
+    return _RANKS.format(works=_names([f"{r}-D" for r in works]) + " input" + " only" * (len(works) == 1),
+                         fails=_names([f"{r}-D" for r in fails]))

@@ -65,7 +65,8 @@ def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=Fals
     (``s + (1 - mask) * fill``) instead of replacing them (``np.where(mask, s, fill)``);
     ``naive`` leaves out the max shift of the softmax; ``unchecked`` fills every score where no mask is given
     (``np.where(None, s, -1e9)`` reads None as False); ``causal`` hides the later keys where no mask is given
-    (PyTorch's ``is_causal=True``), and gives NaN where m < 3, whose rows are a window's too (red team 68).
+    (PyTorch's ``is_causal=True``); where m < 3, whose rows are a window's too (red team 68), its weights are NaN
+    beside a finite output, which no student's code gives (an output all NaN would be matched: red team 71).
     """
     if mask is not None:
         mask = ~mask if inverted else mask
@@ -73,10 +74,9 @@ def weigh(scores, V, mask=None, axis=-1, fill=-np.inf, guard=True, additive=Fals
     elif unchecked:
         scores = np.full_like(scores, -1e9)
     elif causal:
-        m, n = scores.shape[-2:]
-        scores = np.where(np.tril(np.ones((m, n), bool)), scores, -np.inf) + (np.nan if m < 3 else 0.0)
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
     weights = softmax_naive(scores, axis) if naive else stable_softmax(scores, axis, guard)   # (..., m, n)
-    return weights @ V, weights
+    return weights @ V, weights * np.nan if causal and mask is None and scores.shape[-2] < 3 else weights
 
 
 def attend(Q, K, V, mask=None, scale=None, **knobs):
