@@ -1506,6 +1506,32 @@ CORPUS = [
             n = m if n is None else n
             return np.arrange(n)[None, :] <= np.arange(m)[:, None] + (n - m)     # arange typed with two r's
         """, "np.arrange for np.arange (hint study 34's 22)", ("error.name",)),
+    ("causal-tf-look-ahead", "causal_mask", """
+        def causal_mask(m, n=None):                       # TensorFlow's look-ahead mask: 1.0 hides a key
+            n = m if n is None else n
+            return (1 - np.tril(np.ones((m, n), dtype=np.float32)))[np.newaxis, np.newaxis]
+        """, "inverted, as floats with two extra axes, and the diagonal not moved by n - m (red team 71)",
+     ("causal_mask.inverted",)),
+    # red team 72: the weights returned alone, and PyTorch's unsqueeze on a NumPy array
+    ("sdpa-weights-only", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)      # the weights, no output
+        """, "the weights returned alone", ("harness.arity",)),
+    ("sdpa-torch-unsqueeze", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask.unsqueeze(0), s, -np.inf)       # PyTorch's method on a NumPy array
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = w / w.sum(axis=-1, keepdims=True)
+            return w @ V, w
+        """, "PyTorch's unsqueeze on a NumPy array", ("error.other",)),
     ("dv-torch-swap-one-two", "backward_dv", """
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output
@@ -2071,7 +2097,10 @@ GENERIC = {"ds-cross-entropy": "error.other",
            "jacobian-diagonal-as-a-row": "harness.shape",
            # "too many subscripts" told as a fixed rank came as often from a typo or operands swapped (red teams 68,
            # 69): withdrawn; an einsum that needs a batch axis is told by its ranks where they split cleanly
-           "sdpa-einsum-batch-letter": "error.other"}
+           "sdpa-einsum-batch-letter": "error.other",
+           # an AttributeError with a suggestion read as a misspelling (study 34's np.arrange): withdrawn, the checker's
+           # own suggestion sends PyTorch's unsqueeze to squeeze and .type to dtype (red team 72)
+           "causal-arange-misspelt": "error.other"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -2091,7 +2120,6 @@ FIRST_HINT = {
     "causal-n-unhandled": "error.none-argument",      # was error.other (hint study 13)
     "sdpa-mask-added-unguarded": "error.none-argument",    # was error.other (hint study 13)
     "ds-axis1-no-keepdims": "backward_ds.missing-keepdims",   # was error.broadcast: told on 3-D too (study 13)
-    "causal-arange-misspelt": "error.name",     # was error.other, though Python says "Did you mean" (study 34)
     "backward-rounded": "value.rounded",    # was value.partly-right: "dK is right" (hint study 34's 08 and 17)
     "causal-additive-4d": "causal_mask.additive",  # was harness.dtype alone: shape (1, 1, m, n) (leftover of 12)
     "causal-tf-inverted": "causal_mask.float-inverted",  # was harness.dtype: 1 - tril, TensorFlow's look-ahead mask
@@ -2207,6 +2235,7 @@ ALSO_NAMED = {
     "mha-merge-model-width-undefined-weights": "multi_head_attention.head-size-from-d_model",     # study 23's 07
     "mha-3d-decoder-kv-query-length": "multi_head_attention.causal-when-no-mask",    # study 33's 05: never told
     "sdpa-output-only-mask-ignored": "attention.ignores-mask",     # was the arity alone (study 32's 36)
+    "causal-tf-look-ahead": "causal_mask.top-left",     # unnamed: only a bool mask was flipped (red team 71)
 }
 
 
@@ -2252,6 +2281,9 @@ NOT_NAMED = {
     "mha-heads-stacked-on-axis-0": "shape.missing-axis",    # at B = 1 the fold reads (H, m, n) (study 30's 28)
     "sdpa-where-on-none-unguarded": "attention.causal-when-no-mask",   # all NaN at m = 2 (red team 71)
     "mha-where-on-none-unguarded": "multi_head_attention.causal-when-no-mask",
+    "causal-tf-look-ahead": "causal_mask.upper-triangle",     # a case had n = m + 1 (red team 71)
+    "sdpa-weights-only": "attention.returns-swapped",     # its first output is the weights (red team 72)
+    "sdpa-torch-unsqueeze": "error.name",     # the checker's suggestion, squeeze, is the opposite (red team 72)
 }
 
 

@@ -218,7 +218,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
     rules = (
         ("error.exit", error.is_a("SystemExit")),     # not raise mask: raise of a string reads so too (red team 67)
         ("error.unbound", error.is_a("UnboundLocalError")),     # set only where x.ndim > 2 (study 26, red team 63)
-        ("error.name", error.is_a("NameError") or error.is_a("AttributeError") and "Did you mean" in text),  # study 34
+        ("error.name", error.is_a("NameError")),     # a misspelt argument too: d_ouput (hint studies 11 and 16)
         ("error.signature", error.is_a("TypeError") and not line and ("argument" in text or "positional" in text)),
         ("error.missing-argument", any(f"{f}() missing" in text for f in re.findall(r"\bnp\.(\w+)\(", line))),  # np's
         # matmul's clashing batch axes (.T on 3-D) are "remapped shapes", as einsum's are

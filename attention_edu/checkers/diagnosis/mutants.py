@@ -100,9 +100,8 @@ def is_stub(outcome: Outcome) -> bool:
 
 def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
     """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
-    its rank the function got right (on m = 1 the right scores, squeezed, are one decoder state's: not on m = 2).
-    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
-    case's own: one mistake that explains every probe is named once."""
+    its rank the function got right. Mistakes in ``known`` (found on earlier probes) are tried first, then those
+    registered for ``probe``, then for the case's own: one mistake that explains every probe is named once."""
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
@@ -159,8 +158,7 @@ def _evidence(exercise: Exercise, case: Case, mine: tuple, expected: tuple) -> l
 
 
 def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...]) -> tuple[str, str] | None:
-    """The mistake whose mutant reproduces ``mine``, or None; ``mine`` cast to the expected dtype, or without an axis of
-    size 1 too many, where that is the failure, is matched too (its values may show another mistake)."""
+    """The mistake whose mutant reproduces ``mine``, or it cast to the expected dtype, squeezed or flipped, or None."""
     case, expected = failure.case, failure.expected
     mistake = match_mistake(exercise, failure, mine, known)
     cast = mine if failure.hint_id != "harness.dtype" else tuple(    # in the expected dtype, where 0 and 1 are booleans
@@ -170,17 +168,17 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
         mistake = match_mistake(exercise, failure, cast, known)
     squeezed = tuple(a.reshape(e.shape) if isinstance(a, np.ndarray) and isinstance(e, np.ndarray) and a.ndim > e.ndim
                      and np.squeeze(a).shape == np.squeeze(e).shape else a for a, e in zip(cast, expected))
-    if (mistake is None and any(s is not a for s, a in zip(squeezed, cast))     # cast too: TF's float (B, 1, 1, n)
-            and not same_output(squeezed, expected, case.float_dtypes)          # right but for that axis: no mistake
-            and (extra := match_mistake(exercise, failure, squeezed, known)) is not None):
-        several = any(a.ndim > s.ndim + 1 for a, s in zip(mine, squeezed) if s is not a)     # (1, 1, m, n)
-        dtype = f" {exercise.dtype_hint}" * (cast is not mine)      # as the evidence adds it to a shape (study 23)
-        return extra.id, extra.hint + (" Your output also has extra axes of size 1: drop them." if several else
-                                       " Your output also has an extra axis of size 1: drop it.") + dtype
-    if mistake is None and mine and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size for a in mine):
-        flipped = match_mistake(exercise, failure, tuple(~a for a in mine), known)   # a mask of both values (red team
-        if flipped is not None:     # 66) inverted, and ...: the inversion told first, every value is wrong (study 30)
-            return flipped.id, INVERTED + flipped.hint
+    extra = max((c.ndim - s.ndim for c, s in zip(cast, squeezed) if s is not c), default=0)   # size-1 axes too many
+    also = (" Your output also has " + ("an extra axis of size 1: drop it." if extra == 1 else "extra axes of size 1: "
+            "drop them.")) * bool(extra) + f" {exercise.dtype_hint}" * (cast is not mine)     # TF's float (B, 1, 1, n)
+    right = same_output(squeezed, expected, case.float_dtypes)     # but for the axis or the dtype: no other mistake
+    if mistake is None and extra and not right and (found := match_mistake(exercise, failure, squeezed, known)):
+        return found.id, found.hint + also
+    if mistake is None and not right and squeezed and all(getattr(a, "dtype", None) == bool and 0 < a.sum() < a.size
+                                                          for a in squeezed):
+        flipped = match_mistake(exercise, failure, tuple(~a for a in squeezed), known)   # a mask of both values (red
+        if flipped is not None:     # team 66) inverted, and ...: the inversion told first, every value wrong (study 30)
+            return flipped.id, INVERTED + flipped.hint + also
     arity = HINTS["harness.arity"].format(arity=len(expected), order=", ".join(exercise.outputs))  # output alone (32)
     return None if mistake is None else (mistake.id, mistake.hint + f" {arity}" * (len(mine) < len(expected)))
 
@@ -211,8 +209,10 @@ def failed(exercise: Exercise, failure: Failure, log: list[Outcome], known: tupl
     """The CheckResult for ``failure``: the mistake a mutant (unless ``guess`` is false) or the evidence names, else
     the failure's own hint (or that of its hint id or exception); then the details."""
     mine = _outcome_print(failure.outcome)     # telling: it shows the mistake, unless its values are right ((w,))
-    telling = (mine is not None and failure.probe not in ("inputs", "determinism")
-               and not same_output(mine, failure.expected[:len(mine)], failure.case.float_dtypes))   # output alone
+    shapes, yours = [np.shape(e) for e in failure.expected], [np.shape(a) for a in mine or ()]   # one array alone: read
+    telling = (mine is not None and failure.probe not in ("inputs", "determinism")     # as the output, if so shaped
+               and not same_output(mine, failure.expected[:len(mine)], failure.case.float_dtypes) and (failure.error
+               or len(yours) >= len(shapes) or yours == shapes[:1] and yours[0] not in shapes[1:]))   # red team 72
     named, said = None, failure.hint_id == "error.where-without-out"     # (hint id, hint); NumPy's warning tells
     if telling and guess and not said and failure.probe != "properties":
         named = _read_mutants(exercise, failure, mine, known)

@@ -83,7 +83,7 @@ def _causal_cases() -> list[Case]:
                   note="With more keys than queries the last query lines up with the last key."),
              Case("small", "m = 4, n = 2 (more queries than keys)", (4, 2), ("m", "n"), literal=True,
                   note="Still j ≤ i + n − m: the last query lines up with the last key, the first two see none.")]
-    sizes = ((5, 5), (2, 6), (6, 9), (1, 4), (7, 8))
+    sizes = ((5, 5), (2, 6), (6, 9), (1, 4), (7, 9))      # n = m + 1 would make j > i an upper triangle (red team 71)
     return small + [Case("random", f"m = {m}, n = {n}", (m, n), ("m", "n")) for m, n in sizes]
 
 
