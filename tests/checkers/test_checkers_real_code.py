@@ -2483,6 +2483,26 @@ def test_a_right_output_returned_alone_is_told_the_arity_and_nothing_else(tmp_pa
     assert _check(tmp_path, "sdpa-output-only-right", capsys) == (1, ["harness.arity"])
 
 
+def test_a_mistake_matched_on_an_error_is_not_told_to_return_two_values(tmp_path, capsys):
+    """Hint study 35: an error is one value in a fingerprint, so a mutant matched on K.T's error was told "Return exactly
+    2 values" too, as an output returned alone is; that sentence belongs to an arity failure only."""
+    path = tmp_path / "sdpa.py"
+    path.write_text(HEADER + textwrap.dedent("""
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ K.T / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = s.max(axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            return w @ V, w
+        """))
+    assert cli.main(["check", "scaled_dot_product_attention", str(path), "--seed", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "Hint [attention.batched-transpose]" in out and "Return exactly" not in out, out[:600]
+
+
 def test_heads_stacked_on_the_first_axis_are_told_what_the_weights_must_be_not_a_reshape(tmp_path, capsys):
     """Red team 67: per-head weights stacked on axis 0 (np.vstack) were told to swap (..., m, H, d_k) to
     (..., H, m, d_k), a reshape that code does not have; the hint now says what the weights must be."""

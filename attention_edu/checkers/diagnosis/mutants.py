@@ -180,7 +180,7 @@ def _read_mutants(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
         if flipped is not None:     # team 66) inverted, and ...: the inversion told first, every value wrong (study 30)
             return flipped.id, INVERTED + flipped.hint + also
     arity = HINTS["harness.arity"].format(arity=len(expected), order=", ".join(exercise.outputs))  # output alone (32)
-    return None if mistake is None else (mistake.id, mistake.hint + f" {arity}" * (len(mine) < len(expected)))
+    return None if mistake is None else (mistake.id, mistake.hint + f" {arity}" * (failure.hint_id == "harness.arity"))
 
 
 def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: bool) -> str:
