@@ -245,6 +245,6 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": hint})
     again = {f"{exercise.name}.single-number": "shape.one-number",    # the same mistake told again under another id:
              "shape.missing-axis": f"{exercise.name}.heads-in-batch"}    # heads folded into a batch of 1: (H, m, n)
-    mistakes = {key: told for key, told in mistakes.items() if again.get(key) not in mistakes}
+    mistakes = {key: entry for key, entry in mistakes.items() if again.get(key) not in mistakes}
     return dataclasses.replace(results[0], probes_passed=total - sum(not_passed.values()), probes_total=total,
                                mistakes=tuple(mistakes.values()), probes_failed=dict(not_passed))
