@@ -1532,6 +1532,19 @@ CORPUS = [
             w = w / w.sum(axis=-1, keepdims=True)
             return w @ V, w
         """, "PyTorch's unsqueeze on a NumPy array", ("error.other",)),
+    ("sdpa-softmax-no-axis", "scaled_dot_product_attention", """
+        def softmax(x, axis=None):                        # SciPy's default: every entry at once
+            e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+            return e / np.sum(e, axis=axis, keepdims=True)
+
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            w = softmax(s)
+            return w @ V, w
+        """, "a softmax over the whole array, SciPy's axis=None (hint study 35's 09)",
+     ("attention.softmax-over-everything",)),
     ("dv-torch-swap-one-two", "backward_dv", """
         def backward_dv(W, d_output):                     # PyTorch's .transpose(1, 2), as NumPy's swapaxes
             return np.swapaxes(W, 1, 2) @ d_output

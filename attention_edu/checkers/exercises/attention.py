@@ -176,6 +176,9 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "You scale by the square root of K.shape[-2], the number of keys n; d_k is the last axis, K.shape[-1]."),
     ("softmax-over-queries", "small", partial(attend, axis=-2),
      "Your weights sum to 1 over the queries (axis -2); softmax over the keys, the last axis of the scores."),
+    ("softmax-over-everything", "small", partial(attend, axis=None),     # SciPy's softmax(x): axis=None (study 35's 09)
+     "Your weights sum to 1 over the whole array, not per query: a softmax with no axis normalises over every entry; "
+     "give it the keys' axis, axis=-1."),
     ("transposed-scores", "returns", _transposed_weights,
      "Your weights have shape (n, m): compute the scores as Q Kᵀ so that rows are queries and columns "
      "are keys, (m, n)."),
