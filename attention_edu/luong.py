@@ -140,7 +140,8 @@ def luong_attention_backward(steps: Steps, d_context: Any, d_weights: Any | None
     d_scores, d_H_values = weigh_backward(xp, steps.weights, H, mask, d_context, d_weights)
     grads = _scores_backward(xp, steps, d_scores)
     return {**grads, "S": sum_to_shape(xp, grads["S"], S.shape),
-            "H": sum_to_shape(xp, grads["H"] + d_H_values, H.shape)}  # H is the keys and the values
+            "H": sum_to_shape(xp, grads["H"], H.shape) + sum_to_shape(xp, d_H_values, H.shape)}   # H is the keys
+    # and the values; each part summed to H's shape alone (concat's is already: added first, it counted per batch entry)
 
 
 def luong_attention(S: Any, H: Any, score: str = "dot", W: Any | None = None,

@@ -43,19 +43,20 @@ def mechanism_inputs(name, rng, batched, kind):
     """name -> (steps function, backward, inputs): float64, every size different."""
     a = lambda *shape: rng.normal(size=shape)
     lead = (2,) if batched else ()
-    one = (1,) if batched else ()  # an input broadcast over the batch: its gradient is summed
+    one = (1,) if batched else ()  # an input broadcast over the batch: its gradient is summed (the keys' of every
+    # mechanism: Luong concat's dH once counted its score part per batch entry, audit 73)
     qn = n if name in ("self", "multi_head_self") else m
     mask = masks(kind, qn, n, batched)
     if name in ("dot", "scaled"):
         inputs = dict(Q=a(*lead, m, d_k), K=a(*one, n, d_k), V=a(*lead, n, d_v), mask=mask)
     elif name == "bahdanau":
-        inputs = dict(S=a(*lead, m, d_s), H=a(*lead, n, d_h), W1=a(d_a, d_s), W2=a(d_a, d_h), v=a(d_a), mask=mask)
+        inputs = dict(S=a(*lead, m, d_s), H=a(*one, n, d_h), W1=a(d_a, d_s), W2=a(d_a, d_h), v=a(d_a), mask=mask)
     elif name == "luong_dot":
         inputs = dict(S=a(*lead, m, d_h), H=a(*one, n, d_h), score="dot", mask=mask)
     elif name == "luong_general":
-        inputs = dict(S=a(*lead, m, d_s), H=a(*lead, n, d_h), score="general", W=a(d_s, d_h), mask=mask)
+        inputs = dict(S=a(*lead, m, d_s), H=a(*one, n, d_h), score="general", W=a(d_s, d_h), mask=mask)
     elif name == "luong_concat":
-        inputs = dict(S=a(*lead, m, d_s), H=a(*lead, n, d_h), score="concat", W=a(d_a, d_s + d_h), v=a(d_a),
+        inputs = dict(S=a(*lead, m, d_s), H=a(*one, n, d_h), score="concat", W=a(d_a, d_s + d_h), v=a(d_a),
                       mask=mask)
     elif name == "self":
         inputs = dict(X=a(*lead, n, d_model), W_Q=a(d_model, d_k), W_K=a(d_model, d_k), W_V=a(d_model, d_v),
