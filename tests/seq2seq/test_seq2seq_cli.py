@@ -95,14 +95,16 @@ def test_translate_warns_outside_the_trained_lengths_and_still_prints(checkpoint
 def test_translate_warns_on_an_impossible_or_unknown_date(tmp_path, capsys):
     path = tmp_path / "dates.npz"
     Seq2Seq.initialize(ModelConfig.for_task("dates", "bahdanau"), seed=0).save(path)
-    for text in ("31 February 2001", "3 May 1979", "May 3 1979"):  # an untrained model: every output is a guess
-        assert main(["translate", str(path), text]) == 0
-        assert "warning" in capsys.readouterr().err
+    for text, warned in (("31 February 2001", True), ("May 3 1979", True), ("3 May 2079", True),
+                         ("3 May 1979", False), ("14 Feb 1990", False)):  # the untrained model's output is wrong:
+        assert main(["translate", str(path), text]) == 0                  # the input alone decides (audit 73)
+        assert ("warning" in capsys.readouterr().err) == warned, text
     from attention_edu.seq2seq.translate_command import warnings_for
     assert warnings_for("dates", "Thursday, May 3, 1979", "1979-05-03") == []
     assert warnings_for("dates", "Friday, May 3, 1979", "1979-05-03") != []  # wrong weekday
     assert "not a calendar date" in warnings_for("dates", "31 February 2001", "2001-02-31")[0]
     assert warnings_for("dates", "3 May 2079", "2079-05-03") != []           # outside 1950-2049
+    assert warnings_for("dates", "Wed 14 Feb 1990", "1990-04-24") == []      # a wrong output of a date it reads
 
 
 def test_translate_help_lists_what_a_model_reads(capsys):
