@@ -14,6 +14,7 @@ in give CuPy arrays out.
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,21 +33,12 @@ host_numpy = np
 
 
 def get_xp(*arrays: Any) -> Any:
-    """Return the array namespace shared by ``arrays`` (``None`` entries are skipped).
+    """Return the array namespace ``xp`` shared by ``arrays`` (``None`` entries are skipped; mixing libraries, or
+    anything not an array, raises ``TypeError``).
 
     NumPy inputs give the plain ``numpy`` module, so a reader stepping through
     the code sees ordinary NumPy; other libraries give their array-API
     namespace (through ``array_api_compat.array_namespace``).
-
-    Parameters
-    ----------
-    *arrays : array or None
-        Arrays from one library. Mixing libraries raises ``TypeError``.
-
-    Returns
-    -------
-    module
-        The namespace ``xp`` whose functions operate on these arrays.
 
     Examples
     --------
@@ -58,7 +50,7 @@ def get_xp(*arrays: Any) -> Any:
     if not present:
         raise TypeError("get_xp: needs at least one array, got none")
     for a in present:
-        if isinstance(a, (bool, int, float, complex)) or not array_api_compat.is_array_api_obj(a):
+        if isinstance(a, (bool, int, float, complex, np.ma.MaskedArray)) or not array_api_compat.is_array_api_obj(a):
             raise TypeError(
                 f"expected an array (NumPy, CuPy or another array-API library), "
                 f"got {type(a).__name__}; wrap Python lists with numpy.asarray first"
@@ -165,6 +157,10 @@ class Backend:
     dtype: str = "float64"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.xp, types.ModuleType):      # None, a name, an array: audit 73
+            raise TypeError(f"Backend: xp must be an array library's module (numpy, cupy, torch), got {self.xp!r:.40}")
+        if self.dtype not in ("float32", "float64"):       # int32 gave all-zero "random" weights (audit 73)
+            raise ValueError(f"Backend: dtype must be 'float32' or 'float64', got {self.dtype!r}")
         # Backend(cupy) must work like the namespace get_xp gives for CuPy arrays.
         object.__setattr__(self, "xp", _array_api_namespace(self.xp))
 
@@ -193,6 +189,8 @@ class Backend:
         ``seed`` may be an int or a shared ``numpy.random.Generator`` (to draw
         several parameter matrices from one stream).
         """
+        if not all(isinstance(size, (int, np.integer)) and size >= 0 for size in shape):
+            raise ValueError(f"Backend.normal: shape must be sizes of 0 or more, got {shape!r}")
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         return self.asarray(scale * rng.standard_normal(shape))
 

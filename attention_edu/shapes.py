@@ -186,7 +186,8 @@ class Dims:
         try:
             xp = get_xp(x)
         except TypeError:
-            raise TypeError(f"{self.func}: {arg} is a {type(x).__name__}, not an array; wrap it "
+            kind = ("an " if type(x).__name__[0] in "aeiouAEIOU" else "a ") + type(x).__name__     # an int
+            raise TypeError(f"{self.func}: {arg} is {kind}, not an array; wrap it "
                             f"with numpy.asarray (or your array library's asarray) first") from None
         library, device = type(x).__module__.split(".")[0], device_of(x)
         if self._library is None:
@@ -209,8 +210,9 @@ class Dims:
             raise TypeError(f"{self.func}: {arg} is None; pass an array of shape {_fmt_pattern(pattern.split())}")
         xp = self.namespace(arg, x)
         if not xp.isdtype(x.dtype, "real floating"):
+            fix = f"{arg}.double()" if hasattr(x, "double") else f"{arg}.astype('float64')"   # torch has no astype
             raise TypeError(f"{self.func}: {arg} has dtype {x.dtype} but attention needs floating-point "
-                            f"numbers; convert it, e.g. {arg}.astype('float64')")
+                            f"numbers; convert it, e.g. {fix}")
         if self._dtype is None:
             self._dtype = (x.dtype, arg)
         elif x.dtype != self._dtype[0]:

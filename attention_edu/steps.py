@@ -24,9 +24,10 @@ class Steps:
     """Named intermediate arrays of one call, printed as a step-by-step table.
 
     Access a step as an attribute (``steps.weights``) or by name
-    (``steps["weights"]``). ``print(steps)`` shows each step's equation and
-    shape, then its values when the arrays are small. NumPy steps come back as
-    read-only views, so a backward pass always reads what the forward computed.
+    (``steps["weights"]``); iterating gives the names, as a mapping's keys.
+    ``print(steps)`` shows each step's equation and shape, then its values when
+    the arrays are small. NumPy steps come back as read-only views, so a
+    backward pass always reads what the forward computed.
 
     Parameters
     ----------
@@ -74,10 +75,22 @@ class Steps:
         return (Steps, (self.mechanism, list(self._items), dict(self.inputs)))
 
     def __getitem__(self, name: str) -> Any:
+        if not isinstance(name, str):       # steps[0] read "attribute name must be string" (audit 73)
+            raise TypeError(f"{self.mechanism}: steps are found by name, not {name!r}; "
+                            f"names are {', '.join(self.names)}")
         return getattr(self, name)
 
     def __contains__(self, name: str) -> bool:
         return name in self.names
+
+    def __iter__(self) -> Any:          # as a mapping's: the names, so that dict(steps) and for name in steps work
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def keys(self) -> tuple[str, ...]:
+        return self.names
 
     @property
     def names(self) -> tuple[str, ...]:

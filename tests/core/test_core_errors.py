@@ -205,6 +205,17 @@ BAD_CALLS = [
      ["attention_loop:", "mask has shape (1, 5, 6)", "(m, n), (1, n) or (n,)"]),
     ("bahdanau-loop-W2", lambda: ae.bahdanau_attention_loop(S, H, np.ones((2, 3)), np.ones((2, 3)), np.ones(2)),
      ae.ShapeError, ["bahdanau_attention_loop:", "W2 has shape (2, 3)", "d_h = 4", "bound by H (6, 4)"]),
+    # --- found by audit 73: each was a traceback from inside NumPy or array-api-compat, or a silent zero -------------
+    ("masked-array", lambda: SDPA(np.ma.masked_array(Q), K, V), TypeError,      # numpy.ma's broadcast error
+     ["scaled_dot_product_attention:", "Q is a MaskedArray, not an array", "numpy.asarray"]),
+    ("lengths-an-int", lambda: ae.padding_mask(2, 3), TypeError, ["padding_mask:", "lengths is an int, not an array"]),
+    ("backend-int-dtype", lambda: ae.Backend(np, dtype="int32"), ValueError,    # normal() gave all zeros
+     ["Backend:", "'float32' or 'float64'", "'int32'"]),
+    ("backend-none", lambda: ae.Backend(None), TypeError, ["Backend:", "xp must be", "got None"]),
+    ("backend-negative-size", lambda: ae.numpy_backend().normal((-1, 3)), ValueError,
+     ["Backend.normal:", "shape", "(-1, 3)"]),
+    ("steps-by-position", lambda: ae.scaled_dot_product_attention_steps(Q, K, V)[0], TypeError,
+     ["scaled_dot_product_attention:", "by name, not 0", "scores, scaled_scores, weights, output"]),
 ]
 
 
@@ -324,3 +335,15 @@ def test_a_multi_head_mask_may_add_only_unit_batch_axes():
     assert np.all(weights[..., 3] == 0)
     with pytest.raises(ae.ShapeError, match="for several masks on one input"):
         ae.multi_head_attention(X, X, *W, 2, ae.padding_mask(np.array([3, 2]), 4))
+
+
+def test_steps_iterate_as_a_mapping_of_their_names():
+    steps = ae.scaled_dot_product_attention_steps(Q, K, V)     # list(steps) read "attribute name must be string"
+    assert list(steps) == list(steps.names) and len(steps) == 4
+    assert dict(steps).keys() == set(steps.names) and np.array_equal(dict(steps)["weights"], steps.weights)
+
+
+def test_a_torch_tensor_of_integers_is_told_a_conversion_torch_has():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match=r"convert it, e\.g\. Q\.double\(\)"):   # it said Q.astype('float64')
+        SDPA(torch.ones(3, 4, dtype=torch.int64), torch.ones(5, 4), torch.ones(5, 2))
