@@ -11,6 +11,7 @@ convention; commands write their files through
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
 import os
@@ -109,9 +110,19 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into a reader that stopped early (| head): end quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush cannot fail
+        _quiet_stdout()
         return 0
+    except OSError as err:   # stdout on a full disk (> /dev/full): one line, not a traceback (audit 73)
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        _quiet_stdout()
+        print(f"attention-edu {args.command}: could not write the output: {err.strerror}", file=sys.stderr)
+        return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's final flush cannot fail."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The command line's edges: --version, and output into a pipe whose reader stopped early."""
+"""The command line's edges: --version, and output into a pipe whose reader stopped early or onto a full disk."""
 
 from __future__ import annotations
 
@@ -36,6 +36,16 @@ def test_output_into_a_closed_pipe_ends_quietly(console_script):
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_output_onto_a_full_disk_is_one_line_and_exit_1(console_script):
+    """`attention-edu examples --json > /dev/full` ended in an OSError traceback (audit 73)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([console_script, "examples", "--json"], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    assert (done.returncode, done.stderr) == (1, "attention-edu examples: could not write the output: No space left "
+                                                 "on device\n")
 
 
 @pytest.mark.parametrize("args, words", [
