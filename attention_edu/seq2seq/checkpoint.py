@@ -66,8 +66,15 @@ def read_header(path: Path, arrays: dict[str, Any], fmt: str, writer: str) -> di
         header = json.loads(str(raw))
     except json.JSONDecodeError as err:
         raise CheckpointError(f"load: {path}: its config is not valid JSON ({err})") from None
-    if not isinstance(header, dict) or header.pop("format", None) != fmt:
-        raise CheckpointError(f"load: {path}: its config does not carry the format tag {fmt!r}")
+    found = header.pop("format", None) if isinstance(header, dict) else None
+    if found != fmt:            # the other model's checkpoint: say which, and its command (audit 73)
+        kind = str(found).split("/")[0]
+        other = f"tagged {found!r}" if found else "untagged"
+        if kind != fmt.split("/")[0]:
+            other = {"attention_edu.seq2seq": "a seq2seq model's (its command: attention-edu translate)",
+                     "attention_edu.transformer": "a transformer's (its command: attention-edu heads)"}.get(kind, other)
+        raise CheckpointError(f"load: {path}: its config does not carry the format tag {fmt!r}; this checkpoint is "
+                              f"{other}")
     return header
 
 

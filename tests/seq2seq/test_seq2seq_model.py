@@ -113,7 +113,8 @@ def write_bad(path, kind, good):
     ("foreign", "has no 'config' string"), ("missing", r"missing \['decoder.W_hh'\]"),
     ("shape", r"output.b has shape \(2,\) but its config needs \(13,\)"),
     ("nan", "output.b contains NaN"), ("config", "its config does not describe a model"),
-    ("old", "does not carry the format tag 'attention_edu.seq2seq/2'"),
+    ("old", "does not carry the format tag 'attention_edu.seq2seq/2'; this checkpoint is tagged "
+            "'attention_edu.seq2seq/1'"),
 ])
 def test_load_refuses_a_bad_file_with_a_clear_error(tmp_path, kind, message):
     good = tmp_path / "good.npz"

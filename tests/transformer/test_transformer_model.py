@@ -212,7 +212,8 @@ def test_load_refuses_broken_files_with_a_clear_error(tmp_path):
     from attention_edu import seq2seq
     seq2seq.Seq2Seq.initialize(seq2seq.ModelConfig.for_task("reverse", "none", hidden=4, embedding=2)).save(
         tmp_path / "s2s.npz")
-    with pytest.raises(CheckpointError, match="format tag"):
+    with pytest.raises(CheckpointError, match=r"format tag .*; this checkpoint is a seq2seq model's \(its command: "
+                                              r"attention-edu translate\)"):        # which file it is (audit 73)
         load(tmp_path / "s2s.npz")
 
 
