@@ -1,6 +1,6 @@
 """Train the small models notebook 13 loads, with the command line's defaults, and save them.
 
-    python scripts/make_checkpoints.py            # every model (about 15 minutes on 2 cores)
+    python scripts/make_checkpoints.py            # every model (minutes on 2 cores; each run's seconds go to its record)
     python scripts/make_checkpoints.py --only reverse/bahdanau
 
 Writes ``attention_edu/seq2seq/checkpoints/<task>-<attention>.npz`` (each well

@@ -43,7 +43,7 @@ def _flow(ex: Builder) -> None:
 
 
 @register("matrix.exercise", "Exercise: implement scaled dot-product attention",
-          f"{MATRIX}, closing paragraph (the hands-on exercise)")
+          f"{MATRIX}, closing paragraph (it announces the hands-on exercise)")
 def _matrix_exercise(ex: Builder) -> None:
     """computed: weights, output for the inputs Q (4, 8), K (6, 8), V (6, 5) (seed 13)."""
     rng = np.random.default_rng(13)
