@@ -100,6 +100,7 @@ class Mistake:
     probe: str          # the first probe (a key of PROBES) that this mistake fails
     hint: str           # at most two sentences: the convention, then the fix
     mutant: Callable    # the wrong implementation, with the student's function's signature
+    line: str = ""      # a pattern the line that raised must show where the mutant matched an error (a .T: study 36)
 
 
 @dataclass

@@ -76,8 +76,8 @@ def _sdpa_values_transposed(Q, K, V, mask=None):
     return weights @ V.T, weights               # a transpose too many
 
 
-def _sdpa_np_dot(Q, K, V, mask=None):
-    weights = ae.softmax(np.dot(Q, K.T) / np.sqrt(Q.shape[-1]))
+def _sdpa_np_dot(Q, K, V, mask=None):      # the mask applied: an ignored one is told before a crash on a batch
+    weights = ae.softmax(ae.apply_mask(np.dot(Q, K.T) / np.sqrt(Q.shape[-1]), mask))
     return np.dot(weights, V), weights
 
 

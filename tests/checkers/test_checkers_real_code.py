@@ -1444,7 +1444,7 @@ CORPUS = [
             s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
             w = np.exp(s - s.max(axis=-1, keepdims=True))
             return (w / w.sum(axis=-1, keepdims=True)) @ V       # no mask, no weights
-        """, "the output returned alone, and the mask ignored", ("harness.arity",)),
+        """, "the output returned alone, and the mask ignored", ("harness.arity", "attention.ignores-mask")),
     ("sdpa-output-only-right", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
@@ -2067,6 +2067,75 @@ CORPUS = [
             return (w @ v).swapaxes(1, 2).reshape(batch, length, -1) @ W_O, w
         """, "K and V cut with the queries' length, 3-D only, and a causal mask of its own",
      ("multi_head_attention.kv-with-query-length",)),
+    # hint study 36: a mistake seen where the function runs comes before its arity and a rank's crash (12, 20, 32)
+    ("sdpa-2d-output-alone-mask-added", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):     # returns the output alone, adds the mask
+            scores = Q @ K.T / math.sqrt(K.shape[-1])
+            if mask is not None:
+                scores += mask
+            p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            return (p / p.sum(axis=-1, keepdims=True)) @ V
+        """, "a boolean mask added to the scores; the output alone; 2-D only (.T)", ("attention.mask-added",)),
+    ("sdpa-2d-naive-softmax-mask-added", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            logits = np.matmul(Q, K.T) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                logits = logits + mask
+            e = np.exp(logits)
+            weights = e / np.sum(e, axis=-1, keepdims=True)
+            return np.matmul(weights, V), weights
+        """, "a boolean mask added, no max subtracted before exp; 2-D only (.T)",
+     ("attention.mask-added", "attention.unstable-softmax")),
+    ("backward-2d-mask-added", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            scale = 1.0 / np.sqrt(Q.shape[-1])
+            S = Q @ K.T * scale
+            if mask is not None:
+                S = S + mask
+            P = np.exp(S - S.max(axis=-1, keepdims=True))
+            P /= P.sum(axis=-1, keepdims=True)
+            dP = d_output @ V.T
+            dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))
+            return dS @ K * scale, dS.T @ Q * scale, P.T @ d_output
+        """, "a boolean mask added to the scores; 2-D only (.T)", ("attention_backward.mask-added",)),
+    ("mha-2d-output-alone-kv-query-length", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            L, D = X_q.shape
+            d = D // num_heads
+            def heads(x):                                  # every projection cut with the queries' length
+                return x.reshape(L, num_heads, d).transpose(1, 0, 2)
+            q, k, v = heads(X_q @ W_Q), heads(X_kv @ W_K), heads(X_kv @ W_V)
+            s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            a = np.exp(s - s.max(-1, keepdims=True))
+            a = a / a.sum(-1, keepdims=True)
+            return (a @ v).transpose(1, 0, 2).reshape(L, -1) @ W_O
+        """, "K and V cut with the queries' length, heads d_model / H wide; the output alone; 2-D only",
+     ("multi_head_attention.kv-with-query-length", "multi_head_attention.head-size-from-d_model")),
+    # hint study 36's 21: per-head weight stacks indexed w[h] raise as X @ W.T does; no .T, so no torch layout
+    ("mha-per-head-weight-stacks", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            outputs, maps = [], []
+            for h in range(num_heads):                     # W_Q[h] read as head h's own (d_model, d_k) matrix
+                q, k, v = X_q @ W_Q[h], X_kv @ W_K[h], X_kv @ W_V[h]
+                s = q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                w = np.exp(s - s.max(-1, keepdims=True))
+                w = w / w.sum(-1, keepdims=True)
+                outputs.append(w @ v)
+                maps.append(w)
+            return np.concatenate(outputs, axis=-1) @ W_O, np.stack(maps, axis=-3)
+        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns", ()),
+    # hint study 36's 25 and 26: the chapter's column form, the encoder's projection first
+    ("bahdanau-columns-encoder-first", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            enc = W2 @ H                                   # (d_a, n): H read as states in columns
+            dec = W1 @ S
+            return v @ np.tanh(enc + dec)
+        """, "S and H read as states in columns (W2 @ H): they hold the states as rows",
+     ("bahdanau_scores.states-as-columns",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2113,7 +2182,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            "sdpa-einsum-batch-letter": "error.other",
            # an AttributeError with a suggestion read as a misspelling (study 34's np.arrange): withdrawn, the checker's
            # own suggestion sends PyTorch's unsqueeze to squeeze and .type to dtype (red team 72)
-           "causal-arange-misspelt": "error.other"}
+           "causal-arange-misspelt": "error.other",
+           # its W_Q[h] raises as X @ W_Q.T does, told as PyTorch's layout with no .T in the code (study 36's 21)
+           "mha-per-head-weight-stacks": "error.matmul-shapes"}
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -2228,6 +2299,10 @@ FIRST_HINT = {
     "mha-heads-stacked-on-axis-0": "multi_head_attention.heads-in-batch",     # was harness.shape (study 30's 28)
     "sdpa-causal-when-no-mask": "attention.causal-when-no-mask",     # was attention.masked-row-nan (study 31's 32)
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
+    # was the arity, or a rank's crash (.T on a batch), before a mistake seen where the function ran (study 36)
+    "sdpa-2d-output-alone-mask-added": "attention.mask-added",
+    "backward-2d-mask-added": "attention_backward.mask-added",
+    "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -2297,7 +2372,18 @@ NOT_NAMED = {
     "causal-tf-look-ahead": "causal_mask.upper-triangle",     # a case had n = m + 1 (red team 71)
     "sdpa-weights-only": "attention.returns-swapped",     # its first output is the weights (red team 72)
     "sdpa-torch-unsqueeze": "error.name",     # the checker's suggestion, squeeze, is the opposite (red team 72)
+    "mha-per-head-weight-stacks": "multi_head_attention.torch-layout",     # no .T on the line (study 36's 21)
 }
+
+
+def test_a_mistake_told_with_the_output_returned_alone_comes_first_and_tells_the_arity_too(tmp_path, capsys):
+    """The arity alone came first (study 32's 36); the ignored mask's hint tells both (hint study 36's 12)."""
+    _, exercise, source, *_ = BY_KEY["sdpa-output-only-mask-ignored"]
+    (path := tmp_path / "ignored.py").write_text(HEADER + textwrap.dedent(source))
+    assert cli.main(["check", exercise, str(path), "--seed", "0"]) == 1
+    first = re.search(r"^Hint \[([\w.-]+)\]: (.*)$", capsys.readouterr().out, re.M)
+    assert first[1] == "attention.ignores-mask" and first[2].endswith("Return exactly 2 values, in the order output, "
+                                                                        "weights."), first[0]
 
 
 @pytest.mark.parametrize("key", sorted(NOT_NAMED))

@@ -1,10 +1,10 @@
-"""Known misconceptions, each with a deliberately wrong implementation (a *mutant*), and naming a failure: a failing
-output (or exception) is fingerprinted and the exercise's mutants run on the same inputs: the first with the same
-fingerprint names the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the failure
-keeps its own hint and the difference is described."""
+"""Known misconceptions, each a deliberately wrong implementation (a *mutant*), and naming a failure: its output (or
+exception) is fingerprinted and the exercise's mutants run on the same inputs; the first with the same fingerprint names
+the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the failure keeps its hint."""
 
 import copy
 import itertools
+import re
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
@@ -25,14 +25,14 @@ INVERTED = "Your mask is inverted (True = may attend). "    #: told before a mis
 
 
 def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
-    """Register each ``(name, probe, mutant, hint)`` of ``table``, in order, as ``<prefix or exercise>.<name>``."""
-    for name, probe, mutant, hint in table:
+    """Register each ``(name, probe, mutant, hint[, line])`` of ``table`` as ``<prefix or exercise>.<name>``."""
+    for name, probe, mutant, hint, *line in table:
         id = f"{prefix or exercise}.{name}"
         if probe not in PROBES:
             raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
         if id in _REGISTRY:
             raise ValueError(f"mistake {id} is registered twice")
-        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant)
+        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant, *line)
 
 
 def variant(id: str) -> Callable[[Callable], Callable]:
@@ -84,8 +84,7 @@ def _outcome_print(outcome: Outcome) -> tuple | None:
     """The fingerprint of what the student's call returned or raised; None when the call was lost."""
     if outcome.timed_out or outcome.ended:
         return None
-    error = outcome.error
-    return normalise(outcome.value) if error is None else _error_print(error.type_name, error.message)
+    return normalise(outcome.value) if (err := outcome.error) is None else _error_print(err.type_name, err.message)
 
 
 def is_stub(outcome: Outcome) -> bool:
@@ -105,6 +104,8 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
+    said = getattr(failure.error, "line", "")      # the student's line that raised: a .T, where the mistake is one
+    mistakes = [m for m in mistakes if not (raised and said) or re.search(m.line, said)]      # (study 36)
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
         if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
@@ -190,8 +191,7 @@ def _details(exercise: Exercise, failure: Failure, mine: tuple | None, telling: 
     if (error := failure.error) is not None:
         lines.append(f"Error: {error.type_name}: {error.message}" + (f" ({error.line})" if error.line else ""))
     if case.args:
-        lines.append("Inputs:")
-        lines.extend(_inputs(case))
+        lines.extend(["Inputs:", *_inputs(case)])
     if telling and len(mine) == len(expected):      # (w, w) for w: no element of it is read as the weights
         lines.extend(_evidence(exercise, case, mine, expected))
     if failure.evidence:

@@ -140,8 +140,7 @@ def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     """No weights at all: the inputs cut into heads d_model / H wide as they are, merged, never projected."""
-    eye = np.eye(X_q.shape[-1])
-    return _mha(X_q, X_kv, eye, eye, eye, W_O, H, mask, project=False)
+    return _mha(X_q, X_kv, *(np.eye(X_q.shape[-1]),) * 3, W_O, H, mask, project=False)
 
 
 def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
@@ -153,6 +152,7 @@ def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
+_TRANSPOSED = r"\.T\b|transpose|swapaxes|permute"   # on the line that raised; w_q[i] raises so too (study 36)
 
 
 @reads("multi_head_attention", "multi_head_attention.no-output-projection")
@@ -187,7 +187,7 @@ register_mistakes("multi_head_attention", (
      "m = X_q.shape[-2] (they differ in cross-attention)."),
     ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
-     "PyTorch's nn.Linear layout, (out, in), so drop the .T."),
+     "PyTorch's nn.Linear layout, (out, in), so drop the .T.", _TRANSPOSED),
     ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
@@ -210,7 +210,7 @@ register_mistakes("multi_head_attention", (
      "The mask has no head axis: insert one, mask[..., None, :, :], so that it broadcasts over the "
      "heads and not against the batch."),
     ("output-projection-transposed", "small", partial(_mha, transposed="O"),     # runs where W_O is square
-     "W_O is (H·d_v, d_model), used as merged @ W_O: W_O.T is PyTorch's nn.Linear layout, (out, in), so drop the .T."),
+     "W_O is (H·d_v, d_model), used as merged @ W_O; W_O.T is nn.Linear's (out, in) layout: drop the .T.", _TRANSPOSED),
     ("fused-split", "runs", _fused_split,
      "np.split(..., 3) cuts the three projections side by side into equal thirds, which holds only where d_k = d_v "
      "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one."),

@@ -136,8 +136,8 @@ register_mistakes("bahdanau_scores", (
      "In the chapter's column-vector form W1 is (d_a, d_s) and computes W1 s_t, so for states stacked "
      "as rows use S @ W1.T (and H @ W2.T)."),
     ("states-as-columns", "runs", lambda S, H, W1, W2, v: np.tanh(W1 @ S + H @ W2.T) @ v,
-     "W1 @ S treats S as one decoder state in a column, but S holds the m states as rows (m, d_s): "
-     "project them all with S @ W1.T (and H @ W2.T)."),
+     "W1 @ S and W2 @ H are the chapter's column-vector form, one state in a column, but S and H hold the states as "
+     "rows, (m, d_s) and (n, d_h): project them all with S @ W1.T and H @ W2.T."),
     ("no-tanh", "small", lambda S, H, W1, W2, v: _features(S @ W1.T, H @ W2.T) @ v,
      "The score applies tanh to W1 s_t + W2 h_i before the product with v; yours leaves it out."),
     ("tanh-after-v", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1.T, H @ W2.T) @ v),
@@ -163,6 +163,7 @@ register_mistakes("bahdanau_scores", (
 for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as the state, scores (n,) or (1, n)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: np.tanh(S[at] @ W1.T + H @ W2.T) @ v)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: (np.tanh(S[at] @ W1.T + H @ W2.T) @ v)[None])
+variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(W2 @ H + W1 @ S) @ v)   # W2 @ H first
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
