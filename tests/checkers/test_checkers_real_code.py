@@ -2136,6 +2136,16 @@ CORPUS = [
             return v @ np.tanh(enc + dec)
         """, "S and H read as states in columns (W2 @ H): they hold the states as rows",
      ("bahdanau_scores.states-as-columns",)),
+    ("backward-4d-only-mask-ignored", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):     # (B, H, L, d) only; the mask never read
+            B, H, L, d = Q.shape
+            P = np.exp(Q @ K.swapaxes(-1, -2) / np.sqrt(d))
+            P = P / P.sum(axis=-1, keepdims=True)
+            dP = d_output @ V.swapaxes(-1, -2)
+            dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True)) / np.sqrt(d)
+            return dS @ K, dS.swapaxes(-1, -2) @ Q, P.swapaxes(-1, -2) @ d_output
+        """, "the mask ignored; 4-D input only; no max subtracted",
+     ("attention_backward.ignores-mask",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2303,6 +2313,8 @@ FIRST_HINT = {
     "sdpa-2d-output-alone-mask-added": "attention.mask-added",
     "backward-2d-mask-added": "attention_backward.mask-added",
     "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
+    # the rank that crashed counted its determinism probe twice, so it never read as all crashed (study 37's 23)
+    "backward-4d-only-mask-ignored": "attention_backward.ignores-mask",
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -39,8 +39,8 @@ def order(exercise, results: list, failures: list, runs_by_rank: dict[int, list[
     row = {r.hint_id for h, r in results if not h and "fully masked" in r.case.title and "value." in r.hint_id} - {
         r.hint_id for h, r in results if not h and "fully masked" not in r.case.title}   # a masked row's evidence alone
     lead = {t for t in told - late - row if not t.endswith(("nan", ".finite-fill"))} if late else set()
-    crash = {k for k, n in Counter(map(rank_of, exercise.cases())).items() if n == sum(     # every case of k raised
-        f.probe == "runs" and f.case.probe != "hidden" and rank_of(f.case) == k for f in failures)}
+    crash = {k for k, n in Counter(map(rank_of, exercise.cases())).items() if n == len({f.case.title for f in failures
+             if f.probe == "runs" and f.case.probe not in ("hidden", "properties") and rank_of(f.case) == k})}  # raised
     meant = any(not h and r.hint_id.endswith(_MEANING) and rank_of(r.case) not in crash for h, r in results)
     said = any(not h and r.hint_id != "harness.arity" and r.summary.startswith("expected a tuple") for h, r in results)
 
