@@ -720,7 +720,8 @@ CORPUS = [
             p = np.exp(logits)
             p = p / p.sum(axis=-1, keepdims=True)
             return p @ V, p
-        """, "3-D input only; the mask inverted (1 = hide) with a finite fill", ("error.fixed-ndim",)),
+        """, "3-D input only; the mask inverted (1 = hide) with a finite fill",
+     ("error.fixed-ndim", "attention.inverted-mask-finite-fill")),    # the mask first since study 36
     # hint study 3 (untuned): patterns whose first hint was generic before the reading named here existed
     ("dq-d_k-from-axis-1", "backward_dq", """
         def backward_dq(dS, K):                           # d_k read as the second size, right for 2-D K only

@@ -4,7 +4,8 @@ Failures come in the order of the probes (the chapter's case, random, batched, l
 some are told later than they came, each rule from a hint study of real code (studies 21 to 36):
 
 - hidden cases' failures after the public ones: the seed never changes the mistake named first;
-- the arity after a mistake whose hint tells it too (the output returned alone, read by the mutants);
+- the arity, where it would come first, after a mistake whose hint tells it too (the output returned alone, read by
+  the mutants);
 - a crash on a rank where every case crashed (a .T on a batch), and an overflow, after what a mask means;
 - a rank, and NumPy's words, after the exercise's own mistake of plain input on a plain case (not a mask's, which a
   wrong rank can match by chance), or after a rank whose every public case fails where it runs (axis=1 on 3-D) or
@@ -42,11 +43,16 @@ def order(exercise, results: list, failures: list, runs_by_rank: dict[int, list[
     crash = {k for k, n in Counter(map(rank_of, exercise.cases())).items() if n == len({f.case.title for f in failures
              if f.probe == "runs" and f.case.probe not in ("hidden", "properties") and rank_of(f.case) == k})}  # raised
     meant = any(not h and r.hint_id.endswith(_MEANING) and rank_of(r.case) not in crash for h, r in results)
-    said = any(not h and r.hint_id != "harness.arity" and r.summary.startswith("expected a tuple") for h, r in results)
 
     def key(pair: tuple) -> tuple:
         hidden, r = pair
         crashed = r.probe == "runs" and rank_of(r.case) in crash or r.case.probe == "stability"
-        return (hidden, said and r.hint_id == "harness.arity" or meant and crashed, bool(wrong and told)
-                and r.hint_id not in told, r.hint_id not in lead, r.hint_id == "error.heads-divide" and len(late) > 1)
-    return [r for _, r in sorted(results, key=key)]
+        return (hidden, meant and crashed, bool(wrong and told) and r.hint_id not in told, r.hint_id not in lead,
+                r.hint_id == "error.heads-divide" and len(late) > 1)
+    ordered = [r for _, r in sorted(results, key=key)]
+    said = [r for r in ordered[:sum(not h for h, _ in results)]     # public ones, hidden cases' sort last
+            if r.hint_id != "harness.arity" and r.summary.startswith("expected a tuple")]
+    if ordered[0].hint_id == "harness.arity" and said:     # the arity first gives way to a mistake whose hint says it
+        ordered.remove(said[0])
+        ordered.insert(0, said[0])
+    return ordered
