@@ -2147,6 +2147,24 @@ CORPUS = [
             return dS @ K, dS.swapaxes(-1, -2) @ Q, P.swapaxes(-1, -2) @ d_output
         """, "the mask ignored; 4-D input only; no max subtracted",
      ("attention_backward.ignores-mask",)),
+    # red team 73: a transpose on the line that raised that is not a weight's; a product of the wrong operands
+    ("mha-per-head-stacks-keys-transposed", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            heads, maps = [], []
+            for h in range(num_heads):                     # W_Q[h] as head h's matrix; K's .T on the same line
+                s = (X_q @ W_Q[h]) @ (X_kv @ W_K[h]).T / np.sqrt(W_Q.shape[1] // num_heads)  # transpose keys
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                a = np.exp(s - s.max(-1, keepdims=True))
+                a = a / a.sum(-1, keepdims=True)
+                heads.append(a @ (X_kv @ W_V[h]))
+                maps.append(a)
+            return np.concatenate(heads, axis=-1) @ W_O, np.stack(maps, axis=-3)
+        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns", ()),
+    ("bahdanau-general-score-chain", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            return np.tanh(S @ W1.T @ W2 @ H)              # a bilinear chain, no sum of projections, no v
+        """, "a product of the projections where their sum, tanh and v belong", ()),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2195,7 +2213,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # own suggestion sends PyTorch's unsqueeze to squeeze and .type to dtype (red team 72)
            "causal-arange-misspelt": "error.other",
            # its W_Q[h] raises as X @ W_Q.T does, told as PyTorch's layout with no .T in the code (study 36's 21)
-           "mha-per-head-weight-stacks": "error.matmul-shapes"}
+           "mha-per-head-weight-stacks": "error.matmul-shapes",
+           "mha-per-head-stacks-keys-transposed": "error.matmul-shapes",    # as above, with K's .T (red team 73)
+           "bahdanau-general-score-chain": "error.matmul-shapes"}      # no reading of it: none of the known mistakes
 
 
 @pytest.mark.parametrize("key", sorted(BY_KEY))
@@ -2386,6 +2406,8 @@ NOT_NAMED = {
     "sdpa-weights-only": "attention.returns-swapped",     # its first output is the weights (red team 72)
     "sdpa-torch-unsqueeze": "error.name",     # the checker's suggestion, squeeze, is the opposite (red team 72)
     "mha-per-head-weight-stacks": "multi_head_attention.torch-layout",     # no .T on the line (study 36's 21)
+    "mha-per-head-stacks-keys-transposed": "multi_head_attention.torch-layout",   # K's .T, no weight's (red team 73)
+    "bahdanau-general-score-chain": "bahdanau_scores.states-as-columns",     # W2 @ H, its error's words (red team 73)
 }
 
 

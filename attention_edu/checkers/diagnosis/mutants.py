@@ -104,7 +104,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
-    said = getattr(failure.error, "line", "")      # the student's line that raised: a .T, where the mistake is one
+    said = getattr(failure.error, "line", "").split("#")[0]      # the student's line that raised, its comment cut
     mistakes = [m for m in mistakes if not (raised and said) or re.search(m.line, said)]      # (study 36)
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone

@@ -152,7 +152,7 @@ def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
-_TRANSPOSED = r"\.T\b|transpose|swapaxes|permute"   # on the line that raised; w_q[i] raises so too (study 36)
+_TRANSPOSED = r"\b[Ww]\w*\.T\b|(transpose|swapaxes|permute)\(\s*[Ww]"   # a weight's, on the line that raised (study 36)
 
 
 @reads("multi_head_attention", "multi_head_attention.no-output-projection")

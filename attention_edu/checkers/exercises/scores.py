@@ -121,6 +121,10 @@ LUONG_GENERAL_SCORES = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
+#: a weight as a product's first operand, on the line that raised: the column form (red team 73: not S @ W1.T @ W2 @ H)
+_WEIGHT_FIRST = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]"
+
+
 def _features(S_proj, H_proj):
     return S_proj[:, None, :] + H_proj[None, :, :]          # (m, 1, d_a) + (1, n, d_a) -> (m, n, d_a)
 
@@ -137,7 +141,7 @@ register_mistakes("bahdanau_scores", (
      "as rows use S @ W1.T (and H @ W2.T)."),
     ("states-as-columns", "runs", lambda S, H, W1, W2, v: np.tanh(W1 @ S + H @ W2.T) @ v,
      "W1 @ S and W2 @ H are the chapter's column-vector form, one state in a column, but S and H hold the states as "
-     "rows, (m, d_s) and (n, d_h): project them all with S @ W1.T and H @ W2.T."),
+     "rows, (m, d_s) and (n, d_h): project them all with S @ W1.T and H @ W2.T.", _WEIGHT_FIRST),
     ("no-tanh", "small", lambda S, H, W1, W2, v: _features(S @ W1.T, H @ W2.T) @ v,
      "The score applies tanh to W1 s_t + W2 h_i before the product with v; yours leaves it out."),
     ("tanh-after-v", "small", lambda S, H, W1, W2, v: np.tanh(_features(S @ W1.T, H @ W2.T) @ v),
