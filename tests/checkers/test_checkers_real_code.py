@@ -2558,6 +2558,9 @@ def test_a_reshape_that_reads_every_axis_and_asks_for_more_is_a_fixed_rank(messa
     ("AxisError", "axis 2 is out of bounds for array of dimension 2", "error.fixed-ndim"),
     ("IndexError", "tuple index out of range", "error.fixed-ndim"),
     ("IndexError", "too many indices for array: array is 2-dimensional, but 3 were indexed", "error.fixed-ndim"),
+    ("IndexError", "arrays used as indices must be of integer (or boolean) type", "error.other"),   # study 38's 33
+    ("IndexError", "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean "
+                   "arrays are valid indices", "error.other"),
 ])
 def test_an_index_past_an_axis_size_is_not_a_fixed_rank(type_name, message, hint_id):
     """Hint study 33's 17: Bahdanau weights used in row layout, x @ W1 written as a loop, indexed W1's rows past d_a

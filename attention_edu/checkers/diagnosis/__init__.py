@@ -43,10 +43,8 @@ def close(actual: np.ndarray, expected: np.ndarray, dtypes: tuple = ()) -> bool:
     >>> close(np.array([1.0, np.nan]), np.array([1.0 + 1e-9, np.nan])), close(np.ones((2, 3)), np.ones((3, 2)))
     (True, False)
     """
-    if actual.shape != expected.shape:
-        return False
-    if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
-        return bool(np.array_equal(actual, expected))
+    if actual.shape != expected.shape or actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
+        return actual.shape == expected.shape and bool(np.array_equal(actual, expected))     # booleans, integers
     half = actual.dtype.kind == "f" and actual.dtype.itemsize == 2  # a float16 answer: no licence to be 1 % off
     rtol, atol = tolerance(np.float32 if half else actual.dtype, expected.dtype, *dtypes)
     a, e = actual.astype(np.float64), expected.astype(np.float64)
@@ -240,8 +238,9 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
-        # B, L, D = X.shape; reshape(B, L, H, d) of (L, D); x.transpose(0, 1, 3, 2); x[2] of size 2 is not (study 33)
-        ("error.fixed-ndim", error.is_a("IndexError") and "size" not in text or "to unpack" in text and "shape" in line
+        # B, L, D = X.shape; reshape(B, L, H, d) of (L, D); x.transpose(0, 1, 3, 2); not x[2] of size 2, float indices
+        ("error.fixed-ndim", error.is_a("IndexError") and re.search("tuple ind|many ind|of dim", text) or "to unpack"
+         in text and "shape" in line
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
          or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?\()?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)
