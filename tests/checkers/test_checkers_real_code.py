@@ -2165,6 +2165,11 @@ CORPUS = [
         def bahdanau_scores(S, H, W1, W2, v):
             return np.tanh(S @ W1.T @ W2 @ H)              # a bilinear chain, no sum of projections, no v
         """, "a product of the projections where their sum, tanh and v belong", ()),
+    ("padding-additive-float32", "padding_mask", """
+        def padding_mask(lengths, n):                     # the additive mask, to be added to the scores
+            keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
+            return np.where(keep, 0.0, -np.inf).astype(np.float32)[:, None, :]
+        """, "the additive float form (0 / -inf) where the boolean mask is asked", ("padding_mask.float",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2336,6 +2341,7 @@ FIRST_HINT = {
     "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
     # the rank that crashed counted its determinism probe twice, so it never read as all crashed (study 37's 23)
     "backward-4d-only-mask-ignored": "attention_backward.ignores-mask",
+    "padding-additive-float32": "padding_mask.float",     # was harness.dtype alone (studies 35's 15, 38's 06)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

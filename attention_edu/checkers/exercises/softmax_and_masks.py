@@ -12,6 +12,8 @@ and a padding mask (B, 1, n) broadcasts over the queries.
 'causal_mask.inverted'
 """
 
+from functools import partial
+
 from ...backend import host_numpy as np
 from ...masks import causal_mask as reference_causal, padding_mask as reference_padding
 from ...softmax import softmax as reference_softmax, softmax_naive
@@ -143,12 +145,7 @@ PADDING_MASK = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
-def _row_max(x):
-    return np.max(x, axis=-1, keepdims=True)
-
-
-def _row_sum(x):
-    return np.sum(x, axis=-1, keepdims=True)
+_row_max, _row_sum = (partial(reduce, axis=-1, keepdims=True) for reduce in (np.max, np.sum))     # (..., m, 1)
 
 
 register_mistakes("softmax", (
@@ -241,10 +238,13 @@ register_mistakes("padding_mask", (
     ("axis-order", "returns", lambda lengths, n: np.swapaxes(_visible(lengths, n), -1, -2),
      "Put the size-1 axis in the middle, (B, 1, n): shaped (B, n, 1) it broadcasts over the keys, not the queries."),
     ("float", "returns", lambda lengths, n: _visible(lengths, n).astype(np.float64),
-     "Return booleans (True = may attend), not numbers: the comparison j < lengths[b] already gives them."),
+     "Return booleans (True = may attend), not numbers (1 and 0, or the additive form: 0, and -inf or -1e9, which "
+     "belongs to the scores): the comparison j < lengths[b] already gives them."),
     ("longest-length", "returns", lambda lengths, n: _visible(lengths, int(np.max(lengths))),
      "Size the mask by n, the padded number of keys, not by the longest sequence in the batch."),
     ("longest-no-query-axis", "returns", lambda lengths, n: _visible(lengths, int(np.max(lengths)))[:, 0, :],
      "Size the mask by n, the padded number of keys, not by the longest sequence, and keep a size-1 query axis: "
      "shape (B, 1, n), so that it broadcasts over the queries."),
 ))
+for fill in (-np.inf, -1e9):      # the additive form, 0 where a key is seen (hint studies 35's 15 and 38's 06)
+    variant("padding_mask.float")(lambda lengths, n, fill=fill: np.where(_visible(lengths, n), 0.0, fill))
