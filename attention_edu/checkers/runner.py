@@ -224,7 +224,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    results = order(exercise, results, failures, runs_by_rank)
+    results = order(exercise, results, runs_by_rank)
     for result in results:      # an inversion told once (the mutants' flipped mask: study 33's 38)
         hint = result.hint.removeprefix(INVERTED) if any("inverted" in m for m in mistakes) else result.hint
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": hint})

@@ -1,17 +1,18 @@
 """The order in which a report tells its mistakes: the first is the hint a student reads first.
 
 Failures come in the order of the probes (the chapter's case, random, batched, large values, masks). Read together,
-some are told later than they came, each rule from a hint study of real code (studies 21 to 36):
+some are told later than they came, each rule from a hint study of real code (studies 21 to 27):
 
 - hidden cases' failures after the public ones: the seed never changes the mistake named first;
-- the arity, where it would come first, after a mistake whose hint tells it too (the output returned alone, read by
-  the mutants);
-- a crash on a rank where every case crashed (a .T on a batch), and an overflow, after what a mask means;
 - a rank, and NumPy's words, after the exercise's own mistake of plain input on a plain case (not a mask's, which a
   wrong rank can match by chance), or after a rank whose every public case fails where it runs (axis=1 on 3-D) or
   with the exercise's mistakes;
 - a multi-head head size taken as d_model / H, the divisibility check of d_model, and a mask without a head axis after
   any other public mistake beyond a rank, but for a fully masked row's evidence alone.
+
+Tried and withdrawn (hint studies 36 to 39): what a mask means before a crash on a rank where every case crashed, and
+the arity after a mistake whose own hint says it. The readers of studies 36 and 37 put the mask first (7 files), those
+of study 39 the rank and the arity (6 files), and study 32's the arity: untuned, the rules named fewer, not more.
 """
 
 from collections import Counter
@@ -25,11 +26,9 @@ __all__ = ["order", "BY_RANK"]
 BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis", "error.assertion"}
 _PLAIN = ("runs", "returns", "small", "random", "batched")     # the probes of plain input: no mask, no extreme values
-_MEANING = ("ignores-mask", "inverted-mask", "mask-added", "mask-finite-fill",    # what a mask means
-            "mask-after-softmax", "mask-times-scores")
 
 
-def order(exercise, results: list, failures: list, runs_by_rank: dict[int, list[bool]]) -> list:
+def order(exercise, results: list, runs_by_rank: dict[int, list[bool]]) -> list:
     """``results``, pairs (hidden, CheckResult) in the order of the probes, as the report tells them."""
     own = {"error.heads-divide": "", **{m.id: m.probe for m in mistakes_for(exercise.name)}}     # id -> its probe
     wrong = any(not h and own.get(r.hint_id) in _PLAIN and r.case.probe in _PLAIN for h, r in results) or any(n == sum(
@@ -40,19 +39,9 @@ def order(exercise, results: list, failures: list, runs_by_rank: dict[int, list[
     row = {r.hint_id for h, r in results if not h and "fully masked" in r.case.title and "value." in r.hint_id} - {
         r.hint_id for h, r in results if not h and "fully masked" not in r.case.title}   # a masked row's evidence alone
     lead = {t for t in told - late - row if not t.endswith(("nan", ".finite-fill"))} if late else set()
-    crash = {k for k, n in Counter(map(rank_of, exercise.cases())).items() if n == len({f.case.title for f in failures
-             if f.probe == "runs" and f.case.probe not in ("hidden", "properties") and rank_of(f.case) == k})}  # raised
-    meant = any(not h and r.hint_id.endswith(_MEANING) and rank_of(r.case) not in crash for h, r in results)
 
     def key(pair: tuple) -> tuple:
         hidden, r = pair
-        crashed = r.probe == "runs" and rank_of(r.case) in crash or r.case.probe == "stability"
-        return (hidden, meant and crashed, bool(wrong and told) and r.hint_id not in told, r.hint_id not in lead,
+        return (hidden, bool(wrong and told) and r.hint_id not in told, r.hint_id not in lead,
                 r.hint_id == "error.heads-divide" and len(late) > 1)
-    ordered = [r for _, r in sorted(results, key=key)]
-    said = [r for r in ordered[:sum(not h for h, _ in results)]     # public ones, hidden cases' sort last
-            if r.hint_id != "harness.arity" and r.summary.startswith("expected a tuple")]
-    if ordered[0].hint_id == "harness.arity" and said:     # the arity first gives way to a mistake whose hint says it
-        ordered.remove(said[0])
-        ordered.insert(0, said[0])
-    return ordered
+    return [r for _, r in sorted(results, key=key)]
