@@ -20,6 +20,7 @@ def main() -> int:
         import signal  # inside the guard: its import (enum with it) is a moment a Ctrl-C can land in
 
         def interrupted(number, frame):
+            pressed.append(number)
             raise KeyboardInterrupt
 
         # a signal the shell ignores (SIG_IGN: a Ctrl-C in a background job, SIGHUP under nohup) stays ignored
@@ -42,7 +43,9 @@ def main() -> int:
                 if number != signal.SIGINT:
                     signal.signal(number, signal.SIG_DFL)
     except KeyboardInterrupt:
-        print("attention-edu: interrupted (Ctrl-C)", file=sys.stderr)
+        names = sys.modules.get("signal")       # None where the Ctrl-C came while it imported
+        why = next((names.Signals(n).name for n in pressed if names and n != names.SIGINT), "Ctrl-C")
+        print(f"attention-edu: interrupted ({why})", file=sys.stderr)
         return 130
 
 

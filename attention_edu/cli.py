@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     # Out of the except block the interrupted frames are freed, so an open progress bar
     # closes (and ends its line) before the one line that says what happened.
     gc.collect()
-    print(f"{command}: interrupted (Ctrl-C)", file=sys.stderr)
+    why = next((signal.Signals(number).name for number in _signals if number != signal.SIGINT), "Ctrl-C")   # kill, a
+    print(f"{command}: interrupted ({why})", file=sys.stderr)       # closed terminal: said as such (audit 73)
     return 130
 
 

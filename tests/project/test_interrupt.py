@@ -11,8 +11,8 @@ import time
 import pytest
 
 
-def _interrupt_once_started(argv: list[str], started: str, cwd) -> tuple[int, str]:
-    """Run ``argv``; when its stderr shows ``started``, wait a second and send SIGINT."""
+def _interrupt_once_started(argv: list[str], started: str, cwd, sent=signal.SIGINT) -> tuple[int, str]:
+    """Run ``argv``; when its stderr shows ``started``, wait a second and send ``sent`` (SIGINT)."""
     process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     chunks: list[str] = []
     reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: process.stderr.read(1), "")))
@@ -23,23 +23,25 @@ def _interrupt_once_started(argv: list[str], started: str, cwd) -> tuple[int, st
         assert time.monotonic() < deadline, "never started"
         time.sleep(0.1)
     time.sleep(1.0)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     code = process.wait(timeout=60)
     reader.join(timeout=10)
     process.stdout.close()
     return code, "".join(chunks)
 
 
-@pytest.mark.parametrize("command, started", [
-    (["train", "--out", "m.npz"], "reverse/bahdanau"),  # the progress bar has appeared
-    (["bench", "--plot", "b.png"], "bench"),
+@pytest.mark.parametrize("command, started, sent, said", [
+    (["train", "--out", "m.npz"], "reverse/bahdanau", signal.SIGINT, "Ctrl-C"),  # the progress bar has appeared
+    (["bench", "--plot", "b.png"], "bench", signal.SIGINT, "Ctrl-C"),
+    (["train", "--out", "m.npz"], "reverse/bahdanau", signal.SIGTERM, "SIGTERM"),   # said Ctrl-C (audit 73)
 ])
-def test_ctrl_c_ends_in_one_line_with_exit_130_and_writes_nothing(console_script, tmp_path, command, started):
-    code, stderr = _interrupt_once_started([console_script, *command], started, tmp_path)
+def test_ctrl_c_ends_in_one_line_with_exit_130_and_writes_nothing(console_script, tmp_path, command, started, sent,
+                                                                   said):
+    code, stderr = _interrupt_once_started([console_script, *command], started, tmp_path, sent)
     assert code == 130, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     last = stderr.replace("\r", "\n").strip().splitlines()[-1]
-    assert last == f"attention-edu {command[0]}: interrupted (Ctrl-C)", stderr
+    assert last == f"attention-edu {command[0]}: interrupted ({said})", stderr
     assert list(tmp_path.iterdir()) == []  # no model, no plot, no partial file
 
 
@@ -128,7 +130,8 @@ def test_an_interrupted_import_or_parser_says_one_line(tmp_path, moment):
 
     done = subprocess.run([sys.executable, "-c", INTERRUPTED[moment]], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60)
-    assert (done.returncode, done.stderr) == (130, "attention-edu: interrupted (Ctrl-C)\n")
+    said = {"sigterm-import": "SIGTERM", "sighup-import": "SIGHUP"}.get(moment, "Ctrl-C")
+    assert (done.returncode, done.stderr) == (130, f"attention-edu: interrupted ({said})\n")
 
 
 def test_a_ctrl_c_the_shell_ignores_stays_ignored_while_the_package_imports(tmp_path):
