@@ -11,8 +11,7 @@ from typing import Any, Callable
 from ..backend import host_numpy as np
 from .diagnosis import HINTS, as_host, close, explain_error
 from .diagnosis.evidence import rank_hint, rank_of
-from .diagnosis.mutants import INVERTED, failed_all, fingerprint, is_stub
-from .diagnosis.ordering import BY_RANK, order
+from .diagnosis.mutants import INVERTED, failed_all, fingerprint, is_stub, mistakes_for
 from .judge.harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Outcome, call
 from .records import PROBES, Case, Exercise, Failure, hidden_cases, probe_counts
 from .result import CheckResult, describe, finish, print_notes
@@ -202,13 +201,17 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
 
 
 BATCHED = {"error.batched-transpose", "error.batched-dot"}    #: .T, np.dot on a batch: believed where all errors say so
+_PLAIN = ("runs", "returns", "small", "random", "batched")     # the probes of plain input: no mask, no extreme values
+#: diagnoses that a clean split of the input ranks replaces (they only repeat NumPy's error)
+_BY_RANK = {None, "error.other", "error.fixed-ndim", "error.matmul-shapes", "error.broadcast", "harness.shape",
+            "shape.extra-axis", "shape.broadcast-axis", "shape.missing-axis", "shape.square-axis", "error.assertion"}
 
 
 def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, list[bool]], log: list[Outcome],
            total: int, not_passed: dict[str, int]) -> CheckResult:
-    """The first failure's result, with every distinct mistake (its hint and first probe) listed in the order of
-    :mod:`.diagnosis.ordering`; a property's failure counts only when no public case failed; ``not_passed``: the probes
-    not passed (or skipped), by group."""
+    """The first failure's result, with every distinct mistake (its hint and first probe) listed. Hidden cases'
+    failures come after the public ones (the seed never changes the mistake named first); a property's failure counts
+    only when no public case failed; ``not_passed``: the probes not passed (or skipped), by group."""
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
                     key=lambda f: f.case.probe == "hidden")
@@ -220,11 +223,23 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
         batch_clash = "remapped shapes" in getattr(failure.error, "message", "")     # how matmul words .T on a batch
         if result.hint_id in BATCHED and not errors <= BATCHED and not batch_clash:
             result = dataclasses.replace(result, hint_id="error.matmul-shapes", hint=flat)
-        if (fixed_rank and result.hint_id in BY_RANK and failure.probe in ("runs", "returns")
+        if (fixed_rank and result.hint_id in _BY_RANK and failure.probe in ("runs", "returns")
                 and rank_of(failure.case) in broken):
             result = dataclasses.replace(result, hint_id="error.fixed-ndim", hint=fixed_rank)
         results.append((failure.case.probe == "hidden", result))
-    results = order(exercise, results, runs_by_rank)
+    # before a rank, NumPy's words: an own mistake of plain input on a plain case (not on a mask case by chance), or a
+    # rank whose every public case fails where it runs (axis=1 on 3-D) or with the exercise's mistakes (study 23)
+    own = {"error.heads-divide": "", **{m.id: m.probe for m in mistakes_for(exercise.name)}}     # id -> its probe
+    wrong = any(not h and own.get(r.hint_id) in _PLAIN and r.case.probe in _PLAIN for h, r in results) or any(n == sum(
+        not h and rank_of(r.case) == k and (all(runs_by_rank.get(k, [False])) or r.hint_id in own) for h, r in results)
+        for k, n in Counter(rank_of(c) for c in exercise.cases()).items() if k is not None)
+    told = {r.hint_id for h, r in results if not h} - _BY_RANK - {"value.mismatch"}      # public, beyond a rank
+    late = {t for t in told if t.endswith(("heads-divide", "head-size-from-d_model", "mask-without-head-axis"))}
+    row = {r.hint_id for h, r in results if not h and "fully masked" in r.case.title and "value." in r.hint_id} - {
+        r.hint_id for h, r in results if not h and "fully masked" not in r.case.title}   # a masked row's evidence alone
+    lead = {t for t in told - late - row if not t.endswith(("nan", ".finite-fill"))} if late else set()  # studies 21-27
+    results = [r for _, r in sorted(results, key=lambda p: (p[0], bool(wrong and told) and p[1].hint_id not in told,
+                                    p[1].hint_id not in lead, p[1].hint_id == "error.heads-divide" and len(late) > 1))]
     for result in results:      # an inversion told once (the mutants' flipped mask: study 33's 38)
         hint = result.hint.removeprefix(INVERTED) if any("inverted" in m for m in mistakes) else result.hint
         mistakes.setdefault(result.hint_id, {"hint_id": result.hint_id, "probe": result.probe, "hint": hint})
