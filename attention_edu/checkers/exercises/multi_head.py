@@ -138,14 +138,13 @@ def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
                 split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-2], m, H, X.shape[-1] // H), -2, -3))
 
 
-def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    """No weights at all: the inputs cut into heads d_model / H wide as they are, merged, never projected."""
-    return _mha(X_q, X_kv, *(np.eye(X_q.shape[-1]),) * 3, W_O, H, mask, project=False)
+def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, project=False):
+    """No W_Q, W_K, W_V: the inputs cut into heads d_model / H wide as they are, merged, projected if ``project``."""
+    return _mha(X_q, X_kv, *(np.eye(X_q.shape[-1]),) * 3, W_O, H, mask, project=project)
 
 
 def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
-    """Heads stacked on axis 0, as tf.concat(tf.split(Q, H, -1), 0) (hint study 30); none where B = 1, where (H, m, n)
-    is also the right weights without their axis of size 1 (red team 66)."""
+    """Heads on axis 0, as tf.concat(tf.split(Q, H, -1), 0) (study 30); not where B = 1, right there (red team 66)."""
     if X_q.shape[:-2] != (1,):
         return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, head_axis=False, split=lambda X, H: np.concatenate(
             np.split(X, H, axis=-1)), merge=lambda heads: np.concatenate(np.split(heads, H), axis=-1))
@@ -190,8 +189,8 @@ register_mistakes("multi_head_attention", (
      "PyTorch's nn.Linear layout, (out, in), so drop the .T.", _TRANSPOSED),
     ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
     ("no-projections", "small", _no_projections,        # hint study 24's 32
-     "W_Q, W_K, W_V and W_O are never used: project first, Q = X_q @ W_Q, K = X_kv @ W_K and V = X_kv @ W_V, cut each "
-     "into heads, and multiply the merged heads by W_O."),
+     "Your heads are cut from X_q and X_kv as they are, never projected: first Q = X_q @ W_Q, K = X_kv @ W_K and "
+     "V = X_kv @ W_V, then cut each into heads, and multiply the merged heads by W_O."),
     ("heads-in-batch", "returns", _heads_in_batch,
      "Your heads are stacked on the first axis: give them an axis of their own, weights (..., H, m, n) (np.stack)."),
     ("strided-heads", "small", partial(_mha, split=split_strided),
@@ -238,6 +237,7 @@ register_mistakes("multi_head_attention", (
 ))
 variant("multi_head_attention.inverted-mask-finite-fill")(partial(_mha, inverted=True, fill=-1e9, additive=True))
 variant("multi_head_attention.finite-fill")(partial(_mha, fill=-1e9, additive=True))    # s + (1 - mask) * -1e9
+variant("multi_head_attention.no-projections")(partial(_no_projections, project=True))    # W_O alone used
 # d_model where H·d belongs, as TensorFlow courses write it (hint study 23): heads cut (batch, -1, H, d_model // H), a
 # bias d_model wide added to X @ W, the heads merged into d_model columns; each fails where H·d != d_model, as theirs
 for _split in (lambda X, H, d_model: np.swapaxes(X.reshape(X.shape[0], -1, H, d_model // H), -2, -3),
