@@ -1215,6 +1215,26 @@ CORPUS = [
             return (weights @ V).transpose(1, 0, 2).reshape(m, -1) @ W_O, weights
         """, "keys and values from X_q, a causal mask always on, heads of d_model // H, 2-D only",
      ("multi_head_attention.keys-from-queries", "harness.shape")),
+    ("mha-2d-self-attention-none-mask-fills", "multi_head_attention", """
+        def _split_heads(x, num_heads):                   # hint study 37's 05, an exercise page's answer
+            seq, dim = x.shape
+            return x.reshape(seq, num_heads, dim // num_heads).transpose(1, 0, 2)
+
+        def multi_head_attention(X, X_kv, Wq, Wk, Wv, Wo, num_heads, mask=None):
+            Q = _split_heads(X @ Wq, num_heads)
+            K = _split_heads(X @ Wk, num_heads)
+            V = _split_heads(X @ Wv, num_heads)
+            heads, weights = [], []
+            for h in range(num_heads):
+                scores = Q[h] @ K[h].T / np.sqrt(Q.shape[-1])
+                scores = np.where(mask, scores, -1e9)
+                e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+                w = e / e.sum(axis=-1, keepdims=True)
+                heads.append(w @ V[h])
+                weights.append(w)
+            return np.concatenate(heads, axis=-1) @ Wo, np.asarray(weights)
+        """, "keys and values from X_q, mask=None fills every score, 2-D only",
+     ("multi_head_attention.keys-from-queries", "error.fixed-ndim")),
     ("sdpa-3d-weights-first", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only
@@ -2199,9 +2219,6 @@ def test_the_corpus_is_large_enough_and_distinct():
 
 #: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
 GENERIC = {"ds-cross-entropy": "error.other",
-           # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
-           # did not make (red teams 57 and 58), so it was taken out again
-           "mha-self-attention-causal-always": "harness.shape",
            "ds-enumerate-zip-unpack": "error.other",      # the error itself tells it: Python's unpacking
            "mha-mask-on-the-keys": "error.broadcast",     # Kᵀ masked: its values tell it, on other cases
            # a mutant for it matched merge-without-swap's error where m = H² (red team 64): withdrawn
@@ -2338,6 +2355,9 @@ FIRST_HINT = {
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
     "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
     "padding-additive-float32": "padding_mask.float",     # was harness.dtype alone (studies 35's 15, 38's 06)
+    # was harness.shape: weights over m keys where X_kv has n != m, whatever else is wrong (study 37's 05)
+    "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",
+    "mha-2d-self-attention-none-mask-fills": "multi_head_attention.keys-from-queries",
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {

@@ -13,11 +13,12 @@ import pkgutil
 
 from ...backend import host_numpy as np
 from ...softmax import softmax_naive, stable_softmax as softmax_kernel
+from ..diagnosis.evidence import reads
 from ..diagnosis.mutants import register_mistakes, variant
 from ..records import Exercise
 
-__all__ = ["collect", "normal_arrays", "register_mistakes", "variant", "stable_softmax", "scaled_scores", "weigh",
-           "attend"]
+__all__ = ["collect", "normal_arrays", "reads", "register_mistakes", "variant", "stable_softmax", "scaled_scores",
+           "weigh", "attend"]
 
 
 def collect() -> dict[str, Exercise]:

@@ -9,8 +9,7 @@ from functools import partial
 from ...backend import host_numpy as np
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention as reference_mha, split_heads
-from . import attend, register_mistakes, variant
-from ..diagnosis.evidence import reads
+from . import attend, reads, register_mistakes, variant
 from ..records import Case, Exercise, Property
 from .attention import CAUSAL_WHEN_NO_MASK, unnormalised_rows
 from .heads import cut_heads, merge_unswapped, split_strided
@@ -120,8 +119,7 @@ def _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, *, width=None, merge=merge
 
 def _fused_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     """PyTorch's in_proj: the three projections side by side, cut into equal thirds (only possible where d_k = d_v)."""
-    W_Q, W_K, W_V = np.split(np.concatenate([W_Q, W_K, W_V], axis=1), 3, axis=1)
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask)
+    return _mha(X_q, X_kv, *np.split(np.concatenate([W_Q, W_K, W_V], axis=1), 3, axis=1), W_O, H, mask)
 
 
 def _heads_from_d_model(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
@@ -151,18 +149,20 @@ def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
+_KEYS_FROM_X_KV = "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."
 _TRANSPOSED = r"\b[Ww]\w*\.T\b|(transpose|swapaxes|permute)\(\s*[Ww]"   # a weight's, on the line that raised (study 36)
 
 
-@reads("multi_head_attention", "multi_head_attention.no-output-projection")
-def _unprojected(case, mine, expected):
-    """An output H·d_v wide where d_model is asked: the heads merged, never projected (whatever else is wrong)."""
+@reads("multi_head_attention", "multi_head_attention.no-output-projection", "multi_head_attention.keys-from-queries")
+def _from_shapes(case, mine, expected):
+    """A shape that shows, whatever else is wrong: the heads never projected, or keys from X_q (study 37's 05)."""
     if len(case.args) < 6 or not mine or not expected:      # a property's call: nothing expected to compare with
         return None
-    out, want, W_O = mine[0], expected[0], case.args[5]
-    if all(isinstance(a, np.ndarray) for a in (out, want, W_O)) and out.shape == want.shape[:-1] + W_O.shape[:1] != (
-            want.shape):
+    X_q, W_O, arrays = case.args[0], case.args[5], all(isinstance(a, np.ndarray) for a in (*mine, *expected))
+    if arrays and mine[0].shape == expected[0].shape[:-1] + W_O.shape[:1] != expected[0].shape:   # H·d_v, not d_model
         return "multi_head_attention.no-output-projection", _NO_PROJECTION
+    if arrays and len(mine) == 2 and mine[1].shape == expected[1].shape[:-1] + X_q.shape[-2:-1] != expected[1].shape:
+        return "multi_head_attention.keys-from-queries", _KEYS_FROM_X_KV        # m keys where X_kv has n != m
 
 
 register_mistakes("multi_head_attention", (
@@ -201,8 +201,7 @@ register_mistakes("multi_head_attention", (
     ("reshape-only", "small", partial(_mha, split=lambda X, H: cut_heads(X, H, "HLd"), merge=merge_unswapped),
      "Reshaping X @ W_Q straight to (..., H, m, d_k) cuts the data in the wrong order (and so does merging back): "
      "reshape to (..., m, H, d_k), then swap axes -3 and -2."),
-    ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
-     "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
+    ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest), _KEYS_FROM_X_KV),
     ("averaged-weights", "returns", partial(_mha, average=True),
      "Return every head's weights, shape (..., H, m, n), not their average over the heads."),
     ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
