@@ -1235,6 +1235,21 @@ CORPUS = [
             return np.concatenate(heads, axis=-1) @ Wo, np.asarray(weights)
         """, "keys and values from X_q, mask=None fills every score, 2-D only",
      ("multi_head_attention.keys-from-queries", "error.fixed-ndim")),
+    ("luong-one-state-vector-transposed-w", "luong_general_scores", """
+        def luong_general_scores(s, H, W):                # hint study 38's 26: one decoder state, a vector
+            return H @ (W.T @ s)
+        """, "written for one decoder state as a vector: (n, d_s) of W meeting S's rows", (
+        "luong_general_scores.one-state-as-column",)),
+    ("luong-one-state-vector-w-as-given", "luong_general_scores", """
+        def luong_general_scores(h_dec, H_enc, Wa=None):  # hint study 37's 21: score_i = H_enc[i] . (Wa @ h_dec)
+            h_dec = np.asarray(h_dec, dtype=float)
+            H_enc = np.asarray(H_enc, dtype=float)
+            if Wa is None:
+                return H_enc @ h_dec
+            Wa = np.asarray(Wa, dtype=float)
+            return H_enc @ (Wa @ h_dec)
+        """, "written for one decoder state as a vector, W taken as (d_h, d_s)", (
+        "luong_general_scores.one-state-as-column",)),
     ("sdpa-3d-weights-first", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only

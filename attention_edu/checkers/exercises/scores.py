@@ -194,7 +194,12 @@ register_mistakes("luong_general_scores", (
     ("one-decoder-state", "returns", lambda S, H, W: S[:1] @ W @ H.T,
      "Your scores are for one decoder state (S[0] or S[-1]), as code written for one decoder step is; S holds all m "
      "decoder states as rows, and S @ W @ H.T scores every one of them against every encoder state, (m, n)."),
+    ("one-state-as-column", "returns", lambda S, H, W: H @ (W.T @ S),      # hint studies 37's 21 and 38's 26
+     "Your code scores one decoder state s given as a vector, one score per encoder state (H @ W.T @ s); here S holds "
+     "all m decoder states as rows, (m, d_s), and W meets S on the wrong axis. Score every pair at once: S @ W @ H.T, "
+     "(m, n)."),
 ))
+variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
 for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis
     variant("luong_general_scores.one-decoder-state")(lambda S, H, W, at=_state: S[at] @ W @ H.T)
 
