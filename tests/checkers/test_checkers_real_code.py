@@ -1234,7 +1234,7 @@ CORPUS = [
                 weights.append(w)
             return np.concatenate(heads, axis=-1) @ Wo, np.asarray(weights)
         """, "keys and values from X_q, mask=None fills every score, 2-D only",
-     ("multi_head_attention.keys-from-queries", "error.fixed-ndim")),
+     ("multi_head_attention.keys-from-queries", "error.fixed-ndim", "multi_head_attention.none-mask-fills-all")),
     ("luong-one-state-vector-transposed-w", "luong_general_scores", """
         def luong_general_scores(s, H, W):                # hint study 38's 26: one decoder state, a vector
             return H @ (W.T @ s)
@@ -1250,6 +1250,42 @@ CORPUS = [
             return H_enc @ (Wa @ h_dec)
         """, "written for one decoder state as a vector, W taken as (d_h, d_s)", (
         "luong_general_scores.one-state-as-column",)),
+    ("mha-keys-cut-to-query-length", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            m, d = X_q.shape[-2], W_Q.shape[1] // num_heads      # red team 75's f19: keys from X_kv, m of them
+            Q, K, V = X_q @ W_Q, X_kv[:m] @ W_K, X_kv[:m] @ W_V
+            heads, weights = [], []
+            for h in range(num_heads):
+                cut = slice(h * d, (h + 1) * d)
+                s = Q[:, cut] @ K[:, cut].T / np.sqrt(d)
+                w = np.exp(s - s.max(axis=-1, keepdims=True))
+                weights.append(w / w.sum(axis=-1, keepdims=True))
+                heads.append(weights[-1] @ V[:, W_V.shape[1] // num_heads * h:W_V.shape[1] // num_heads * (h + 1)])
+            return np.concatenate(heads, axis=-1) @ W_O, np.stack(weights)
+        """, "only the first m keys of X_kv, no mask, 2-D only", ("harness.shape",)),
+    ("mha-values-never-projected", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            H = num_heads                                 # red team 75's f18: W_V forgotten, Q and K projected
+            Q = np.stack(np.split(X_q @ W_Q, H, -1), -3)
+            K = np.stack(np.split(X_kv @ W_K, H, -1), -3)
+            V = np.stack(np.split(X_kv, H, -1), -3)
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -1e9)
+            w = np.exp(s - s.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            return np.concatenate(np.split(w @ V, H, -3), -1)[..., 0, :, :] @ W_O, w
+        """, "values never projected: X_kv cut into heads as it is", ("value.partly-right",)),
+    ("mha-unprojected-split-by-heads-scaled-by-width", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            H = num_heads                                 # red team 75's n04: never projects, an H-way split
+            Q = np.stack(np.split(X_q, H, -1), -3)
+            K = np.stack(np.split(X_kv, H, -1), -3)
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(X_q.shape[-1])
+            w = np.exp(s - s.max(-1, keepdims=True))
+            w = w / w.sum(-1, keepdims=True)
+            return np.concatenate(np.split(w @ K, H, -3), -1)[..., 0, :, :] @ W_O, w
+        """, "never projects, keys as values, no mask", ("value.mismatch", "multi_head_attention.no-projections")),
     ("sdpa-3d-weights-first", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only
@@ -2234,6 +2270,10 @@ def test_the_corpus_is_large_enough_and_distinct():
 
 #: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
 GENERIC = {"ds-cross-entropy": "error.other",
+           # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
+           # did not make (red teams 57, 58 and 75: keys cut to m from X_kv, per-head outputs as weights), so no more
+           "mha-self-attention-causal-always": "harness.shape",
+           "mha-2d-self-attention-none-mask-fills": "harness.shape",
            "ds-enumerate-zip-unpack": "error.other",      # the error itself tells it: Python's unpacking
            "mha-mask-on-the-keys": "error.broadcast",     # Kᵀ masked: its values tell it, on other cases
            # a mutant for it matched merge-without-swap's error where m = H² (red team 64): withdrawn
@@ -2370,9 +2410,6 @@ FIRST_HINT = {
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
     "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
     "padding-additive-float32": "padding_mask.float",     # was harness.dtype alone (studies 35's 15, 38's 06)
-    # was harness.shape: weights over m keys where X_kv has n != m, whatever else is wrong (study 37's 05)
-    "mha-self-attention-causal-always": "multi_head_attention.keys-from-queries",
-    "mha-2d-self-attention-none-mask-fills": "multi_head_attention.keys-from-queries",
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -2450,6 +2487,11 @@ NOT_NAMED = {
     "mha-per-head-weight-stacks": "multi_head_attention.torch-layout",     # no .T on the line (study 36's 21)
     "mha-per-head-stacks-keys-transposed": "multi_head_attention.torch-layout",   # K's .T, no weight's (red team 73)
     "bahdanau-general-score-chain": "bahdanau_scores.states-as-columns",     # W2 @ H, its error's words (red team 73)
+    # red team 75: keys cut to m from X_kv (a withdrawn reading of the weights' shape); W_V alone forgotten, whose
+    # merge d_model wide times W_O raised as no-projections' variant did; np.split(X, H, -1) raising as a split in 3
+    "mha-keys-cut-to-query-length": "multi_head_attention.keys-from-queries",
+    "mha-values-never-projected": "multi_head_attention.no-projections",
+    "mha-unprojected-split-by-heads-scaled-by-width": "multi_head_attention.fused-split",
 }
 
 

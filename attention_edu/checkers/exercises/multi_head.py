@@ -137,8 +137,9 @@ def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, project=False):
-    """No W_Q, W_K, W_V: the inputs cut into heads d_model / H wide as they are, merged, projected if ``project``."""
-    return _mha(X_q, X_kv, *(np.eye(X_q.shape[-1]),) * 3, W_O, H, mask, project=project)
+    """No W_Q, W_K, W_V: the inputs cut into heads as they are; ``project``: times W_O where it runs (red team 75)."""
+    return None if project and W_O.shape[0] != X_q.shape[-1] else _mha(
+        X_q, X_kv, *(np.eye(X_q.shape[-1]),) * 3, W_O, H, mask, project=project)
 
 
 def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
@@ -149,20 +150,18 @@ def _heads_in_batch(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 
 _NO_PROJECTION = "Finish with the output projection: concatenate the heads, then multiply by W_O."
-_KEYS_FROM_X_KV = "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."
 _TRANSPOSED = r"\b[Ww]\w*\.T\b|(transpose|swapaxes|permute)\(\s*[Ww]"   # a weight's, on the line that raised (study 36)
 
 
-@reads("multi_head_attention", "multi_head_attention.no-output-projection", "multi_head_attention.keys-from-queries")
-def _from_shapes(case, mine, expected):
-    """A shape that shows, whatever else is wrong: the heads never projected, or keys from X_q (study 37's 05)."""
+@reads("multi_head_attention", "multi_head_attention.no-output-projection")
+def _unprojected(case, mine, expected):
+    """An output H·d_v wide where d_model is asked: the heads merged, never projected (whatever else is wrong)."""
     if len(case.args) < 6 or not mine or not expected:      # a property's call: nothing expected to compare with
         return None
-    X_q, W_O, arrays = case.args[0], case.args[5], all(isinstance(a, np.ndarray) for a in (*mine, *expected))
-    if arrays and mine[0].shape == expected[0].shape[:-1] + W_O.shape[:1] != expected[0].shape:   # H·d_v, not d_model
+    out, want, W_O = mine[0], expected[0], case.args[5]
+    if all(isinstance(a, np.ndarray) for a in (out, want, W_O)) and out.shape == want.shape[:-1] + W_O.shape[:1] != (
+            want.shape):
         return "multi_head_attention.no-output-projection", _NO_PROJECTION
-    if arrays and len(mine) == 2 and mine[1].shape == expected[1].shape[:-1] + X_q.shape[-2:-1] != expected[1].shape:
-        return "multi_head_attention.keys-from-queries", _KEYS_FROM_X_KV        # m keys where X_kv has n != m
 
 
 register_mistakes("multi_head_attention", (
@@ -201,7 +200,8 @@ register_mistakes("multi_head_attention", (
     ("reshape-only", "small", partial(_mha, split=lambda X, H: cut_heads(X, H, "HLd"), merge=merge_unswapped),
      "Reshaping X @ W_Q straight to (..., H, m, d_k) cuts the data in the wrong order (and so does merging back): "
      "reshape to (..., m, H, d_k), then swap axes -3 and -2."),
-    ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest), _KEYS_FROM_X_KV),
+    ("keys-from-queries", "returns", lambda X_q, X_kv, *rest: _mha(X_q, X_q, *rest),
+     "Keys and values come from X_kv; only the queries come from X_q (they differ in cross-attention)."),
     ("averaged-weights", "returns", partial(_mha, average=True),
      "Return every head's weights, shape (..., H, m, n), not their average over the heads."),
     ("mask-without-head-axis", "runs", partial(_mha, head_axis=False),
@@ -211,7 +211,8 @@ register_mistakes("multi_head_attention", (
      "W_O is (H·d_v, d_model), used as merged @ W_O; W_O.T is nn.Linear's (out, in) layout: drop the .T.", _TRANSPOSED),
     ("fused-split", "runs", _fused_split,
      "np.split(..., 3) cuts the three projections side by side into equal thirds, which holds only where d_k = d_v "
-     "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one."),
+     "(PyTorch's in_proj): W_V has H·d_v columns, so project with W_Q, W_K and W_V one by one.",
+     r"split\([^,#]+,\s*3\s*[,)]"),      # a split in 3 on the line that raised (red team 75: np.split(X, H, -1))
     ("mask-added", "masks", partial(_mha, fill=-1.0, additive=True),      # scores + mask: +1 where True
      "You add the mask to the scores; it is boolean (True = may attend), so that adds 1 where attending is allowed and "
      "hides nothing: keep the scores where it is True, -inf elsewhere, np.where(mask, scores, -np.inf)."),
