@@ -1286,6 +1286,15 @@ CORPUS = [
             w = w / w.sum(-1, keepdims=True)
             return np.concatenate(np.split(w @ K, H, -3), -1)[..., 0, :, :] @ W_O, w
         """, "never projects, keys as values, no mask", ("value.mismatch", "multi_head_attention.no-projections")),
+    ("jacobian-lists-only", "softmax_jacobian", """
+        def softmax_jacobian(x: list) -> 'np.ndarray':    # hint study 40's 21: a helper written for lists
+            if isinstance(x, list):
+                x = np.array([x])
+                s = x.reshape(-1, 1)
+                return np.diagflat(s) - np.dot(s, s.T)
+            else:
+                raise ValueError("input must be a list")
+        """, "refuses any array: its own check wants a list", ("error.assertion",)),
     ("sdpa-3d-weights-first", "scaled_dot_product_attention", """
         def scaled_dot_product_attention(Q, K, V, mask=None):
             scores = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(Q.shape[-1])      # (B, m, n): 3-D only
@@ -2410,6 +2419,7 @@ FIRST_HINT = {
     "backward-diagonal-jacobian-unscaled": "attention_backward.p-one-minus-p",    # was .chain (study 31's 34)
     "bahdanau-columns-encoder-first": "bahdanau_scores.states-as-columns",     # was error.matmul-shapes (36's 25)
     "padding-additive-float32": "padding_mask.float",     # was harness.dtype alone (studies 35's 15, 38's 06)
+    "jacobian-lists-only": "error.assertion",     # was error.other: its own raise (hint study 40's 21)
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
@@ -2816,3 +2826,18 @@ def test_an_assert_that_the_heads_divide_the_width_is_named_whatever_the_heads_a
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     assert explain_error(ErrorInfo("AssertionError", "", ("AssertionError",), line), ()) == hint_id
+
+
+@pytest.mark.parametrize("type_name, message, line, hint_id", [
+    ("ValueError", "input must be a list", 'line 15 in f: raise ValueError(f"input must be a list")', "error.assertion"),
+    ("TypeError", "expected 2-D", "line 4 in f: raise TypeError('expected 2-D')  # rows only", "error.assertion"),
+    ("ValueError", "d_model must be divisible by num_heads", "line 3 in f: raise ValueError(msg)", "error.heads-divide"),
+    # a NumPy error wrapped by the student's except is NumPy's; raise of a value that is no exception is no check
+    ("ValueError", "bad shapes", "line 6 in f: raise ValueError('bad shapes') from err", "error.other"),
+    ("TypeError", "exceptions must derive from BaseException", "line 5 in f: raise mask", "error.other"),
+])
+def test_a_raise_of_the_students_own_rejecting_valid_input_is_its_own_check(type_name, message, line, hint_id):
+    """Hint study 40's 21: a Jacobian that accepts lists only raised its own ValueError on every array: error.other."""
+    from attention_edu.checkers.diagnosis import explain_error
+    from attention_edu.checkers.judge import ErrorInfo
+    assert explain_error(ErrorInfo(type_name, message, (type_name, "Exception"), line), ()) == hint_id

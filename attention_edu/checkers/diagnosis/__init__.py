@@ -197,7 +197,7 @@ HINTS: dict[str, str] = {
         "(d_k), W_V.shape[1] // num_heads (d_v).",
     "error.value-width": "An array sized from Q (d_k = Q.shape[-1]) meets one of V's width, d_v = V.shape[-1]: the "
         "output and all built from the values are (..., m, d_v), so size them from V (d_v need not be d_k).",
-    "error.assertion": "An assert of yours fails on inputs the exercise allows (below): drop it, or fix what it found.",
+    "error.assertion": "Your own check (assert, raise) rejects inputs the exercise allows (below): drop it, or fix it.",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
         "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
@@ -234,7 +234,8 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.truth-value", value and "truth value of an array" in text),     # if mask:, mask == None, a and b
         ("error.heads-divide", "divisible" in text or error.is_a("AssertionError")
          and re.search(r"%\W*([\w.]*head\w*\b|(n?h|H)\s*[=!]=)", line)),     # % num_heads, or % h == (study 22)
-        ("error.assertion", error.is_a("AssertionError")),     # its own check: d_s == d_h (hint study 19)
+        ("error.assertion", error.is_a("AssertionError") or re.match(r"[^:]*: raise [\w.]+\((?!.*\bfrom\b)", line)),
+        # its own check: assert d_s == d_h (hint study 19), raise ValueError("input must be a list") (study 40's 21)
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
