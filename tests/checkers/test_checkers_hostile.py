@@ -329,8 +329,8 @@ def test_raising_shows_the_students_line():
         y = x * 2
         raise ValueError("no luck")
 
-    result = C.check_softmax(broken)
-    assert result.hint_id == "error.other" and result.probe == "runs"
+    result = C.check_softmax(broken)      # its own raise, on valid input: its own check (hint study 40's 21)
+    assert result.hint_id == "error.assertion" and result.probe == "runs"
     assert "ValueError: no luck" in str(result) and "raise ValueError" in str(result)
 
 
