@@ -11,7 +11,7 @@ and its layer-0 previous-token head looks one step back only where sources sit (
    induction circuit predicts every batch.
 2. **Late positions.** ``max_lead`` rows are added to the position table and half of the
    batches begin with 1 … ``max_lead`` extra separators, so the rows where the copy sits
-   in a plain batch also hold sources and learn the previous-token pattern. (Shifting the
+   in a plain batch also hold sources and can learn the previous-token pattern. (Shifting the
    whole sequence instead leaves position 0 out of those batches: on a tuning seed the
    layer-0 head then looked at position 0 from the copy's queries, and one step back only
    where position 0 was missing.) Fresh Adam state and schedule, ``late_ratio`` times as
@@ -19,7 +19,8 @@ and its layer-0 previous-token head looks one step back only where sources sit (
    and ``last_layer_decay_factor`` (4) times more on the last block (with less, a second
    layer-1 head kept a partial copy of the induction head, and ablating the best one cost
    under 50 points: with 1, on two tuning seeds; with 2, on seed 8101, one of twelve
-   measured), none on the position table and layer 0's W_Q and W_K (so that the
+   measured; the price of 4: sources led by many separators are answered less well,
+   docs/benchmarks.md), none on the position table and layer 0's W_Q and W_K (so that the
    previous-token head stays sharp).
 
 Chosen on tuning seeds 0–3 (and 8101 for the factor 4), then measured on unseen seeds
