@@ -197,7 +197,7 @@ HINTS: dict[str, str] = {
         "(d_k), W_V.shape[1] // num_heads (d_v).",
     "error.value-width": "An array sized from Q (d_k = Q.shape[-1]) meets one of V's width, d_v = V.shape[-1]: the "
         "output and all built from the values are (..., m, d_v), so size them from V (d_v need not be d_k).",
-    "error.assertion": "Your own check (assert, raise) rejects inputs the exercise allows (below): drop it, or fix it.",
+    "error.assertion": "An assert or raise of yours fails on valid inputs (below): drop it, or fix what it found.",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
         "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
