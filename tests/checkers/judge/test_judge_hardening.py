@@ -1881,7 +1881,8 @@ def test_ae_calls_and_forged_frames_cannot_keep_the_grader_busy_for_the_budget(t
         assert peak_mb < 200 and rows.get("honest.py", {"passed": "True"})["passed"] == "True", (peak_mb, rows)
         for name in names:
             assert rows[name]["passed"] == "False" and "more ae calls or refused imports" in rows[name]["error"], rows
-            assert float(rows[name]["seconds"]) < 40, rows[name]     # 55 s of it asked for (22 s seen in CI)
+            # 55 s of it asked for: without the budget a row takes that long; with it 22 s in CI, 40.2 s on 2 cores
+            assert float(rows[name]["seconds"]) < 50, rows[name]    # shared with a training run (stop 56)
 
 
 def test_two_files_whose_names_escape_alike_get_rows_told_apart(tmp_path, console_script, softmax_source):
