@@ -528,7 +528,8 @@ def test_code_that_stops_short_on_one_rank_is_attempted_and_scored():
 def test_hint_study_17_leftovers_are_told_as_they_are():
     """Hint study 17: a whole-array softmax with no shift was told "the transpose trick" as its second mistake on the
     large logits (both gave NaN there); Bahdanau code for batched 3-D tensors was told to allow "leading batch axes",
-    which that exercise never passes; a (context, weights) pair was told np.asarray would mend it."""
+    which that exercise never passes; a (context, weights) pair was told np.asarray would mend it (it is now told that
+    it returns the attention's output)."""
     result = C.check_softmax(lambda x: np.exp(x) / np.exp(x).sum(), strict=False)
     told = [m["hint_id"] for m in result.mistakes]
     assert told[0] == "softmax.whole-array" and "softmax.transpose-trick" not in told, told
@@ -544,7 +545,8 @@ def test_hint_study_17_leftovers_are_told_as_they_are():
         e = np.tanh((S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :]) @ v
         w = ae.softmax(e)
         return w @ H, w
-    assert C.check_bahdanau_scores(context_and_weights, strict=False).hint_id == "harness.several"
+    result = C.check_bahdanau_scores(context_and_weights, strict=False)      # named since hint study 40's 15 and 16
+    assert result.hint_id == "bahdanau_scores.context" and "np.asarray" not in result.hint, str(result)
     assert C.check_softmax(lambda x: (), strict=False).hint_id == "harness.wrong-type"      # nothing in it (red team 51)
 
 

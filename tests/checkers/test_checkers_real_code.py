@@ -1250,6 +1250,25 @@ CORPUS = [
             return H_enc @ (Wa @ h_dec)
         """, "written for one decoder state as a vector, W taken as (d_h, d_s)", (
         "luong_general_scores.one-state-as-column",)),
+    ("bahdanau-returns-context", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):             # hint study 40's 15: the whole additive attention
+            proj_s = S @ W1.T                                 # (m, d_a)
+            proj_h = H @ W2.T                                 # (n, d_a)
+            energy = np.tanh(proj_s[:, np.newaxis, :] + proj_h[np.newaxis, :, :])
+            scores = energy @ v                               # (m, n)
+            alpha = np.exp(scores - np.max(scores, axis=1, keepdims=True))
+            alpha = alpha / np.sum(alpha, axis=1, keepdims=True)
+            context = alpha @ H                               # (m, d_h)
+            return context
+        """, "goes on past the scores to the context vectors", ("bahdanau_scores.context",)),
+    ("luong-one-state-returns-context-and-weights", "luong_general_scores", """
+        def luong_general_scores(s, H, W):                # hint study 40's 16: one decoder step, as a vector
+            s = s[-1]
+            e = H @ (W.T @ s)                                 # (n,)
+            a = np.exp(e - e.max())
+            a = a / a.sum()
+            return a @ H, a
+        """, "one decoder state, then the context and the weights", ("luong_general_scores.context",)),
     ("mha-keys-cut-to-query-length", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             m, d = X_q.shape[-2], W_Q.shape[1] // num_heads      # red team 75's f19: keys from X_kv, m of them
@@ -2316,6 +2335,8 @@ def test_every_verdict_is_right_and_the_first_hint_names_the_mistake(tmp_path, c
 
 # the first hint once named a mistake the code does not make, or only the symptom
 FIRST_HINT = {
+    "bahdanau-returns-context": "bahdanau_scores.context",     # was harness.shape (hint study 40's 15)
+    "luong-one-state-returns-context-and-weights": "luong_general_scores.context",    # was harness.several (40's 16)
     "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
     "causal-additive-1e10": "causal_mask.additive",    # was harness.dtype: only -inf and -1e9 were known (study 13)

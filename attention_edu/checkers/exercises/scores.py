@@ -125,6 +125,16 @@ LUONG_GENERAL_SCORES = Exercise(
 _WEIGHT_FIRST = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]"
 
 
+#: code that goes on to the attention's output, softmax(scores) @ H (hint studies 37 to 40)
+_CONTEXT = ("Your function goes on to the attention's output: the context vectors, the softmax of the scores times H "
+            "(beside the weights, where it returns two values). This exercise asks for the raw scores e_{t,i}, one per "
+            "pair, (m, n): return them before the softmax.")
+
+
+def _with_weights(weights, H):
+    return weights @ H, weights                              # the context vectors and the weights, as attention returns
+
+
 def _features(S_proj, H_proj):
     return S_proj[:, None, :] + H_proj[None, :, :]          # (m, 1, d_a) + (1, n, d_a) -> (m, n, d_a)
 
@@ -160,6 +170,8 @@ register_mistakes("bahdanau_scores", (
      "This exercise asks for the raw scores e_{t,i}; the softmax that turns them into weights is the next step."),
     ("transposed", "returns", lambda S, H, W1, W2, v: (np.tanh(_features(S @ W1.T, H @ W2.T)) @ v).T,
      "Rows of the scores are decoder steps t and columns encoder positions i, shape (m, n); yours is (n, m)."),
+    ("context", "returns", lambda S, H, W1, W2, v: stable_softmax(np.tanh(_features(S @ W1.T, H @ W2.T)) @ v) @ H,
+     _CONTEXT),
     ("no-pairs", "returns", lambda S, H, W1, W2, v: np.tanh(S @ W1.T + H @ W2.T) @ v,
      "Your scores are not one per pair (t, i): S @ W1.T + H @ W2.T adds state t to state t, or one decoder state "
      "to all. Pair them: (S @ W1.T)[:, None, :] + (H @ W2.T)[None, :, :] is (m, n, d_a); then tanh, then @ v."),
@@ -167,6 +179,12 @@ register_mistakes("bahdanau_scores", (
 for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as the state, scores (n,) or (1, n)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: np.tanh(S[at] @ W1.T + H @ W2.T) @ v)
     variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v, at=_at: (np.tanh(S[at] @ W1.T + H @ W2.T) @ v)[None])
+    variant("bahdanau_scores.context")(
+        lambda S, H, W1, W2, v, at=_at: stable_softmax(np.tanh(S[at] @ W1.T + H @ W2.T) @ v) @ H)
+    variant("bahdanau_scores.context")(
+        lambda S, H, W1, W2, v, at=_at: _with_weights(stable_softmax(np.tanh(S[at] @ W1.T + H @ W2.T) @ v), H))
+variant("bahdanau_scores.context")(lambda S, H, W1, W2, v: _with_weights(stable_softmax(np.tanh(_features(
+    S @ W1.T, H @ W2.T)) @ v), H))
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(W2 @ H + W1 @ S) @ v)   # W2 @ H first
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
@@ -194,14 +212,19 @@ register_mistakes("luong_general_scores", (
     ("one-decoder-state", "returns", lambda S, H, W: S[:1] @ W @ H.T,
      "Your scores are for one decoder state (S[0] or S[-1]), as code written for one decoder step is; S holds all m "
      "decoder states as rows, and S @ W @ H.T scores every one of them against every encoder state, (m, n)."),
+    ("context", "returns", lambda S, H, W: stable_softmax(S @ W @ H.T) @ H, _CONTEXT),
     ("one-state-as-column", "returns", lambda S, H, W: H @ (W.T @ S),      # hint studies 37's 21 and 38's 26
      "Your code scores one decoder state s given as a vector, one score per encoder state (H @ W.T @ s); here S holds "
      "all m decoder states as rows, (m, d_s), and W meets S on the wrong axis. Score every pair at once: S @ W @ H.T, "
      "(m, n)."),
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
-for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis
+for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis; their contexts
     variant("luong_general_scores.one-decoder-state")(lambda S, H, W, at=_state: S[at] @ W @ H.T)
+    variant("luong_general_scores.context")(lambda S, H, W, at=_state: stable_softmax(S[at] @ W @ H.T) @ H)
+for _state in (slice(None), slice(-1, None), 0, -1):         # the context beside the weights
+    variant("luong_general_scores.context")(
+        lambda S, H, W, at=_state: _with_weights(stable_softmax(S[at] @ W @ H.T), H))
 
 
 @reads("bahdanau_scores", "value.softmaxed-scores")
