@@ -1269,6 +1269,20 @@ CORPUS = [
             a = a / a.sum()
             return a @ H, a
         """, "one decoder state, then the context and the weights", ("luong_general_scores.context",)),
+    ("luong-own-random-w", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # hint study 41's 21: the W passed in is never used
+            W = np.random.randn(len(S), len(S)) * 0.1         # (m, m): sized by the number of decoder states
+            return (W @ S) @ H.T
+        """, "draws a W of its own (m, m) and ignores the one passed in", ("luong_general_scores.ignores-W",)),
+    ("luong-weights-and-context-per-position", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # hint study 41's 22: written for one decoder state
+            n = H.shape[0]
+            scores = np.array([S @ W @ H[i] for i in range(n)])   # (n, m) for m states
+            e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights = e / e.sum(axis=-1, keepdims=True)
+            context = weights @ H
+            return weights, context
+        """, "one decoder state's weights and context, not the scores", ("error.matmul-shapes",)),
     ("mha-keys-cut-to-query-length", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             m, d = X_q.shape[-2], W_Q.shape[1] // num_heads      # red team 75's f19: keys from X_kv, m of them
@@ -2484,6 +2498,8 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
+    "luong-own-random-w": "luong_general_scores.transposed-W",      # its W has no .T: matched by NumPy's error (41)
+    "luong-weights-and-context-per-position": "luong_general_scores.states-as-columns",   # no .T on the line (41)
     "ds-enumerate-zip-unpack": "error.fixed-ndim",        # a loop header's unpacking, no shape (hint study 10)
     "mha-3d-query-width-slots": "error.batched-transpose",   # no .T: a matmul that fails beside other errors
     "ds-columns-outer": "error.batched-transpose",           # no .T: np.outer flattens a batch

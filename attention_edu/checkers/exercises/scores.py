@@ -191,10 +191,11 @@ variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1
 
 register_mistakes("luong_general_scores", (
     ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,
-     "With W (d_s, d_h) the score s_tᵀ W h_i is (S @ W) @ Hᵀ for stacked states; you used W transposed."),
+     "With W (d_s, d_h) the score s_tᵀ W h_i is (S @ W) @ Hᵀ for stacked states; you used W transposed.",
+     r"\b[Ww]\w{0,3}\.T\b|(transpose|swapaxes)\(\s*[Ww]\w{0,3}\b|\b[Ww]\w{0,3}\.transpose"),   # W's own (hint study 41)
     ("states-as-columns", "runs", lambda S, H, W: S.T @ W @ H,
      "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
-     "not the column-vector form S.T @ W @ H."),
+     "not the column-vector form S.T @ W @ H.", r"\.T\b|transpose|swapaxes"),      # a transpose on the line (study 41)
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
      "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score."),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
