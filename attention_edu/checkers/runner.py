@@ -150,10 +150,9 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     cases = exercise.cases() + hidden_cases(exercise, seed)
     total = sum((counts := probe_counts(exercise, cases)).values())
     log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
-    not_passed = Counter()     # probes not passed, by group: a case's probe, "properties", "determinism"
-    runs_by_rank: dict[int, list[bool]] = {}
-    lost, stubs, first, skipped = 0, 0, None, {}    # calls lost in a row; stub outcomes; the sample's call; not run
-    sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case
+    not_passed, runs_by_rank = Counter(), {}     # not passed by group (a case's probe, "properties"...); rank -> runs
+    lost, stubs, ran, skipped = 0, 0, [], {}    # calls lost in a row; stubs; (case, call) of the right shape; not run
+    sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case where no case ran
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
         failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed))
@@ -161,7 +160,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         stubs += is_stub(outcome)
-        first = outcome if case is sample and failure is None else first      # right type and shape, any values
+        ran += [(case, outcome)] if failure is None and case.probe != "hidden" else []    # any values
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
@@ -191,6 +190,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         if problem:
             fail("properties", Failure("properties", Case("properties", prop.title, (), ()), f"property violated: "
                                        f"{prop.title}", prop.id, evidence=problem, hint=prop.hint), log[-1])
+    sample, first = next((r for r in ran if r[0].probe == "random"), ran[0] if ran else (sample, None))   # (41)
     failure, expected = _determinism(exercise, invoke, sample, timeout, log, first)
     if failure is not None:
         fail("determinism", failure, log[-1], expected)

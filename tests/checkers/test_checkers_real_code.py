@@ -2458,6 +2458,8 @@ FIRST_HINT = {
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
+    # its random W runs where d_s = d_h: determinism is probed there when the random cases raise (hint study 41's 21)
+    "luong-own-random-w": "harness.nondeterministic",
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
