@@ -18,7 +18,7 @@ import pytest
 import attention_edu as ae
 from attention_edu.checkers import CHECKERS, EXERCISES, CheckFailed, CheckResult, all_mistakes, mistakes_for
 from attention_edu.checkers.diagnosis.mutants import fingerprint
-from attention_edu.checkers.diagnosis import same_output
+from attention_edu.checkers.diagnosis import HINTS, same_output
 from attention_edu.checkers.judge.harness import START_METHOD_ENV
 
 C = ae.checkers
@@ -548,6 +548,24 @@ def test_hint_study_17_leftovers_are_told_as_they_are():
     result = C.check_bahdanau_scores(context_and_weights, strict=False)      # named since hint study 40's 15 and 16
     assert result.hint_id == "bahdanau_scores.context" and "np.asarray" not in result.hint, str(result)
     assert C.check_softmax(lambda x: (), strict=False).hint_id == "harness.wrong-type"      # nothing in it (red team 51)
+
+
+def test_code_written_for_one_row_of_floats_is_told_so_and_mask_code_still_hears_of_the_mask():
+    """Hint study 41's 33: entropy code for one row given as a list (a generator with `if w > 0`) met the checker's 2-D
+    weights and was told only how to test `mask is None`; the truth-value hint now speaks of code for one number."""
+    def one_row(weights):
+        return -sum(w * math.log(w) for w in weights if w > 0)
+    result = C.check_attention_entropy(one_row, strict=False)
+    assert result.hint_id == "error.truth-value" and "code for one number" in result.hint, str(result)
+
+    def if_mask(Q, K, V, mask=None):
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        if mask:
+            scores = np.where(mask, scores, -np.inf)
+        return ae.softmax(scores) @ V, ae.softmax(scores)
+    result = C.check_scaled_dot_product_attention(if_mask, strict=False)
+    assert "error.truth-value" in [m["hint_id"] for m in result.mistakes], str(result)
+    assert "`mask is None`" in HINTS["error.truth-value"]
 
 
 def test_inputs_are_copies_and_the_originals_survive():

@@ -187,8 +187,7 @@ HINTS: dict[str, str] = {
     "value.order": "Your function returns the right arrays in another order: return them as ({order}).",
     "error.boolean-index": "Indexing with a boolean mask (scores[~mask] = ...) needs the mask in the array's full "
         "shape; a mask that only broadcasts, such as (B, 1, n), cannot index: use np.where(mask, scores, -np.inf).",
-    "error.float-size": "A size or an index must be an int, and / always gives a float: use integer division, "
-        "X.shape[-1] // num_heads.",
+    "error.float-size": "A size or index must be an int, and / gives a float: use //, as X.shape[-1] // num_heads.",
     "error.function-value": "A name in that line is a function, not a value: call it (x.max(), not x.max), or keep "
         "the result of the line that computes it (mask = np.triu(...), not np.triu(...) alone on its line).",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
@@ -200,7 +199,8 @@ HINTS: dict[str, str] = {
     "error.assertion": "An assert or raise of yours fails on valid inputs (below): drop it, or fix what it found.",
     "error.none-argument": "An argument is None (no mask was given, or n left out): handle None before using it.",
     "error.truth-value": "An array of several values is neither true nor false: test an optional argument with `mask "
-        "is None`, not `if mask:` or `mask == None`, and combine boolean arrays with & and | (not and, or).",
+        "is None` (not `if mask:`), join boolean arrays with & and | (not and, or), and where code for one number "
+        "meets a row (`if w > 0`, Python's max), use NumPy on whole arrays (np.where, x.max(axis=-1, keepdims=True)).",
     "value.mismatch": "Compare your values with the expected ones below, starting from the first difference.",
 }
 
