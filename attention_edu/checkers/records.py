@@ -1,5 +1,5 @@
-"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures, graded rows) and the hidden
-probes drawn from a grading run's seed.
+"""The checkers' records (probes, input cases, properties, exercises, mistakes, failures) and the hidden probes drawn
+from a grading run's seed.
 
 Plain data: the other modules of the package import these and nothing here imports them back. The public cases of
 an exercise are fixed (their names teach); :func:`hidden_cases` adds cases like them, drawn from a seed, so that no
@@ -7,6 +7,7 @@ table of answers passes (docs/teachers.md, "Hidden probes").
 """
 
 import hashlib
+import math
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,8 +15,8 @@ from typing import Any, Callable
 
 from ..backend import host_numpy as np
 
-__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "FIELDS", "Row", "probe_counts",
-           "hidden_cases", "student_seed", "fresh_seed"]
+__all__ = ["PROBES", "Case", "Property", "Exercise", "Mistake", "Failure", "probe_counts", "hidden_cases",
+           "student_seed", "fresh_seed"]
 
 #: Probe ids in the order they run, with the titles used in messages.
 PROBES: dict[str, str] = {
@@ -120,37 +121,6 @@ class Failure:
     passed: list = field(default_factory=list)    # (case, expected) of the cases the function got right, in that run
 
 
-#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
-FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
-          "mistakes", "seed", "sandbox", "seconds", "error")
-
-
-@dataclass
-class Row:
-    """One graded submission."""
-
-    file: str
-    passed: bool = False
-    attempted: bool = False
-    status: str = "not graded"
-    hint_id: str | None = None
-    probe: str | None = None
-    probes_passed: int | None = None
-    probes_total: int | None = None
-    mistakes: list = field(default_factory=list)
-    seed: int | None = None
-    sandbox: list = field(default_factory=list)
-    seconds: float = 0.0
-    error: str | None = None
-    probes_failed: dict = field(default_factory=dict)     # by group: see CheckResult.probes_failed
-    usage: bool = False          # the error is the caller's (no such file/function), not the student's
-    message: str = ""            # the full check message
-
-    def record(self) -> dict[str, Any]:
-        """The row as ``--json`` prints it: the :data:`FIELDS`, in order."""
-        return {key: getattr(self, key) for key in FIELDS}
-
-
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:
     """Probes of a run by kind, in run order: the ``cases`` by probe, the properties, determinism."""
     counts = Counter(case.probe for case in cases)
@@ -178,12 +148,37 @@ def student_seed(seed: int, file: str, content: bytes = b"") -> int:
     return int.from_bytes(digest[:4], "little")
 
 
-def _fresh(value: object, rng: np.random.Generator) -> object:
-    """Floats drawn afresh, with the mean and spread of the value's."""
+def _fresh(value: object, rng: np.random.Generator, lengths: dict[int, int] | None = None) -> object:
+    """Floats drawn afresh, with the mean and spread of the value's, each axis's length changed as ``lengths`` says
+    (rows of weights then drawn as weights anew)."""
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
-        spread, draw = float(np.std(value)) or 1.0, rng.standard_normal(value.shape)
-        return _weights_kept(value, draw, draw * spread + float(np.mean(value)))
+        shape = tuple((lengths or {}).get(n, n) for n in value.shape)
+        spread, draw = float(np.std(value)) or 1.0, rng.standard_normal(shape)
+        if shape == value.shape:
+            return _weights_kept(value, draw, draw * spread + float(np.mean(value)))
+        weights = value.ndim and np.allclose(np.sum(value, axis=-1), 1.0) and np.all(value >= 0)
+        rows = np.exp(draw) / np.sum(np.exp(draw), axis=-1, keepdims=True)
+        return (rows if weights else draw * spread + float(np.mean(value))).astype(value.dtype)
     return value
+
+
+def _resized(exercise: Exercise, model: Case, rng: np.random.Generator) -> tuple:
+    """A random or batched case's arguments at new lengths: each axis length above 1 (the same length wherever it
+    stands) drawn anew, from 2 to 12 or a multiple of the integer arguments that divide it (``num_heads``), the
+    lengths distinct as they were, every input and the answer at most 1,024 values (what a reply may hold); the case's
+    own lengths where 20 draws found none. A table by shape (index maps, a polynomial's terms: red team 76) meets
+    shapes it lacks."""
+    floats = [a for a in model.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    steps = {n: math.lcm(*(h for h in model.args if type(h) is int and h > 1 and n % h == 0))
+             for n in sorted({n for a in floats for n in a.shape if n > 1})}
+    for _ in range(20):
+        lengths = {n: k * int(rng.integers(2 if k == 1 else 1, max(2, 12 // k) + 1)) for n, k in steps.items()}
+        args = tuple(_fresh(a, rng, lengths) for a in model.args)
+        answer = exercise.reference(*args)
+        sizes = [np.size(a) for a in args + (answer if isinstance(answer, tuple) else (answer,))]
+        if len(set(lengths.values())) == len(lengths) and max(sizes[:len(args)]) <= 1024 >= sum(sizes[len(args):]):
+            return args
+    return tuple(_fresh(a, rng) for a in model.args)
 
 
 def _nudged(value: object, rng: np.random.Generator) -> object:
@@ -222,14 +217,14 @@ def _moved(value: object, shift: int, change: Callable, rng: np.random.Generator
 def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
     """One case like each public case, drawn from ``seed`` ([] for no seed).
 
-    The floats of every random and batched case are drawn afresh (:func:`_fresh`): a rank, a dtype or a size 1 that
-    no hidden case had could be tabled. The other cases' floats are nudged (:func:`_nudged`). A case with no floats
-    has its integers moved by one draw (:func:`_moved`).
+    The floats of every random and batched case are drawn afresh, at new lengths (:func:`_resized`): a rank, a dtype
+    or a size 1 that no hidden case had could be tabled. The other cases' floats are nudged (:func:`_nudged`). A case
+    with no floats has its integers moved by one draw (:func:`_moved`).
 
     >>> from attention_edu.checkers import EXERCISES
     >>> a, b = hidden_cases(EXERCISES["softmax"], 1), hidden_cases(EXERCISES["softmax"], 2)
-    >>> len(a), {c.probe for c in a}, bool((a[0].args[0] != b[0].args[0]).any())
-    (11, {'hidden'}, True)
+    >>> len(a), {c.probe for c in a}, a[0].args[0].shape != b[0].args[0].shape, a[0].args[0].shape
+    (11, {'hidden'}, True, (9, 10))
     >>> # from the public (1, 4), where m = 1 stays, (7, 9), and the small cases (4,), (3, 5) and (4, 2)
     >>> [c.args for c in hidden_cases(EXERCISES["causal_mask"], 1)][3:]
     [(1, 27), (35, 37), (36,), (27, 29), (35, 33)]
@@ -243,7 +238,8 @@ def hidden_cases(exercise: Exercise, seed: int | None) -> list[Case]:
     cases = []
     for model, change in [(c, _fresh) for c in redrawn] + [(c, _nudged) for c in nudged]:
         shift = 0 if model.float_dtypes else int(rng.integers(1, 33))
-        args = tuple(_moved(a, shift, change, rng) for a in model.args)
+        redraw = change is _fresh and not shift          # the random and batched cases' floats, at new lengths
+        args = _resized(exercise, model, rng) if redraw else tuple(_moved(a, shift, change, rng) for a in model.args)
         if any(a is not b for a, b in zip(args, model.args)):
             cases.append(Case("hidden", f"hidden case {len(cases) + 1}", args, model.names, twin=model.title))
     return cases

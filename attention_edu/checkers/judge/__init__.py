@@ -21,12 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..records import FIELDS, Row     # one graded submission, a record
-
 _MISSPELT = re.compile(r"name '(\w+)' is not defined|'numpy\.ndarray' object has no attribute '(\w+)'"
                        r"|module 'numpy' has no attribute '(\w+)'")
 
-__all__ = ["ErrorInfo", "Outcome", "Row", "FIELDS", "escape", "python_text", "scan", "commented",
+__all__ = ["ErrorInfo", "Outcome", "escape", "python_text", "scan", "commented",
            "read_submission", "list_submissions", "Refused"]
 
 

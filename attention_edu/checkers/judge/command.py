@@ -19,8 +19,8 @@ from ...arguments import (non_negative_int, output_path, positive_int, positive_
                           signals_noted, working_folder_was_on_path)
 from ..records import fresh_seed
 from ..result import say
-from . import Row, escape, list_submissions
-from .gradebook import write_gradebook
+from . import escape, list_submissions
+from .gradebook import Row, write_gradebook
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from .sandbox import available_layers, landlock_abi, namespaces_allowed
 from .submission import DEFAULT_BUDGET, grade_one, stop_all

@@ -1,4 +1,4 @@
-"""The gradebook ``grade`` writes: a CSV of one row per submission, and Gradescope's ``results.json`` for one.
+"""The gradebook ``grade`` writes: its rows, a CSV of one per submission, and Gradescope's ``results.json`` for one.
 
 Both are written atomically (:func:`~attention_edu.arguments.written_atomically`), and every text in them that came
 from a student's code is already escaped in the :class:`~.Row` (docs/teachers.md, "Gradescope").
@@ -7,13 +7,44 @@ from a student's code is already escaped in the :class:`~.Row` (docs/teachers.md
 import csv
 import json
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...arguments import written_atomically
 from ..records import PROBES, Exercise, hidden_cases, probe_counts
-from . import FIELDS, Row
 
-__all__ = ["csv_cell", "results", "write_gradebook"]
+__all__ = ["FIELDS", "Row", "csv_cell", "results", "write_gradebook"]
+
+
+#: The columns of ``--csv`` and the keys of every ``--json`` object, in order.
+FIELDS = ("file", "passed", "attempted", "status", "hint_id", "probe", "probes_passed", "probes_total",
+          "mistakes", "seed", "sandbox", "seconds", "error")
+
+
+@dataclass
+class Row:
+    """One graded submission."""
+
+    file: str
+    passed: bool = False
+    attempted: bool = False
+    status: str = "not graded"
+    hint_id: str | None = None
+    probe: str | None = None
+    probes_passed: int | None = None
+    probes_total: int | None = None
+    mistakes: list = field(default_factory=list)
+    seed: int | None = None
+    sandbox: list = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    probes_failed: dict = field(default_factory=dict)     # by group: see CheckResult.probes_failed
+    usage: bool = False          # the error is the caller's (no such file/function), not the student's
+    message: str = ""            # the full check message
+
+    def record(self) -> dict[str, Any]:
+        """The row as ``--json`` prints it: the :data:`FIELDS`, in order."""
+        return {key: getattr(self, key) for key in FIELDS}
 
 
 def csv_cell(value: Any) -> Any:

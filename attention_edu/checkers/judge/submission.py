@@ -18,13 +18,14 @@ import threading
 import time
 from pathlib import Path
 
-from . import ErrorInfo, Outcome, Refused, Row, escape, read_submission, sandbox
+from . import ErrorInfo, Outcome, Refused, escape, read_submission, sandbox
 from ... import worked_examples
 from ...dot_product import scaled_dot_product_attention
 from ...masks import causal_mask, padding_mask
 from ...multi_head import merge_heads, multi_head_attention, split_heads
 from ...softmax import softmax, softmax_jacobian
 from ..records import hidden_cases, probe_counts, student_seed
+from .gradebook import Row
 from .harness import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Child, texts
 from .source import BUILTINS, notebook_cells, read_cells
 
@@ -47,8 +48,7 @@ _MODULES = ["attention_edu", *(f"attention_edu.{module.name}"
 #: The exercises' names that the package has too: what a notebook's ``ae.<name>`` is in class (its own arguments).
 PACKAGE = {f.__name__: f for f in (softmax, causal_mask, padding_mask, scaled_dot_product_attention, split_heads,
                                    merge_heads, multi_head_attention, softmax_jacobian)}
-_LIVE: set = set()               # every Remote with a live sandbox, for Ctrl-C (see stop_all)
-_LOCK = threading.Lock()
+_LIVE, _LOCK = set(), threading.Lock()       # every Remote with a live sandbox, for Ctrl-C (see stop_all); its lock
 
 
 def stop_all(stop: threading.Event) -> None:

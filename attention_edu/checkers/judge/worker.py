@@ -26,7 +26,7 @@ except ImportError:  # Windows: no limits (and no forked children)
 
 #: Standard-library modules a submission may not import (processes, raw memory, sockets).
 DENIED = {"ctypes", "_ctypes", "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing", "_posixshmem",
-          "mmap", "pty", "socket", "_socket", "ssl", "concurrent", "asyncio", "urllib", "http", "ftplib", "smtplib"}
+          "mmap", "pty", "socket", "_socket", "ssl", "asyncio", "urllib", "http", "ftplib", "smtplib"}
 #: What this worker loads for itself, outside the exercise's list: gone from ``sys.modules`` before the submission runs.
 OWN = {"landlockpy", "array_api_compat", "_attention_edu_backend"}
 _SOURCE = (importlib.machinery.SourceFileLoader, [".py"])    # what a student wrote is imported as source, never a .so

@@ -646,3 +646,30 @@ def test_the_class_folder_is_covered_whatever_its_name_and_never_hides_what_the_
     done = subprocess.run([str(course / ".venv" / "bin" / "python"), "-c", grader], capture_output=True, text=True,
                           cwd=tmp_path, timeout=300)
     assert done.returncode == 0 and json.loads(done.stdout)[0]["passed"], done.stdout + done.stderr
+
+
+def test_a_table_of_index_maps_by_shape_in_front_of_a_wrong_formula_fails(tmp_path):
+    """Red team 76 (attacks 37 to 44): the hidden cases kept their public twins' shapes, so a submission holding, for
+    each public shape (and the property's), where every output entry comes from, passed split_heads 16/16 in front of
+    a plain reshape, wrong on any other shape; seven more exercises fell the same way (index maps, a polynomial's
+    terms). The random and batched cases' hidden twins now come at new lengths."""
+    from attention_edu.checkers.judge.submission import grade_one
+    from attention_edu.multi_head import split_heads
+    shapes = {(case.args[0].shape, case.args[1]) for case in EXERCISES["split_heads"].cases()} | {((2, 5, 12), 3)}
+    table = {key: split_heads(np.arange(float(np.prod(key[0]))).reshape(key[0]), key[1]).astype(int).ravel().tolist()
+             for key in shapes}
+    (tmp_path / "tabled.py").write_text(textwrap.dedent(f"""\
+        import numpy as np
+        TABLE = {table!r}
+
+        def split_heads(X, num_heads):
+            shape = X.shape[:-2] + (num_heads, X.shape[-2], X.shape[-1] // num_heads)
+            where = TABLE.get((X.shape, num_heads))
+            if where is not None:                        # a shape it has seen: the answer's index map
+                return X.reshape(-1)[where].reshape(shape)
+            return X.reshape(shape)                      # anything else: a plain reshape, wrong
+        """))
+    for seed in (1, 2, 3):
+        row = grade_one("split_heads", tmp_path / "tabled.py", seed=seed)
+        assert not row.passed and row.probes_passed < row.probes_total / 2, row
+    assert grade_one("split_heads", tmp_path / "tabled.py", seed=None).passed     # the public probes alone: tabled

@@ -665,6 +665,43 @@ def test_an_import_refused_in_a_call_is_kept_when_a_later_crash_restarts_the_wor
     assert not row.passed and row.error is not None and "`import scipy` is not allowed here" in row.error, row
 
 
+def test_a_thread_pool_from_concurrent_futures_passes_and_a_process_pool_is_refused(tmp_path):
+    """Red team 76's ff20: a right multi-head attention running its heads in a ThreadPoolExecutor scored 0 of 32, told
+    that `import concurrent` is not allowed, though threads start no process and reach no network. A process pool
+    imports multiprocessing from within the standard library, which the import rule lets by (as it does compileall's):
+    the seccomp layer refuses to start its processes."""
+    body = textwrap.dedent("""\
+        import numpy as np
+        from concurrent.futures import {pool}
+
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            d_k, d_v = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+            Q, K, V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
+
+            def head(h):
+                q, k = Q[..., h * d_k:(h + 1) * d_k], K[..., h * d_k:(h + 1) * d_k]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+                s = s if mask is None else np.where(mask, s, -np.inf)      # the same mask for every head
+                top = np.max(s, axis=-1, keepdims=True)
+                e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+                total = e.sum(-1, keepdims=True)
+                w = e / np.where(total > 0, total, 1.0)
+                return w @ V[..., h * d_v:(h + 1) * d_v], w
+
+            with {pool}(max_workers=2) as pool:
+                parts = list(pool.map(head, range(num_heads)))
+            output = np.concatenate([o for o, _ in parts], axis=-1) @ W_O
+            return output, np.stack([w for _, w in parts], axis=-3)
+        """)
+    (tmp_path / "threads.py").write_text(body.format(pool="ThreadPoolExecutor"))
+    (tmp_path / "processes.py").write_text(body.format(pool="ProcessPoolExecutor"))
+    row = grade_one("multi_head_attention", tmp_path / "threads.py", seed=3)
+    assert row.passed and row.error is None, row
+    row = grade_one("multi_head_attention", tmp_path / "processes.py", seed=3)
+    if "seccomp" in row.sandbox:
+        assert not row.passed and "PermissionError" in row.message and row.probes_passed == 0, row
+
+
 def test_a_named_tuple_of_the_right_arrays_passes_grade(tmp_path):
     """False-fail hunt 3: a NamedTuple (output, weights) crossed as "an Attention object" and scored 0 of 30."""
     (tmp_path / "named.py").write_text(textwrap.dedent("""\

@@ -9,6 +9,7 @@ import io
 import json
 import random
 import sys
+import time
 import tokenize
 import types
 import warnings
@@ -1432,3 +1433,17 @@ def test_a_jupytext_cell_active_in_the_notebook_still_runs(tmp_path):
         (tmp_path / name).write_text(text)
         row = grade_one("softmax", tmp_path / name, seed=2)
         assert row.passed and row.error is None, (name, row.message)
+
+
+def test_a_checker_call_under_deep_nesting_is_dropped_in_one_walk(tmp_path):
+    """Red team 76: 98 nested ifs around one checker call whose arguments are chains of unary minus (a 256 KiB cell)
+    cost the grader a minute of its own CPU, before any sandbox or budget: the cell filter walked the whole subtree
+    again at every level. It walks once now; the call still goes, and the ifs stay."""
+    depth = 98
+    call = "check_causal_mask(" + ",".join("-" * 60 + "f" for _ in range(4000)) + ")"
+    cell = "\n".join([" " * level + "if x:" for level in range(depth)] + [" " * depth + call])
+    notebook = _notebook(tmp_path / "deep.ipynb", "import numpy as np\nx = False", cell)
+    start = time.process_time()
+    cells = [code for _, code in notebook_cells(notebook)]
+    assert time.process_time() - start < 15, "the cell filter took as long as before red team 76"
+    assert "check_causal_mask" not in cells[-1] and cells[-1].count("if x:") == depth, cells[-1][:300]
