@@ -214,7 +214,7 @@ def report(exercise: Exercise, failures: list[Failure], runs_by_rank: dict[int, 
     only when no public case failed; ``not_passed``: the probes not passed (or skipped), by group."""
     public = any(f.case.probe not in ("properties", "hidden") and f.probe != "determinism" for f in failures)
     listed = sorted((f for f in failures if f.case.probe != "properties" or not public),
-                    key=lambda f: f.case.probe == "hidden")
+                    key=lambda f: (f.case.probe == "hidden", f.probe != "determinism"))   # random outputs: first (77)
     errors = {explain_error(f.error, f.case.args, f.case.names) for f in failures if f.error is not None}
     flat = HINTS["error.matmul-shapes"].format(signature=exercise.signature)
     fixed_rank, broken = rank_hint(runs_by_rank), {r for r, runs in runs_by_rank.items() if runs and not any(runs)}

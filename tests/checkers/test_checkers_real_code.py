@@ -1273,7 +1273,7 @@ CORPUS = [
         def luong_general_scores(S, H, W):                # hint study 41's 21: the W passed in is never used
             W = np.random.randn(len(S), len(S)) * 0.1         # (m, m): sized by the number of decoder states
             return (W @ S) @ H.T
-        """, "draws a W of its own (m, m) and ignores the one passed in", ("luong_general_scores.ignores-W",)),
+        """, "draws a W of its own (m, m) and ignores the one passed in", ("harness.nondeterministic",)),
     ("luong-weights-and-context-per-position", "luong_general_scores", """
         def luong_general_scores(S, H, W):                # hint study 41's 22: written for one decoder state
             n = H.shape[0]
@@ -1283,6 +1283,27 @@ CORPUS = [
             context = weights @ H
             return weights, context
         """, "one decoder state's weights and context, not the scores", ("error.matmul-shapes",)),
+    ("luong-transposed-w-in-a-helper", "luong_general_scores", """
+        def _product(a, b):                               # red team 77's 23: the line that raised shows no W
+            return a @ b
+
+        def luong_general_scores(S, H, W):
+            return _product(_product(S, W.T), H.T)
+        """, "W transposed, the products in a helper", ("luong_general_scores.transposed-W",)),
+    ("luong-extra-transpose-of-a-product", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 77's 20: one .T too many, states kept as rows
+            WH = W @ H.T                                      # (d_s, n)
+            return S @ WH.T
+        """, "transposes W H^T once more", ("error.matmul-shapes",)),
+    ("luong-w-after-the-keys", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 77's 22: W last, after the encoder states
+            return S @ H.T @ W
+        """, "W multiplied in after H^T", ("error.matmul-shapes",)),
+    ("luong-fixed-weights-of-its-own", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 77's 58: seeded, so deterministic, but not W
+            own = np.random.default_rng(0).normal(size=(2, 2))
+            return S @ own @ H.T
+        """, "a (2, 2) weight of its own in place of W", ("luong_general_scores.ignores-W", "value.mismatch")),
     ("mha-keys-cut-to-query-length", "multi_head_attention", """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
             m, d = X_q.shape[-2], W_Q.shape[1] // num_heads      # red team 75's f19: keys from X_kv, m of them
@@ -2458,8 +2479,6 @@ FIRST_HINT = {
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
-    # its random W runs where d_s = d_h: determinism is probed there when the random cases raise (hint study 41's 21)
-    "luong-own-random-w": "harness.nondeterministic",
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
@@ -2500,6 +2519,10 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
+    "luong-transposed-w-in-a-helper": "luong_general_scores.ignores-W",     # its error is W.T's (red team 77)
+    "luong-extra-transpose-of-a-product": "luong_general_scores.states-as-columns",     # S is never transposed (77)
+    "luong-w-after-the-keys": "luong_general_scores.ignores-W",               # W is there, in the wrong place (77)
+    "luong-fixed-weights-of-its-own": "luong_general_scores.one-state-as-column",     # no state as a column (77)
     "luong-own-random-w": "luong_general_scores.transposed-W",      # its W has no .T: matched by NumPy's error (41)
     "luong-weights-and-context-per-position": "luong_general_scores.states-as-columns",   # no .T on the line (41)
     "ds-enumerate-zip-unpack": "error.fixed-ndim",        # a loop header's unpacking, no shape (hint study 10)

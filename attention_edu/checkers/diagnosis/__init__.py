@@ -163,8 +163,8 @@ HINTS: dict[str, str] = {
     "harness.arity": "Return exactly {arity} values, in the order {order}.",
     "harness.dtype": "{dtype_hint}",
     "harness.shape": "The expected shape is {expected}; check which axes your code keeps and in what order.",
-    "harness.nondeterministic": "The same inputs gave different outputs: remove randomness (dropout, np.random) and "
-        "anything kept between calls, and use the weights passed in, never random ones of your own.",
+    "harness.nondeterministic": "The same inputs gave different outputs: remove randomness (dropout, np.random, "
+        "weights of your own where the arguments hold them) and anything kept between calls.",
     "value.nan": "NaN or inf appeared where the expected values are finite; look for exp of a large number, a "
         "division by zero, or a NaN your code writes itself (np.nan for rows it skips).",
     "value.wrong-axis": "Your {name} sum to 1 over {axis}, not over the last axis: normalise over the keys, axis=-1 "

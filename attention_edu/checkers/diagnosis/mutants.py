@@ -105,7 +105,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     said = getattr(failure.error, "line", "").split("#")[0]      # the student's line that raised, its comment cut
-    mistakes = [m for m in mistakes if not (raised and said) or re.search(m.line, said)]      # (study 36)
+    mistakes = [m for m in mistakes if m.id in known or not (raised and said) or re.search(m.line, said)]  # 36, 77
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
         if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(

@@ -121,8 +121,9 @@ LUONG_GENERAL_SCORES = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
-#: a weight as a product's first operand, on the line that raised: the column form (red team 73: not S @ W1.T @ W2 @ H)
-_WEIGHT_FIRST = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]"
+#: a weight as a product's first operand, on the line that raised: the column form (red team 73: not S @ W1.T @ W2 @ H);
+#: W by its name (W, Wa, W_a, w) in a line that raised, for Luong's mutants (red team 77)
+_WEIGHT_FIRST, _W = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]", r"\b[Ww]\w{0,3}\b"
 
 
 #: code that goes on to the attention's output, softmax(scores) @ H (hint studies 37 to 40)
@@ -192,12 +193,13 @@ variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1
 register_mistakes("luong_general_scores", (
     ("transposed-W", "small", lambda S, H, W: S @ W.T @ H.T,
      "With W (d_s, d_h) the score s_tᵀ W h_i is (S @ W) @ Hᵀ for stacked states; you used W transposed.",
-     r"\b[Ww]\w{0,3}\.T\b|(transpose|swapaxes)\(\s*[Ww]\w{0,3}\b|\b[Ww]\w{0,3}\.transpose"),   # W's own (hint study 41)
+     rf"{_W}\s*\.\s*m?T\b|(transpose|swapaxes)\(\s*{_W}|{_W}\.(transpose|swapaxes)\("),   # W's own (studies 41, 77)
     ("states-as-columns", "runs", lambda S, H, W: S.T @ W @ H,
      "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
-     "not the column-vector form S.T @ W @ H.", r"\.T\b|transpose|swapaxes"),      # a transpose on the line (study 41)
+     "not the column-vector form S.T @ W @ H.",     # a transposed first operand on the line (red team 77)
+     r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@"),
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
-     "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score."),
+     "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score.", rf"^(?!.*{_W})"),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
      "Luong's general score is not scaled: leave out the division by a square root."),
     ("softmaxed", "small", lambda S, H, W: stable_softmax(S @ W @ H.T),
@@ -217,7 +219,7 @@ register_mistakes("luong_general_scores", (
     ("one-state-as-column", "returns", lambda S, H, W: H @ (W.T @ S),      # hint studies 37's 21 and 38's 26
      "Your code scores one decoder state s given as a vector, one score per encoder state (H @ W.T @ s); here S holds "
      "all m decoder states as rows, (m, d_s), and W meets S on the wrong axis. Score every pair at once: S @ W @ H.T, "
-     "(m, n)."),
+     "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
 for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis; their contexts
