@@ -156,9 +156,9 @@ def _fresh(value: object, rng: np.random.Generator, lengths: dict[int, int] | No
         spread, draw = float(np.std(value)) or 1.0, rng.standard_normal(shape)
         if shape == value.shape:
             return _weights_kept(value, draw, draw * spread + float(np.mean(value)))
-        weights = value.ndim and np.allclose(np.sum(value, axis=-1), 1.0) and np.all(value >= 0)
-        rows = np.exp(draw) / np.sum(np.exp(draw), axis=-1, keepdims=True)
-        return (rows if weights else draw * spread + float(np.mean(value))).astype(value.dtype)
+        if value.ndim and np.allclose(np.sum(value, axis=-1), 1.0) and np.all(value >= 0):     # rows of weights
+            return np.exp(draw - np.logaddexp.reduce(draw, axis=-1, keepdims=True)).astype(value.dtype)
+        return (draw * spread + float(np.mean(value))).astype(value.dtype)
     return value
 
 
