@@ -1975,7 +1975,7 @@ CORPUS = [
             dS = w * (dW - np.sum(dW * w, axis=-1, keepdims=True)) / np.sqrt(Q.shape[-1])
             return dS @ K, dS @ Q, dV                     # dK not transposed either
         """, "dV = W dO and dK = dS Q, neither transposed (also no guard for a fully masked query)",
-     ("attention_backward.no-transpose",)),
+     ("attention_backward.dv-no-transpose",)),
     ("backward-chained-diagonal-jacobian", "attention_backward", """
         def attention_backward(Q, K, V, d_output, mask=None):
             d_k = Q.shape[-1]
@@ -2305,6 +2305,71 @@ CORPUS = [
             keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
             return np.where(keep, 0.0, -np.inf).astype(np.float32)[:, None, :]
         """, "the additive float form (0 / -inf) where the boolean mask is asked", ("padding_mask.float",)),
+    ("backward-dv-no-transpose", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            scale = 1.0 / np.sqrt(Q.shape[-1])
+            logits = scale * (Q @ np.swapaxes(K, -1, -2))
+            if mask is not None:
+                logits = np.where(mask, logits, -np.inf)
+            top = np.max(logits, axis=-1, keepdims=True)
+            top = np.where(np.isfinite(top), top, 0.0)
+            p = np.exp(logits - top)
+            total = p.sum(axis=-1, keepdims=True)
+            attn = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+            dv = attn @ d_output                          # the attention matrix as it is, not transposed
+            da = d_output @ np.swapaxes(V, -1, -2)
+            ds = attn * (da - (da * attn).sum(axis=-1, keepdims=True))
+            return scale * ds @ K, scale * np.swapaxes(ds, -1, -2) @ Q, dv
+        """, "dV = W d_output: W is not transposed", ("attention_backward.dv-no-transpose",)),
+    ("backward-dk-no-transpose", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            scale = 1.0 / np.sqrt(Q.shape[-1])
+            logits = scale * (Q @ np.swapaxes(K, -1, -2))
+            if mask is not None:
+                logits = np.where(mask, logits, -np.inf)
+            top = np.max(logits, axis=-1, keepdims=True)
+            top = np.where(np.isfinite(top), top, 0.0)
+            p = np.exp(logits - top)
+            total = p.sum(axis=-1, keepdims=True)
+            attn = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+            dv = np.swapaxes(attn, -1, -2) @ d_output
+            da = d_output @ np.swapaxes(V, -1, -2)
+            ds = attn * (da - (da * attn).sum(axis=-1, keepdims=True))
+            dk = ds @ Q * scale                           # dS not transposed: raises as W @ d_output would
+            return scale * ds @ K, dk, dv
+        """, "dK = dS Q: dS is not transposed", ("attention_backward.chain",)),
+    ("backward-dv-dot", "backward_dv", """
+        def backward_dv(W, d_output):
+            grad_values = np.dot(W, d_output)             # W as it is, through np.dot
+            return grad_values
+        """, "np.dot(W, d_output): W is not transposed", ("backward_dv.no-transpose",)),
+    ("entropy-normalised-row-zero", "attention_entropy", """
+        def attention_entropy(weights):                   # divided by each row's largest entropy, log(i + 1)
+            safe = np.clip(weights, 1e-300, None)
+            h = -(weights * np.log(safe)).sum(axis=-1)
+            ceiling = np.log(np.arange(weights.shape[-2]) + 1.0)
+            return h / ceiling                            # row 0: log 1 = 0
+        """, "divides row i by log(i + 1), row 0 by 0", ("attention_entropy.normalised",)),
+    ("sdpa-masked-array", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            d = Q.shape[-1]
+            scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)
+            hidden = np.zeros(scores.shape, dtype=bool) if mask is None else ~np.broadcast_to(mask, scores.shape)
+            scores = np.ma.masked_array(scores, mask=hidden)       # np.ma: True hides an entry
+            e = np.ma.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights = e / e.sum(axis=-1, keepdims=True)
+            return np.ma.dot(weights, V), weights         # masked arrays handed back as they are
+        """, "returns masked arrays (np.ma) where plain arrays are asked", ("harness.wrong-type",)),
+    ("bahdanau-columns-dot", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):             # the course's column-vector form, through np.dot
+            keys = np.dot(W2, H)                          # (d_a, d_h) . (d_h, n) in the notes
+            query = np.dot(W1, S)
+            return np.dot(v, np.tanh(keys + query))
+        """, "states taken as columns (W2 H, W1 s)", ("bahdanau_scores.states-as-columns",)),
+    ("luong-columns-nested-dot", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            return np.dot(np.dot(S.T, W), H)              # s^T W h with the states as columns
+        """, "states taken as columns (sᵀ W H)", ("luong_general_scores.states-as-columns",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2342,7 +2407,8 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # a mutant for it matched merge-without-swap's error where m = H² (red team 64): withdrawn
            "mha-heads-never-cut": "error.matmul-shapes",
            # a mutant for it matched any matmul's error of the same sizes (hint study 15's 08, A Vᵀ B K): withdrawn
-           "backward-dv-untransposed": "error.matmul-shapes",
+           # dS @ Q raises as W @ d_output does (both "size 2 is different from 3"): no mutant tells them apart
+           "backward-dk-no-transpose": "error.matmul-shapes",
            # raise NAME told as error.exit matched raise err of a string in a validity check (red team 67): withdrawn
            "causal-raised": "error.other",
            # the diagonal as a row (1, n): a variant for it took the vector (n,) from shape.square-axis, withdrawn
@@ -2373,6 +2439,10 @@ FIRST_HINT = {
     "bahdanau-returns-context": "bahdanau_scores.context",     # was harness.shape (hint study 40's 15)
     "luong-one-state-returns-context-and-weights": "luong_general_scores.context",    # was harness.several (40's 16)
     "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
+    "backward-dv-no-transpose": "attention_backward.dv-no-transpose",     # was error.matmul-shapes (study 42's 32)
+    "entropy-normalised-row-zero": "attention_entropy.normalised",      # was value.nan (study 42's 30)
+    "bahdanau-columns-dot": "bahdanau_scores.states-as-columns",    # was error.matmul-shapes (study 43's 15, 16)
+    "luong-columns-nested-dot": "luong_general_scores.states-as-columns",    # was error.matmul-shapes (43's 19, 20)
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too
     "causal-additive-1e10": "causal_mask.additive",    # was harness.dtype: only -inf and -1e9 were known (study 13)
     "causal-n-unhandled": "error.none-argument",      # was error.other (hint study 13)
@@ -2479,6 +2549,7 @@ FIRST_HINT = {
 }
 # the mistake once went unnamed among the others (value.mismatch)
 ALSO_NAMED = {
+    "backward-dk-no-transpose": "attention_backward.chain",  # dQ and dV right: the error is in dK alone
     "sdpa-added-mask": "attention.mask-added",             # scores + mask, with a boolean mask
     "jacobian-resoftmax": "softmax_jacobian.softmax-again",  # the Jacobian of softmax(w), not of w
     "entropy-mean-over-queries": "shape.reduced-axis",     # was harness.shape, after the fixed rank (leftover of 12)
@@ -2520,6 +2591,7 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
     "luong-transposed-w-in-a-helper": "luong_general_scores.ignores-W",     # its error is W.T's (red team 77)
+    "backward-dk-no-transpose": "attention_backward.dv-no-transpose",       # raises as W @ d_output does
     "luong-extra-transpose-of-a-product": "luong_general_scores.states-as-columns",     # S is never transposed (77)
     "luong-w-after-the-keys": "luong_general_scores.ignores-W",               # W is there, in the wrong place (77)
     "luong-fixed-weights-of-its-own": "luong_general_scores.one-state-as-column",     # no state as a column (77)
@@ -2647,6 +2719,7 @@ def test_pytorchs_transpose_on_a_numpy_array_is_told_as_such(tmp_path, capsys):
     ("TypeError", "'function' object is not subscriptable", "error.function-value"),
     ("AttributeError", "'function' object has no attribute 'shape'", "error.function-value"),
     ("TypeError", "bad operand type for unary -: 'method'", "error.function-value"),
+    ("TypeError", "'tuple' object is not callable", "error.function-value"),     # x.shape(1) (hint study 43's 40)
     # a keyword or a value that only happens to be called 'method' or 'function'
     ("TypeError", "quantile() got an unexpected keyword argument 'method'", "error.other"),
     ("ValueError", "unknown mode 'function' (expected 'valid' or 'same')", "error.other"),
@@ -2655,8 +2728,10 @@ def test_a_function_where_its_value_was_meant_is_told_by_its_type_name(kind, mes
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
 
-    error = ErrorInfo(kind, message, (kind, "Exception"), "line 3 in f: return x - x.max")
-    assert explain_error(error, ()) == hint_id
+    line = "line 3 in f: n = x.shape(1)" if "tuple" in message else "line 3 in f: return x - x.max"
+    assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), line), ()) == hint_id
+    if "tuple" in message:              # a tuple called elsewhere is not a shape called
+        assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), "line 3 in f: return f(x)"), ()) == "error.other"
 
 
 def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_path, capsys):
@@ -2903,3 +2978,14 @@ def test_a_raise_of_the_students_own_rejecting_valid_input_is_its_own_check(type
     from attention_edu.checkers.diagnosis import explain_error
     from attention_edu.checkers.judge import ErrorInfo
     assert explain_error(ErrorInfo(type_name, message, (type_name, "Exception"), line), ()) == hint_id
+
+
+def test_a_masked_array_handed_back_is_told_how_to_fill_it(tmp_path, capsys):
+    """np.ma's arrays are an ndarray subclass: refused at the type, and the hint says how to get a plain array
+    (hint studies 33 and 42's 11)."""
+    status, hints = _check(tmp_path, "sdpa-masked-array", capsys)
+    path = tmp_path / "again.py"
+    path.write_text(HEADER + textwrap.dedent(BY_KEY["sdpa-masked-array"][2]))
+    cli.main(["check", "scaled_dot_product_attention", str(path), "--seed", "0"])
+    out = capsys.readouterr().out
+    assert status == 1 and hints[0] == "harness.wrong-type" and "MaskedArray" in out and ".filled(0.0)" in out

@@ -97,8 +97,7 @@ def describe_difference(name: str, actual: np.ndarray, expected: np.ndarray, row
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         bad = ~np.isclose(a, e, rtol=1e-5, atol=1e-8, equal_nan=True)
-        nan = np.isnan(a) & ~np.isnan(e)
-        err = np.abs(a - e)
+        nan, err = np.isnan(a) & ~np.isnan(e), np.abs(a - e)
         finite_err = err[np.isfinite(err)]
     if nan.any():
         first, nans = tuple(int(i) for i in np.argwhere(nan)[0]), int(nan.sum())
@@ -154,8 +153,8 @@ HINTS: dict[str, str] = {
     "harness.timeout": "Look for a loop that never ends or work that grows far too fast with the input size; the "
         "inputs of this probe are small.",
     "harness.mutated": "Your function changed {name} in place: compute into a new array (y = x - m instead of x -= m).",
-    "harness.wrong-type": "Return a plain NumPy array (of numbers; of booleans for a mask): np.asarray(x) turns a "
-        "list, a tuple or a matrix into one, and x.astype(np.float64) an array of Python objects.",
+    "harness.wrong-type": "Return a plain NumPy array (of numbers; of booleans for a mask): np.asarray(x) makes one of "
+        "a list, tuple or matrix, x.filled(0.0) of a masked array (np.ma), x.astype(np.float64) of Python objects.",
     "harness.several": "Return the array asked for alone, not in a tuple or list: return w, w (or return w, with a "
         "trailing comma) gives back a tuple, and np.asarray would stack it into an array of the wrong shape.",
     "harness.none": "Your function returned None for these inputs: some path through it ends without a return (an "
@@ -188,8 +187,8 @@ HINTS: dict[str, str] = {
     "error.boolean-index": "Indexing with a boolean mask (scores[~mask] = ...) needs the mask in the array's full "
         "shape; a mask that only broadcasts, such as (B, 1, n), cannot index: use np.where(mask, scores, -np.inf).",
     "error.float-size": "A size or index must be an int, and / gives a float: use //, as X.shape[-1] // num_heads.",
-    "error.function-value": "A name in that line is a function, not a value: call it (x.max(), not x.max), or keep "
-        "the result of the line that computes it (mask = np.triu(...), not np.triu(...) alone on its line).",
+    "error.function-value": "A function stands where its value belongs, or a value is called: call x.max() (not x.max),"
+        " keep what a line computes (mask = np.triu(...)), and index a shape, x.shape[1] (not x.shape(1)).",
     "value.mask-place": "Each row of your {name} allows the right number of keys, but not the right ones: True marks "
         "the keys a query may see, the earlier positions (the past, or the real tokens before the padding).",
     "error.heads-divide": "d_model need not be a multiple of num_heads: a head's size is W_Q.shape[1] // num_heads "
@@ -238,7 +237,8 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         # its own check: assert d_s == d_h (hint study 19), raise ValueError("input must be a list") (study 40's 21)
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
-        ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)),
+        ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)
+         or "'tuple' object is not callable" in text and re.search(r"\.shape\s*\(", line)),     # study 43's 40
         # B, L, D = X.shape; reshape(B, L, H, d) of (L, D); x.transpose(0, 1, 3, 2); not x[2] of size 2, float indices
         ("error.fixed-ndim", error.is_a("IndexError") and re.search("tuple ind|many ind|of dim", text) or "to unpack"
          in text and "shape" in line

@@ -28,11 +28,11 @@ __all__ = ["ATTENTION_BACKWARD", "backward"]
 
 
 def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale_dq=True, scale_dk=True,
-             forward_scale=None, **knobs):
+             forward_scale=None, dv=grad_v, **knobs):
     """Host backward of scaled dot-product attention, with knobs for building the mutants.
 
-    ``jacobian`` names the softmax backward in :data:`.backward_steps.SOFTMAX_BACKWARDS`; ``knobs``
-    (``fill=-1e9``, ``additive=True``, ``inverted=True``, ``guard=False``) go to the masking.
+    ``jacobian`` names the softmax backward in :data:`.backward_steps.SOFTMAX_BACKWARDS`, ``dv(W, d_output)`` makes
+    dV; ``knobs`` (``fill=-1e9``, ``additive=True``, ``inverted=True``, ``guard=False``) go to the masking.
     """
     scale = math.sqrt(Q.shape[-1]) if scale is None else scale
     forward_scale = scale if forward_scale is None else forward_scale
@@ -41,7 +41,7 @@ def backward(Q, K, V, d_output, mask=None, *, scale=None, jacobian="full", scale
     dS = SOFTMAX_BACKWARDS[jacobian](W, dW)                                        # (..., m, n)
     dQ = dS @ K / (scale if scale_dq else 1.0)                                     # (..., m, d_k)
     dK = np.matrix_transpose(dS) @ Q / (scale if scale_dk else 1.0)                # (..., n, d_k)
-    dV = grad_v(W, d_output)                                                       # (..., n, d_v)
+    dV = dv(W, d_output)                                                           # (..., n, d_v)
     return dQ, dK, dV
 
 
@@ -122,16 +122,6 @@ ATTENTION_BACKWARD = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
-def _dk_transposed(Q, K, V, d_output, mask=None):
-    dQ, dK, dV = backward(Q, K, V, d_output, mask)
-    return dQ, np.matrix_transpose(dK), dV
-
-
-def _dv_transposed(Q, K, V, d_output, mask=None):
-    dQ, dK, _ = backward(Q, K, V, d_output, mask)
-    return dQ, dK, np.matrix_transpose(d_output) @ attend(Q, K, V, mask)[1]
-
-
 register_mistakes("attention_backward", (
     ("diagonal-jacobian", "small", partial(backward, jacobian="diagonal"),
      "You kept only the diagonal of the softmax Jacobian, dS = W ⊙ dW: subtract each row's weighted mean, "
@@ -151,8 +141,7 @@ register_mistakes("attention_backward", (
     ("dq-dk-unscaled", "small", partial(backward, scale_dq=False, scale_dk=False),
      "The scores are Q Kᵀ / √d_k, so dQ = dS K and dK = dSᵀ Q carry the factor 1/√d_k as well: yours leave it "
      "out of both (they are √d_k times too large)."),
-    ("scale-by-d_k", "small",
-     lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
+    ("scale-by-d_k", "small", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output, mask, scale=Q.shape[-1]),
      "The scale is 1/√d_k, in the forward pass and in dQ and dK alike; you divide by d_k."),
     ("scale-by-d_v", "small", lambda Q, K, V, d_output, mask=None: backward(
         Q, K, V, d_output, mask, scale=math.sqrt(V.shape[-1]), forward_scale=math.sqrt(Q.shape[-1])),
@@ -164,10 +153,14 @@ register_mistakes("attention_backward", (
      "Your gradients have no 1/√d_k anywhere: the scores are Q Kᵀ / √d_k, so recompute the weights with it, and "
      "dQ = dS K / √d_k, dK = dSᵀ Q / √d_k carry it too."),
     ("cross-entropy", "small", partial(backward, jacobian="cross-entropy"), CROSS_ENTROPY),
-    ("dk-transposed", "returns", _dk_transposed,
+    ("dk-transposed", "returns", lambda *args: (lambda dQ, dK, dV: (dQ, np.matrix_transpose(dK), dV))(
+        *backward(*args)),
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
-    ("dv-transposed", "returns", _dv_transposed,
+    ("dv-transposed", "returns", partial(backward, dv=lambda W, dO: np.matrix_transpose(dO) @ W),
      "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
+    ("dv-no-transpose", "runs", partial(backward, dv=np.matmul),     # the line that raised shows no transpose (42's 32)
+     "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output, not W @ d_output.",
+     r"^(?!.*(\.m?T\b|transpose|swapaxes|einsum)).*(\b(d_?[Vv]|grad_?[Vv]|[Vv]_?grad)\w*\s*=|[@,(]\s*d_?(out|O|y))"),
     ("ignores-mask", "masks", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output),
      "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
      "entries get weight 0 and therefore zero gradient."),
@@ -212,6 +205,7 @@ variant("attention_backward.inverted-mask-finite-fill")(     # S = -1e10 where m
 variant("attention_backward.inverted-mask-finite-fill")(     # S - 1e10 where masked, dS zeroed there (hint study 18)
     lambda Q, K, V, d_output, mask=None: (*backward(Q, K, V, d_output, mask, inverted=True)[:2], backward(
         Q, K, V, d_output, mask, inverted=True, fill=-1e10, additive=True)[2]))
+variant("attention_backward.dv-no-transpose")(partial(backward, dv=np.dot))     # np.dot(W, d_output)
 variant("attention_backward.p-one-minus-p")(      # and no 1/√d_k in dQ and dK either (hint study 31's 34)
     partial(backward, jacobian="p(1-p)", scale_dq=False, scale_dk=False))
 variant("attention_backward.inverted-mask")(      # -inf with no guard: the row that may see every key is NaN

@@ -166,6 +166,7 @@ register_mistakes("backward_dv", (
      "d_output @ W is the gradient for states stored as columns; here the values are V's rows, (..., n, d_v), and "
      "dV = Wᵀ d_output: np.swapaxes(W, -1, -2) @ d_output."),
 ))
+variant("backward_dv.no-transpose")(np.dot)                                  # np.dot(W, d_output)
 register_mistakes("backward_dw", (
     ("transposed", "returns", lambda V, d_output: V @ np.matrix_transpose(d_output),
      "dW has the shape of W, (..., m, n): it is d_output Vᵀ, not V d_outputᵀ."),

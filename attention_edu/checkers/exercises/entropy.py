@@ -108,7 +108,8 @@ register_mistakes("attention_entropy", (
     ("missing-minus", "small", lambda weights: np.sum(_plogp(weights), axis=-1),
      "Entropy is minus the sum of p log p; without the minus sign every value comes out negative."),
     ("normalised", "small", lambda weights: -np.sum(_plogp(weights), axis=-1) / math.log(weights.shape[-1]),
-     "Return the entropy itself, not divided by its maximum log n."),
+     "Return the entropy itself, not divided by the largest a row can have (log n, or log i where a row sees i "
+     "keys)."),
     ("zero-gives-nan", "masks", lambda weights: -np.sum(weights * np.log(weights), axis=-1),
      "0 · log 0 must count as 0, but np.log(0) is -inf and 0 · -inf is NaN: take the log only where "
      "p > 0, for example np.log(np.where(p > 0, p, 1))."),
@@ -129,6 +130,9 @@ variant("attention_entropy.single-number")(         # the whole array renormalis
 # divided by log(i + 1), the largest entropy row i of a causal mask can have (log 1 = 0 left as 1)
 variant("attention_entropy.normalised")(lambda weights: -np.sum(_plogp(weights), axis=-1) / np.where(
     np.arange(weights.shape[-2]) > 0, np.log(np.arange(1, weights.shape[-2] + 1)), 1.0))
+for start in (1, 2):        # by log(i + 1), row 0's log 1 = 0 kept (inf or NaN there), or counted from 1 (42's 30)
+    variant("attention_entropy.normalised")(lambda weights, start=start: -np.sum(_plogp(weights), axis=-1) / np.log(
+        np.arange(start, weights.shape[-2] + start)))
 
 
 @reads("attention_entropy", "attention_entropy.empty-row")

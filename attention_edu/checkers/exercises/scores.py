@@ -29,9 +29,8 @@ def _bahdanau_cases() -> list[Case]:
     names = ("S", "H", "W1", "W2", "v")
     W1 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]])
     W2 = np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
-    v = np.array([1.0, 0.8])
     H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    S = np.array([[0.5, 0.5, 0.5]])
+    S, v = np.array([[0.5, 0.5, 0.5]]), np.array([1.0, 0.8])
     small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), names, literal=True,
                  note="These are the inputs of Exercise 1 of \"Attention Mechanisms: Fundamentals\".")
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h} d_a={d_a}",
@@ -51,8 +50,7 @@ def _encoder_order(student) -> str | None:
 
 def _row_independence(student) -> str | None:
     S, H, W1, W2, v = normal_arrays(32, (4, 2), (3, 3), (5, 2), (5, 3), (5,))
-    S2 = S.copy()
-    S2[0] += 1.0                                            # change decoder state 0 only
+    S2 = S + np.eye(len(S))[:, :1]                          # change decoder state 0 only
     (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)
     row_0_only = np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0])
     return None if row_0_only else "changing decoder state 0 should change score row 0 and no other row"
@@ -125,7 +123,6 @@ LUONG_GENERAL_SCORES = Exercise(
 #: W by its name (W, Wa, W_a, w) in a line that raised, for Luong's mutants (red team 77)
 _WEIGHT_FIRST, _W = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]", r"\b[Ww]\w{0,3}\b"
 
-
 #: code that goes on to the attention's output, softmax(scores) @ H (hint studies 37 to 40)
 _CONTEXT = ("Your function goes on to the attention's output: the context vectors, the softmax of the scores times H "
             "(beside the weights, where it returns two values). This exercise asks for the raw scores e_{t,i}, one per "
@@ -187,6 +184,8 @@ for _at in (0, -1):              # code for one decoder step: S[0] or S[-1] as t
 variant("bahdanau_scores.context")(lambda S, H, W1, W2, v: _with_weights(stable_softmax(np.tanh(_features(
     S @ W1.T, H @ W2.T)) @ v), H))
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(W2 @ H + W1 @ S) @ v)   # W2 @ H first
+variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W1, S) + np.dot(W2, H)) @ v)
+variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W2, H) + np.dot(W1, S)) @ v)
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
@@ -222,6 +221,7 @@ register_mistakes("luong_general_scores", (
      "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
+variant("luong_general_scores.states-as-columns")(lambda S, H, W: np.dot(np.dot(S.T, W), H))   # np.dot's error
 for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis; their contexts
     variant("luong_general_scores.one-decoder-state")(lambda S, H, W, at=_state: S[at] @ W @ H.T)
     variant("luong_general_scores.context")(lambda S, H, W, at=_state: stable_softmax(S[at] @ W @ H.T) @ H)

@@ -27,7 +27,7 @@ def test_an_array_that_cannot_cross_is_named_an_array_of_its_dtype(dtype):
     result = check_softmax(lambda x: np.full(x.shape, "a").astype(dtype))
     assert f"weights is an array of dtype {np.dtype(dtype)}; expected a NumPy array of float64" in result.summary
     assert "a array" not in result.message and "not an array" not in result.message, result
-    assert result.hint_id == "harness.wrong-type" and "x.astype(np.float64) an array of Python objects" in result.hint, result
+    assert result.hint_id == "harness.wrong-type" and "x.astype(np.float64) of Python objects" in result.hint, result
 
 
 def test_a_class_whose_name_starts_with_a_vowel_takes_an():
