@@ -155,7 +155,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case where no case ran
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
-        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed))
+        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed, ran=ran))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)

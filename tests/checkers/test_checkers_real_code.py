@@ -2370,6 +2370,55 @@ CORPUS = [
         def luong_general_scores(S, H, W):
             return np.dot(np.dot(S.T, W), H)              # s^T W h with the states as columns
         """, "states taken as columns (sᵀ W H)", ("luong_general_scores.states-as-columns",)),
+    ("backward-dk-in-a-returned-tuple", "attention_backward", """
+        def _weights(Q, K, mask):
+            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+        def attention_backward(Q, K, V, d_output, mask=None):
+            W = _weights(Q, K, mask)
+            Wtr = np.swapaxes(W, -1, -2)                  # dV's transpose made on a line of its own
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True)) / math.sqrt(Q.shape[-1])
+            return dS @ K, dS @ Q, Wtr @ d_output         # dK not transposed; dV right
+        """, "dK = dS Q: dS is not transposed (red team 78)", ("attention_backward.chain",)),
+    ("backward-dk-line-named-dy", "attention_backward", """
+        def _weights(Q, K, mask):
+            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+        def attention_backward(Q, K, V, d_output, mask=None):
+            W = _weights(Q, K, mask)
+            dV = np.swapaxes(W, -1, -2) @ d_output
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dy_scores = W * (dW - np.sum(dW * W, axis=-1, keepdims=True)) / math.sqrt(Q.shape[-1])
+            dK = np.matmul(dy_scores, Q)                  # not transposed
+            return np.matmul(dy_scores, K), dK, dV
+        """, "dK = dS Q: dS is not transposed (red team 78)", ("attention_backward.chain",)),
+    ("backward-dv-of-a-named-transpose", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            sc = math.sqrt(Q.shape[-1])
+            s = K @ np.swapaxes(Q, -1, -2) / sc           # keys by queries, softmax over the queries
+            if mask is not None:
+                s = np.where(np.swapaxes(mask, -1, -2), s, -np.inf)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            W = e / e.sum(axis=-1, keepdims=True)
+            Wt = np.swapaxes(W, -1, -2)
+            dV = Wt @ d_output
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
+            return dS @ K / sc, np.swapaxes(dS, -1, -2) @ Q / sc, dV
+        """, "weights laid out keys by queries (red team 78)", ()),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2409,6 +2458,9 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # a mutant for it matched any matmul's error of the same sizes (hint study 15's 08, A Vᵀ B K): withdrawn
            # dS @ Q raises as W @ d_output does (both "size 2 is different from 3"): no mutant tells them apart
            "backward-dk-no-transpose": "error.matmul-shapes",
+           "backward-dk-in-a-returned-tuple": "error.matmul-shapes",
+           "backward-dk-line-named-dy": "error.matmul-shapes",
+           "backward-dv-of-a-named-transpose": "error.matmul-shapes",
            # raise NAME told as error.exit matched raise err of a string in a validity check (red team 67): withdrawn
            "causal-raised": "error.other",
            # the diagonal as a row (1, n): a variant for it took the vector (n,) from shape.square-axis, withdrawn
@@ -2592,6 +2644,12 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 NOT_NAMED = {
     "luong-transposed-w-in-a-helper": "luong_general_scores.ignores-W",     # its error is W.T's (red team 77)
     "backward-dk-no-transpose": "attention_backward.dv-no-transpose",       # raises as W @ d_output does
+    # red team 78: dS @ Q raises as W @ d_output does, on a line that also holds dV's product, right on every case it
+    # ran on (a mistake matched on an error alone must not contradict an output the function got right); a line with
+    # a name that reads as dy or d_output; a transpose kept in a name (Wt)
+    "backward-dk-in-a-returned-tuple": "attention_backward.dv-no-transpose",
+    "backward-dk-line-named-dy": "attention_backward.dv-no-transpose",
+    "backward-dv-of-a-named-transpose": "attention_backward.dv-no-transpose",
     "luong-extra-transpose-of-a-product": "luong_general_scores.states-as-columns",     # S is never transposed (77)
     "luong-w-after-the-keys": "luong_general_scores.ignores-W",               # W is there, in the wrong place (77)
     "luong-fixed-weights-of-its-own": "luong_general_scores.one-state-as-column",     # no state as a column (77)
@@ -2730,8 +2788,9 @@ def test_a_function_where_its_value_was_meant_is_told_by_its_type_name(kind, mes
 
     line = "line 3 in f: n = x.shape(1)" if "tuple" in message else "line 3 in f: return x - x.max"
     assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), line), ()) == hint_id
-    if "tuple" in message:              # a tuple called elsewhere is not a shape called
-        assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), "line 3 in f: return f(x)"), ()) == "error.other"
+    if "tuple" in message:              # a tuple called elsewhere is not a shape called, nor np.shape (red team 78)
+        for other in ("line 3 in f: return f(x)", "line 3 in f: new = np.shape(X)[:-1] (num_heads, d)"):
+            assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), other), ()) == "error.other"
 
 
 def test_a_numpy_transpose_written_for_2d_input_is_a_fixed_rank_not_pytorch(tmp_path, capsys):

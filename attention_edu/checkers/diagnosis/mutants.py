@@ -1,6 +1,7 @@
-"""Known misconceptions, each a deliberately wrong implementation (a *mutant*), and naming a failure: its output (or
-exception) is fingerprinted and the exercise's mutants run on the same inputs; the first with the same fingerprint names
-the mistake (:func:`match_mistake`), else the evidence may (:func:`read_evidence`), else the failure keeps its hint."""
+"""Naming a failure by the known misconceptions, each a deliberately wrong implementation (a *mutant*, registered by
+its exercise: :mod:`..exercises`): the failure's output (or exception) is fingerprinted and the exercise's mutants run
+on the same inputs; the first with the same fingerprint names the mistake (:func:`match_mistake`), else the evidence
+may (:func:`read_evidence`), else the failure keeps its hint."""
 
 import copy
 import itertools
@@ -10,6 +11,7 @@ from typing import Any, Callable
 from ...backend import host_numpy as np
 from ..judge import escape
 from ..judge.harness import Outcome
+from ..exercises import all_mistakes, mistakes_for, register_mistakes, variant, variants_of
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
 from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
@@ -18,46 +20,8 @@ from .evidence import READERS, diagnose_shape, diagnose_values, rank_of
 __all__ = ["Mistake", "register_mistakes", "variant", "variants_of", "mistakes_for", "all_mistakes", "PROBES",
            "fingerprint", "is_stub", "failed", "failed_all", "match_mistake", "read_evidence", "INVERTED"]
 
-_REGISTRY: dict[str, Mistake] = {}
-_VARIANTS: dict[str, list[Callable]] = {}
 _GENERIC = ("error.other", "error.broadcast", "error.matmul-shapes")     # hints that only say NumPy's error again
 INVERTED = "Your mask is inverted (True = may attend). "    #: told before a mistake seen on the flipped mask
-
-
-def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
-    """Register each ``(name, probe, mutant, hint[, line])`` of ``table`` as ``<prefix or exercise>.<name>``."""
-    for name, probe, mutant, hint, *line in table:
-        id = f"{prefix or exercise}.{name}"
-        if probe not in PROBES:
-            raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
-        if id in _REGISTRY:
-            raise ValueError(f"mistake {id} is registered twice")
-        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant, *line)
-
-
-def variant(id: str) -> Callable[[Callable], Callable]:
-    """Decorator: another spelling of mistake ``id`` (``s + mask * -1e9`` beside ``np.where(mask, s, -1e9)``)."""
-    def register(fn: Callable) -> Callable:
-        if id not in _REGISTRY:
-            raise ValueError(f"variant of unknown mistake {id}")
-        _VARIANTS.setdefault(id, []).append(fn)
-        return fn
-    return register
-
-
-def variants_of(mistake: Mistake) -> tuple[Callable, ...]:
-    """Every mutant of a mistake: its own, then the variants registered for it."""
-    return (mistake.mutant, *_VARIANTS.get(mistake.id, ()))
-
-
-def mistakes_for(exercise: str) -> tuple[Mistake, ...]:
-    """The mistakes of one exercise, in registration order."""
-    return tuple(m for m in _REGISTRY.values() if m.exercise == exercise)
-
-
-def all_mistakes() -> tuple[Mistake, ...]:
-    """Every registered mistake."""
-    return tuple(_REGISTRY.values())
 
 
 def normalise(value: Any) -> tuple:
@@ -99,20 +63,29 @@ def is_stub(outcome: Outcome) -> bool:
 
 def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
     """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
-    its rank the function got right. Mistakes in ``known`` (found on earlier probes) are tried first, then those
-    registered for ``probe``, then for the case's own: one mistake that explains every probe is named once."""
+    its rank the function got right; one matched on an error, no output the function got right on a case it ran on.
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
+    case's own: one mistake that explains every probe is named once."""
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     said = getattr(failure.error, "line", "").split("#")[0]      # the student's line that raised, its comment cut
     mistakes = [m for m in mistakes if m.id in known or not (raised and said) or re.search(m.line, said)]  # 36, 77
+    checks = [(c, e, e) for c, e in failure.passed if raised or rank_of(c) == rank_of(failure.case)] + [   # (case,
+        (c, fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(c.args))), _outcome_print(o))   # right,
+        for c, o in failure.ran if raised and mistakes]     # the function's): dS @ Q raises as W @ d_output (78)
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
-        if same_output(mine, theirs, failure.case.float_dtypes) and all(same_output(fingerprint(
-                exercise, lambda: mutant(*copy.deepcopy(c.args))), e, c.float_dtypes) for c, e in failure.passed
-                if raised or rank_of(c) == rank_of(failure.case)):      # of its rank: axis=1 is the queries' on 3-D
-            return mistake
+        if same_output(mine, theirs, failure.case.float_dtypes) and all(_agrees(fingerprint(exercise, lambda: mutant(
+                *copy.deepcopy(c.args))), right, its, c.float_dtypes) for c, right, its in checks):   # of its rank:
+            return mistake      # axis=1 is the queries' on 3-D
     return None
+
+
+def _agrees(mutants: tuple, right: tuple, functions: tuple, dtypes: tuple) -> bool:
+    """Each output of the mutant's right, or the function's wrong too (another mistake may make it so)."""
+    return len(mutants) == len(right) == len(functions) and all(same_output((m,), (r,), dtypes) or not same_output(
+        (f,), (r,), dtypes) for m, r, f in zip(mutants, right, functions))
 
 
 def read_evidence(exercise, failure, mine: tuple) -> tuple[str, str] | None:

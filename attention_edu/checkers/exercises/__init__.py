@@ -2,7 +2,8 @@
 
 A module here names its :class:`~..records.Exercise` objects in its ``__all__`` and :func:`collect` finds
 them, so adding an exercise touches its own module (and its notebook), nothing else. Each module lists its
-misconceptions as a table of ``(name, first failing probe, mutant, hint)``, tried in the table's order.
+misconceptions as a table of ``(name, first failing probe, mutant, hint)``, tried in the table's order, for
+:func:`register_mistakes`, the registry that :mod:`..diagnosis.mutants` matches failures against.
 Most mutants are the right computation with one knob turned: :func:`stable_softmax`, :func:`weigh` and
 :func:`attend` (on host arrays) are the knob boards the modules share.
 """
@@ -10,15 +11,15 @@ Most mutants are the right computation with one knob turned: :func:`stable_softm
 import importlib
 import math
 import pkgutil
+from typing import Callable
 
 from ...backend import host_numpy as np
 from ...softmax import softmax_naive, stable_softmax as softmax_kernel
 from ..diagnosis.evidence import reads
-from ..diagnosis.mutants import register_mistakes, variant
-from ..records import Exercise
+from ..records import PROBES, Exercise, Mistake
 
-__all__ = ["collect", "normal_arrays", "reads", "register_mistakes", "variant", "stable_softmax", "scaled_scores",
-           "weigh", "attend"]
+__all__ = ["collect", "normal_arrays", "reads", "register_mistakes", "variant", "variants_of", "mistakes_for",
+           "all_mistakes", "stable_softmax", "scaled_scores", "weigh", "attend"]
 
 
 def collect() -> dict[str, Exercise]:
@@ -37,6 +38,46 @@ def collect() -> dict[str, Exercise]:
     if len(exercises) != len(found):
         raise RuntimeError("two exercise modules define an exercise of the same name")
     return exercises
+
+
+_REGISTRY: dict[str, Mistake] = {}
+_VARIANTS: dict[str, list[Callable]] = {}
+
+
+def register_mistakes(exercise: str, table: tuple, prefix: str | None = None) -> None:
+    """Register each ``(name, probe, mutant, hint[, line])`` of ``table`` as ``<prefix or exercise>.<name>``."""
+    for name, probe, mutant, hint, *line in table:
+        id = f"{prefix or exercise}.{name}"
+        if probe not in PROBES:
+            raise ValueError(f"mistake {id}: unknown probe {probe!r}; probes are {', '.join(PROBES)}")
+        if id in _REGISTRY:
+            raise ValueError(f"mistake {id} is registered twice")
+        _REGISTRY[id] = Mistake(id, exercise, probe, hint, mutant, *line)
+
+
+def variant(id: str) -> Callable[[Callable], Callable]:
+    """Decorator: another spelling of mistake ``id`` (``s + mask * -1e9`` beside ``np.where(mask, s, -1e9)``)."""
+    def register(fn: Callable) -> Callable:
+        if id not in _REGISTRY:
+            raise ValueError(f"variant of unknown mistake {id}")
+        _VARIANTS.setdefault(id, []).append(fn)
+        return fn
+    return register
+
+
+def variants_of(mistake: Mistake) -> tuple[Callable, ...]:
+    """Every mutant of a mistake: its own, then the variants registered for it."""
+    return (mistake.mutant, *_VARIANTS.get(mistake.id, ()))
+
+
+def mistakes_for(exercise: str) -> tuple[Mistake, ...]:
+    """The mistakes of one exercise, in registration order."""
+    return tuple(m for m in _REGISTRY.values() if m.exercise == exercise)
+
+
+def all_mistakes() -> tuple[Mistake, ...]:
+    """Every registered mistake."""
+    return tuple(_REGISTRY.values())
 
 
 def normal_arrays(seed: int, *shapes: tuple[int, ...], scale: float = 1.0) -> tuple:

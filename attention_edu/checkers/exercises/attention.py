@@ -20,8 +20,7 @@ from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention as reference_attention
 from ...masks import causal_mask, padding_mask
 from ...softmax import softmax
-from . import attend, normal_arrays, register_mistakes, scaled_scores, weigh
-from ..diagnosis.mutants import variant
+from . import attend, normal_arrays, register_mistakes, scaled_scores, variant, weigh
 from ..records import Case, Exercise, Property
 
 __all__ = ["SCALED_DOT_PRODUCT_ATTENTION", "CAUSAL_WHEN_NO_MASK", "chapter_example", "qkv", "qkv_cases",

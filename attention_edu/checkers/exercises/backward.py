@@ -16,10 +16,9 @@ from functools import partial
 
 from ...backend import host_numpy as np
 from ...dot_product import scaled_dot_product_attention_backward, scaled_dot_product_attention_steps
-from . import attend, register_mistakes
+from . import attend, register_mistakes, variant
 from ..diagnosis import close
 from ..diagnosis.evidence import factor_cause, partly, reads, which_right
-from ..diagnosis.mutants import variant
 from ..records import Case, Exercise, Property
 from .attention import chapter_example, qkv, qkv_cases
 from .backward_steps import CROSS_ENTROPY, SOFTMAX_BACKWARDS, grad_v, grad_w
@@ -160,7 +159,8 @@ register_mistakes("attention_backward", (
      "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
     ("dv-no-transpose", "runs", partial(backward, dv=np.matmul),     # the line that raised shows no transpose (42's 32)
      "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output, not W @ d_output.",
-     r"^(?!.*(\.m?T\b|transpose|swapaxes|einsum)).*(\b(d_?[Vv]|grad_?[Vv]|[Vv]_?grad)\w*\s*=|[@,(]\s*d_?(out|O|y))"),
+     r"^(?!.*(\.m?T\b|transpose|swapaxes|moveaxis|rollaxis|permute_dims|einsum|\b(\w+_[tT]|[A-Z]\w*?[tT])\s*[@,]))"
+     r".*(\b(d_?[Vv]|grad_?[Vv]|[Vv]_?grad)\w*\s*=|[@,(]\s*d_?(out\w*|O|y)\b)"),     # a name for Wᵀ: Wt, P_T
     ("ignores-mask", "masks", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output),
      "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
      "entries get weight 0 and therefore zero gradient."),
