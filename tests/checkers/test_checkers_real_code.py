@@ -2263,7 +2263,8 @@ CORPUS = [
                 outputs.append(w @ v)
                 maps.append(w)
             return np.concatenate(outputs, axis=-1) @ W_O, np.stack(maps, axis=-3)
-        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns", ()),
+        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns",
+        ("multi_head_attention.weights-per-head",)),
     # hint study 36's 25 and 26: the chapter's column form, the encoder's projection first
     ("bahdanau-columns-encoder-first", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):
@@ -2295,7 +2296,8 @@ CORPUS = [
                 heads.append(a @ (X_kv @ W_V[h]))
                 maps.append(a)
             return np.concatenate(heads, axis=-1) @ W_O, np.stack(maps, axis=-3)
-        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns", ()),
+        """, "W_Q[h] taken as head h's matrix: W_Q holds the heads side by side in its columns",
+        ("multi_head_attention.weights-per-head",)),
     ("bahdanau-general-score-chain", "bahdanau_scores", """
         def bahdanau_scores(S, H, W1, W2, v):
             return np.tanh(S @ W1.T @ W2 @ H)              # a bilinear chain, no sum of projections, no v
@@ -2419,6 +2421,26 @@ CORPUS = [
             dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True))
             return dS @ K / sc, np.swapaxes(dS, -1, -2) @ Q / sc, dV
         """, "weights laid out keys by queries (red team 78)", ()),
+    ("ds-softmax-again-by-columns", "backward_ds", """
+        def backward_ds(W, dW):                           # the softmax taken again, each column a distribution
+            e = np.exp(W - W.max())
+            p = e / e.sum(axis=0, keepdims=True)
+            dS = np.empty_like(p)
+            for j in range(p.shape[1]):
+                col = p[:, j]
+                dS[:, j] = (np.diag(col) - np.outer(col, col)) @ dW[:, j]
+            return dS
+        """, "the softmax applied again to W, down its columns (and 2-D only)", ("backward_ds.softmax-again",)),
+    ("ds-softmax-again", "backward_ds", """
+        def backward_ds(W, dW):
+            probs = np.exp(W) / np.exp(W).sum(axis=-1, keepdims=True)     # W taken as the scores
+            return probs * (dW - (dW * probs).sum(axis=-1, keepdims=True))
+        """, "the softmax applied again to W", ("backward_ds.softmax-again",)),
+    ("luong-columns-w-times-h-first", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            projected = np.dot(W, H)                      # W h_i for every column h_i
+            return np.dot(S.T, projected)
+        """, "states taken as columns, W H first", ("luong_general_scores.states-as-columns",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2471,9 +2493,6 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # an AttributeError with a suggestion read as a misspelling (study 34's np.arrange): withdrawn, the checker's
            # own suggestion sends PyTorch's unsqueeze to squeeze and .type to dtype (red team 72)
            "causal-arange-misspelt": "error.other",
-           # its W_Q[h] raises as X @ W_Q.T does, told as PyTorch's layout with no .T in the code (study 36's 21)
-           "mha-per-head-weight-stacks": "error.matmul-shapes",
-           "mha-per-head-stacks-keys-transposed": "error.matmul-shapes",    # as above, with K's .T (red team 73)
            "bahdanau-general-score-chain": "error.matmul-shapes"}      # no reading of it: none of the known mistakes
 
 
@@ -2493,6 +2512,12 @@ FIRST_HINT = {
     "ds-loop-rows": "error.fixed-ndim",            # was error.batched-dot: np.dot of two 2-D operands has no batch
     "backward-dv-no-transpose": "attention_backward.dv-no-transpose",     # was error.matmul-shapes (study 42's 32)
     "entropy-normalised-row-zero": "attention_entropy.normalised",      # was value.nan (study 42's 30)
+    # its W_Q[h] raises as X @ W_Q.T does, once told as PyTorch's layout with no .T in the code (study 36's 21), then
+    # generic; a weight indexed by a name on the line that raised is told now (studies 41's 31, 44's 08)
+    "mha-per-head-weight-stacks": "multi_head_attention.weights-per-head",
+    "ds-softmax-again-by-columns": "backward_ds.softmax-again",     # was value.mismatch (study 44's 28)
+    "luong-columns-w-times-h-first": "luong_general_scores.states-as-columns",     # was error.matmul-shapes (44's 19)
+    "mha-per-head-stacks-keys-transposed": "multi_head_attention.weights-per-head",    # with K's .T (red team 73)
     "bahdanau-columns-dot": "bahdanau_scores.states-as-columns",    # was error.matmul-shapes (study 43's 15, 16)
     "luong-columns-nested-dot": "luong_general_scores.states-as-columns",    # was error.matmul-shapes (43's 19, 20)
     "causal-additive-float": "causal_mask.additive",     # was harness.dtype: -1e9 is the additive form too

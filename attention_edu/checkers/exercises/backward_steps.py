@@ -200,6 +200,8 @@ register_mistakes("backward_ds", (
     ("no-softmax", "small", lambda W, dW: dW + 0.0,
      "dS is not dW: the softmax between S and W has a Jacobian too, dS = W ⊙ (dW − rowsum(dW ⊙ W))."),
     ("cross-entropy", "small", SOFTMAX_BACKWARDS["cross-entropy"], CROSS_ENTROPY),
+    ("softmax-again", "small", lambda W, dW: grad_s(softmax(W), dW),
+     "W already holds the softmax's output: use it as it is, dS = W ⊙ (dW − rowsum(dW ⊙ W)), without another softmax."),
     ("causal-zeroed", "small", lambda W, dW: _upper_zeroed(grad_s(W, dW)),
      "Your dS is 0 above the diagonal: the causal mask belongs to the forward pass, whose weights are 0 there "
      "already (so W ⊙ (...) is too); here dS = W ⊙ (dW − rowsum(dW ⊙ W)) everywhere, with no mask of its own."),
@@ -208,6 +210,8 @@ variant("backward_ds.cross-entropy")(lambda W, dW: (W - dW) / W.shape[-2])      
 # one vector's Jacobian, diag(w) - w wᵀ, on a matrix (np.diag of a matrix is its diagonal; np.diagonal does
 # not raise as np.diag does on 3-D input, where code that loops over columns is not named by this mistake)
 variant("backward_ds.single-vector")(lambda W, dW: dW @ (np.diagonal(W) - np.outer(W, W)))
+variant("backward_ds.softmax-again")(          # each column's, the softmax over axis -2 (hint study 44's 28)
+    lambda W, dW: np.matrix_transpose(grad_s(np.matrix_transpose(softmax(W, -2)), np.matrix_transpose(dW))))
 register_mistakes("backward_dq", (
     ("unscaled", "small", lambda dS, K: dS @ K,
      "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),

@@ -34,7 +34,6 @@ def _mha_cases() -> list[Case]:
         title = "seed {}, m={} n={} d_model={} H={} d_k={} d_v={}".format(seed, *sizes)
         rows.append(("random", title, _inputs(seed, (), *sizes)))
     f32 = tuple(a.astype(np.float32) for a in _inputs(4, (), 2, 5, 3, 4, 1, 2)[:6]) + (4,)
-    fully = np.array([[True, True, False], [False, False, False]])
     padded, causal = _inputs(8, (3,), 4, 4, 6, 2, 2, 3, True), _inputs(7, (), 5, 5, 4, 2, 3, 2, True)
     padded[0][1, 2:] *= 30        # (X_q is X_kv) entry 1's padding tokens score 2000 above the rest in a head;
     causal[0][0] *= 220           # token 0 scores -1200 in head 1 on the one key it sees, itself: weight 1 still
@@ -53,7 +52,7 @@ def _mha_cases() -> list[Case]:
              # its mask given to all is no mask ignored (red team 65); m != d_k: Kᵀ is not the scores (red team 63)
              ("masks", "padding mask (3, 1, 5), B=3 m=3 n=5 d_model=4 H=2 d_k=d_v=2",
               _inputs(11, (3,), 3, 5, 4, 2, 2, 2) + (padding_mask(np.array([4, 5, 3]), 5),)),
-             ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (fully,)),
+             ("masks", "query 1 fully masked", _inputs(9, (), 2, 3, 4, 2, 2, 2) + (np.arange(3) < [[2], [0]],)),
              ("masks", "query 1 of sequence (1, 0) fully masked", _inputs(10, (2, 2), 2, 3, 4, 3, 1, 2)
               + (np.arange(3) < np.array([[[2, 3], [2, 2]], [[1, 0], [2, 1]]])[..., None],))]   # keys each query sees
     names = ("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "num_heads", "mask")
@@ -124,16 +123,14 @@ def _fused_split(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
 
 def _heads_from_d_model(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     """Heads cut d_model // H wide, as where W_Q is square (d_k = d_model / H): a reshape that fails otherwise."""
-    d = X_q.shape[-1] // H
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask,
-                split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-1], H, d), -2, -3))
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, split=lambda X, H: np.swapaxes(
+        X.reshape(*X.shape[:-1], H, X_q.shape[-1] // H), -2, -3))
 
 
 def _kv_with_query_length(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None):
     """Every projection cut into heads with the queries' length m: K and V's reshape fails where n != m."""
-    m = X_q.shape[-2]
-    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask,
-                split=lambda X, H: np.swapaxes(X.reshape(*X.shape[:-2], m, H, X.shape[-1] // H), -2, -3))
+    return _mha(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask, split=lambda X, H: np.swapaxes(
+        X.reshape(*X.shape[:-2], X_q.shape[-2], H, X.shape[-1] // H), -2, -3))
 
 
 def _no_projections(X_q, X_kv, W_Q, W_K, W_V, W_O, H, mask=None, project=False):
@@ -186,6 +183,9 @@ register_mistakes("multi_head_attention", (
     ("torch-layout", "runs", partial(_mha, transposed="QKVO"),
      "W_Q, W_K and W_V are (d_model, H·d) and W_O is (H·d_v, d_model), used as X @ W_Q and merged @ W_O: W.T is "
      "PyTorch's nn.Linear layout, (out, in), so drop the .T.", _TRANSPOSED),
+    ("weights-per-head", "runs", lambda X_q, X_kv, W_Q, *rest: X_q @ W_Q[0],     # W_Q[h] (studies 36's 21, 44's 08)
+     "W_Q is (d_model, H·d_k), the heads' columns side by side: W_Q[h] is its row h, not head h's matrix. Project "
+     "once, X_q @ W_Q, then split into heads.", r"\b[Ww]_?\w*\[\s*[A-Za-z_]\w*\s*\]"),     # a weight indexed by a name
     ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "Your heads are cut from X_q and X_kv as they are, never projected: first Q = X_q @ W_Q, K = X_kv @ W_K and "

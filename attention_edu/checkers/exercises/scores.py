@@ -27,8 +27,7 @@ __all__ = ["BAHDANAU_SCORES", "LUONG_GENERAL_SCORES"]
 
 def _bahdanau_cases() -> list[Case]:
     names = ("S", "H", "W1", "W2", "v")
-    W1 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]])
-    W2 = np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
+    W1, W2 = np.array([[0.5, -0.3, 0.2], [0.4, 0.6, -0.1]]), np.array([[0.3, 0.5, 0.2], [-0.2, 0.4, 0.6]])
     H = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     S, v = np.array([[0.5, 0.5, 0.5]]), np.array([1.0, 0.8])
     small = Case("small", "m = 1, n = 4, d_s = d_h = 3, d_a = 2", (S, H, W1, W2, v), names, literal=True,
@@ -75,9 +74,8 @@ BAHDANAU_SCORES = Exercise(
 
 def _luong_cases() -> list[Case]:
     names = ("S", "H", "W")
-    S = np.array([[1.0, 0.0], [0.5, -1.0]])
+    S, W = np.array([[1.0, 0.0], [0.5, -1.0]]), np.array([[1.0, 2.0], [0.0, -1.0]])
     H = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 0.5]])
-    W = np.array([[1.0, 2.0], [0.0, -1.0]])
     random = [Case("random", f"seed {seed}, m={m} n={n} d_s={d_s} d_h={d_h}",
                    normal_arrays(seed, (m, d_s), (n, d_h), (d_s, d_h)), names)
               for seed, (m, n, d_s, d_h) in ((1, (2, 3, 4, 5)), (2, (4, 2, 3, 6)), (3, (5, 4, 2, 3)))]
@@ -124,9 +122,8 @@ LUONG_GENERAL_SCORES = Exercise(
 _WEIGHT_FIRST, _W = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]", r"\b[Ww]\w{0,3}\b"
 
 #: code that goes on to the attention's output, softmax(scores) @ H (hint studies 37 to 40)
-_CONTEXT = ("Your function goes on to the attention's output: the context vectors, the softmax of the scores times H "
-            "(beside the weights, where it returns two values). This exercise asks for the raw scores e_{t,i}, one per "
-            "pair, (m, n): return them before the softmax.")
+_CONTEXT = ("Your function goes on to the attention's output, the context vectors softmax(scores) @ H (and the "
+            "weights, where it returns two). This exercise asks for the raw scores e_{t,i} (m, n), before the softmax.")
 
 
 def _with_weights(weights, H):
@@ -196,7 +193,8 @@ register_mistakes("luong_general_scores", (
     ("states-as-columns", "runs", lambda S, H, W: S.T @ W @ H,
      "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
      "not the column-vector form S.T @ W @ H.",     # a transposed first operand on the line (red team 77)
-     r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@"),
+     r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@|"   # or W first
+     r"(^|[=(,:]|return)\s*[Ww](_\w*|[A-Za-z]{0,3})\s*@|dot\(\s*[Ww](_\w*|[A-Za-z]{0,3})\s*,"),  # W_mult, not weights
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
      "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score.", rf"^(?!.*{_W})"),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
@@ -221,7 +219,9 @@ register_mistakes("luong_general_scores", (
      "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
-variant("luong_general_scores.states-as-columns")(lambda S, H, W: np.dot(np.dot(S.T, W), H))   # np.dot's error
+for _columns in (lambda S, H, W: np.dot(np.dot(S.T, W), H), lambda S, H, W: np.dot(S.T, np.dot(W, H)),
+                 lambda S, H, W: S.T @ (W @ H)):    # np.dot's errors (study 43's 19), W H first (44's 19)
+    variant("luong_general_scores.states-as-columns")(_columns)
 for _state in (slice(-1, None), 0, -1):                      # S[-1:], and one state without its axis; their contexts
     variant("luong_general_scores.one-decoder-state")(lambda S, H, W, at=_state: S[at] @ W @ H.T)
     variant("luong_general_scores.context")(lambda S, H, W, at=_state: stable_softmax(S[at] @ W @ H.T) @ H)
