@@ -24,6 +24,18 @@ from attention_edu import cli
 
 pytestmark = pytest.mark.usefixtures("calls_inline")  # each check's calls in this process (conftest.py)
 
+#: the attention weights with a fully masked row guarded, a helper some backward passes below share
+_GUARDED_WEIGHTS = """
+        def _weights(Q, K, mask):
+            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+"""
+
 # (key, exercise, source, real mistake or None, hint ids that name it)
 CORPUS = [
     ("softmax-global-sum", "softmax", """
@@ -2307,33 +2319,19 @@ CORPUS = [
             keep = np.arange(n)[None, :] < np.asarray(lengths)[:, None]
             return np.where(keep, 0.0, -np.inf).astype(np.float32)[:, None, :]
         """, "the additive float form (0 / -inf) where the boolean mask is asked", ("padding_mask.float",)),
-    ("backward-dv-no-transpose", "attention_backward", """
+    ("backward-dv-no-transpose", "attention_backward", _GUARDED_WEIGHTS + """
         def attention_backward(Q, K, V, d_output, mask=None):
             scale = 1.0 / np.sqrt(Q.shape[-1])
-            logits = scale * (Q @ np.swapaxes(K, -1, -2))
-            if mask is not None:
-                logits = np.where(mask, logits, -np.inf)
-            top = np.max(logits, axis=-1, keepdims=True)
-            top = np.where(np.isfinite(top), top, 0.0)
-            p = np.exp(logits - top)
-            total = p.sum(axis=-1, keepdims=True)
-            attn = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+            attn = _weights(Q, K, mask)
             dv = attn @ d_output                          # the attention matrix as it is, not transposed
             da = d_output @ np.swapaxes(V, -1, -2)
             ds = attn * (da - (da * attn).sum(axis=-1, keepdims=True))
             return scale * ds @ K, scale * np.swapaxes(ds, -1, -2) @ Q, dv
         """, "dV = W d_output: W is not transposed", ("attention_backward.dv-no-transpose",)),
-    ("backward-dk-no-transpose", "attention_backward", """
+    ("backward-dk-no-transpose", "attention_backward", _GUARDED_WEIGHTS + """
         def attention_backward(Q, K, V, d_output, mask=None):
             scale = 1.0 / np.sqrt(Q.shape[-1])
-            logits = scale * (Q @ np.swapaxes(K, -1, -2))
-            if mask is not None:
-                logits = np.where(mask, logits, -np.inf)
-            top = np.max(logits, axis=-1, keepdims=True)
-            top = np.where(np.isfinite(top), top, 0.0)
-            p = np.exp(logits - top)
-            total = p.sum(axis=-1, keepdims=True)
-            attn = np.divide(p, total, out=np.zeros_like(p), where=total > 0)
+            attn = _weights(Q, K, mask)
             dv = np.swapaxes(attn, -1, -2) @ d_output
             da = d_output @ np.swapaxes(V, -1, -2)
             ds = attn * (da - (da * attn).sum(axis=-1, keepdims=True))
@@ -2372,16 +2370,7 @@ CORPUS = [
         def luong_general_scores(S, H, W):
             return np.dot(np.dot(S.T, W), H)              # s^T W h with the states as columns
         """, "states taken as columns (sᵀ W H)", ("luong_general_scores.states-as-columns",)),
-    ("backward-dk-in-a-returned-tuple", "attention_backward", """
-        def _weights(Q, K, mask):
-            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-            if mask is not None:
-                s = np.where(mask, s, -np.inf)
-            top = np.max(s, axis=-1, keepdims=True)
-            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
-            total = e.sum(axis=-1, keepdims=True)
-            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
+    ("backward-dk-in-a-returned-tuple", "attention_backward", _GUARDED_WEIGHTS + """
         def attention_backward(Q, K, V, d_output, mask=None):
             W = _weights(Q, K, mask)
             Wtr = np.swapaxes(W, -1, -2)                  # dV's transpose made on a line of its own
@@ -2389,16 +2378,7 @@ CORPUS = [
             dS = W * (dW - np.sum(dW * W, axis=-1, keepdims=True)) / math.sqrt(Q.shape[-1])
             return dS @ K, dS @ Q, Wtr @ d_output         # dK not transposed; dV right
         """, "dK = dS Q: dS is not transposed (red team 78)", ("attention_backward.chain",)),
-    ("backward-dk-line-named-dy", "attention_backward", """
-        def _weights(Q, K, mask):
-            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
-            if mask is not None:
-                s = np.where(mask, s, -np.inf)
-            top = np.max(s, axis=-1, keepdims=True)
-            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
-            total = e.sum(axis=-1, keepdims=True)
-            return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
+    ("backward-dk-line-named-dy", "attention_backward", _GUARDED_WEIGHTS + """
         def attention_backward(Q, K, V, d_output, mask=None):
             W = _weights(Q, K, mask)
             dV = np.swapaxes(W, -1, -2) @ d_output
