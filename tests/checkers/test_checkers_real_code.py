@@ -2421,6 +2421,13 @@ CORPUS = [
             projected = np.dot(W, H)                      # W h_i for every column h_i
             return np.dot(S.T, projected)
         """, "states taken as columns, W H first", ("luong_general_scores.states-as-columns",)),
+    ("sdpa-transpose-tuple-3d", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):
+            logits = np.matmul(Q, K.transpose((0, 2, 1))) / np.sqrt(Q.shape[-1])    # (batch, m, n) only
+            logits = logits - logits.max(axis=-1, keepdims=True)
+            w = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
+            return np.matmul(w, V)
+        """, "transpose((0, 2, 1)) of a 3-D batch only; the output alone; no mask", ("error.fixed-ndim",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2496,6 +2503,7 @@ FIRST_HINT = {
     # generic; a weight indexed by a name on the line that raised is told now (studies 41's 31, 44's 08)
     "mha-per-head-weight-stacks": "multi_head_attention.weights-per-head",
     "ds-softmax-again-by-columns": "backward_ds.softmax-again",     # was value.mismatch (study 44's 28)
+    "sdpa-transpose-tuple-3d": "error.fixed-ndim",     # was error.other: the axes as one tuple (study 45's 28)
     "luong-columns-w-times-h-first": "luong_general_scores.states-as-columns",     # was error.matmul-shapes (44's 19)
     "mha-per-head-stacks-keys-transposed": "multi_head_attention.weights-per-head",    # with K's .T (red team 73)
     "bahdanau-columns-dot": "bahdanau_scores.states-as-columns",    # was error.matmul-shapes (study 43's 15, 16)
