@@ -2428,6 +2428,38 @@ CORPUS = [
             w = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
             return np.matmul(w, V)
         """, "transpose((0, 2, 1)) of a 3-D batch only; the output alone; no mask", ("error.fixed-ndim",)),
+    ("mha-torch-layout-list-averaged", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            Ws = [np.transpose(W_Q), np.transpose(W_K), np.transpose(W_V)]     # PyTorch's (out, in) layout
+            Xs = [X_q, X_kv, X_kv]
+            heads = []
+            for i in range(3):
+                p = Xs[i] @ Ws[i]
+                heads.append(np.swapaxes(p.reshape(*p.shape[:-1], num_heads, -1), -2, -3))
+            Q, K, V = heads
+            s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask[..., None, :, :], s, -np.inf)
+            w = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = np.nan_to_num(w / w.sum(axis=-1, keepdims=True))
+            o = np.swapaxes(w @ V, -2, -3)
+            return o.reshape(*o.shape[:-2], -1) @ np.transpose(W_O), w.mean(axis=-3)
+        """, "weights transposed in a list (PyTorch's layout), and the weights averaged over the heads (red team 79)",
+        ("multi_head_attention.torch-layout", "multi_head_attention.averaged-weights")),
+    ("backward-dk-dv-one-line-mask-added", "attention_backward", """
+        def attention_backward(Q, K, V, d_output, mask=None):
+            root = np.sqrt(Q.shape[-1])
+            S = Q @ np.swapaxes(K, -1, -2) / root
+            if mask is not None:
+                S = S + mask                              # a boolean mask added
+            E = np.exp(S - S.max(-1, keepdims=True))
+            W = E / E.sum(-1, keepdims=True)
+            Wtr = np.swapaxes(W, -1, -2)
+            dW = d_output @ np.swapaxes(V, -1, -2)
+            dS = W * (dW - (dW * W).sum(-1, keepdims=True))
+            dK, dV = dS @ Q / root, Wtr @ d_output        # dK not transposed; dV right
+            return dS @ K / root, dK, dV
+        """, "dK = dS Q, and the mask added to the scores (red team 79)", ("attention_backward.chain",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2468,6 +2500,8 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # dS @ Q raises as W @ d_output does (both "size 2 is different from 3"): no mutant tells them apart
            "backward-dk-no-transpose": "error.matmul-shapes",
            "backward-dk-in-a-returned-tuple": "error.matmul-shapes",
+           "mha-torch-layout-list-averaged": "error.matmul-shapes",     # the transpose on the line above (red team 79)
+           "backward-dk-dv-one-line-mask-added": "error.matmul-shapes",
            "backward-dk-line-named-dy": "error.matmul-shapes",
            "backward-dv-of-a-named-transpose": "error.matmul-shapes",
            # raise NAME told as error.exit matched raise err of a string in a validity check (red team 67): withdrawn
@@ -2661,6 +2695,10 @@ NOT_NAMED = {
     # ran on (a mistake matched on an error alone must not contradict an output the function got right); a line with
     # a name that reads as dy or d_output; a transpose kept in a name (Wt)
     "backward-dk-in-a-returned-tuple": "attention_backward.dv-no-transpose",
+    # red team 79: a list of weights indexed by a counter is no W_Q[h]; a line of two products, dK's raising, with a
+    # dV that another mistake spoils where it runs
+    "mha-torch-layout-list-averaged": "multi_head_attention.weights-per-head",
+    "backward-dk-dv-one-line-mask-added": "attention_backward.dv-no-transpose",
     "backward-dk-line-named-dy": "attention_backward.dv-no-transpose",
     "backward-dv-of-a-named-transpose": "attention_backward.dv-no-transpose",
     "luong-extra-transpose-of-a-product": "luong_general_scores.states-as-columns",     # S is never transposed (77)

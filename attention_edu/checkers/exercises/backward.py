@@ -160,7 +160,8 @@ register_mistakes("attention_backward", (
     ("dv-no-transpose", "runs", partial(backward, dv=np.matmul),     # the line that raised shows no transpose (42's 32)
      "O = W V sends d_output back to V through Wᵀ: dV = np.swapaxes(W, -1, -2) @ d_output, not W @ d_output.",
      r"^(?!.*(\.m?T\b|transpose|swapaxes|moveaxis|rollaxis|permute_dims|einsum|\b(\w+_[tT]|[A-Z]\w*?[tT])\s*[@,]))"
-     r".*(\b(d_?[Vv]|grad_?[Vv]|[Vv]_?grad)\w*\s*=|[@,(]\s*d_?(out\w*|O|y)\b)"),     # a name for Wᵀ: Wt, P_T
+     r"(?!(.*(@|dot\(|matmul\()){2})"        # a name for Wᵀ (Wt, P_T); one product on the line (red teams 78, 79)
+     r".*(\b(d_?[Vv]|grad_?[Vv]|[Vv]_?grad)\w*\s*=|[@,(]\s*d_?(out\w*|O|y)\b)"),
     ("ignores-mask", "masks", lambda Q, K, V, d_output, mask=None: backward(Q, K, V, d_output),
      "Gradient reaches masked keys: recompute the weights with the mask (-inf before the softmax) so masked "
      "entries get weight 0 and therefore zero gradient."),

@@ -185,7 +185,7 @@ register_mistakes("multi_head_attention", (
      "PyTorch's nn.Linear layout, (out, in), so drop the .T.", _TRANSPOSED),
     ("weights-per-head", "runs", lambda X_q, X_kv, W_Q, *rest: X_q @ W_Q[0],     # W_Q[h] (studies 36's 21, 44's 08)
      "W_Q is (d_model, H·d_k), the heads' columns side by side: W_Q[h] is its row h, not head h's matrix. Project "
-     "once, X_q @ W_Q, then split into heads.", r"\b[Ww]_?\w*\[\s*[A-Za-z_]\w*\s*\]"),     # a weight indexed by a name
+     "once, X_q @ W_Q, then split into heads.", r"\bW_?[QKVqkv]\w*\[\s*[A-Za-z_]\w*\s*\]"),     # W_Q[h], not Ws[i] (79)
     ("no-output-projection", "small", partial(_mha, project=False), _NO_PROJECTION),
     ("no-projections", "small", _no_projections,        # hint study 24's 32
      "Your heads are cut from X_q and X_kv as they are, never projected: first Q = X_q @ W_Q, K = X_kv @ W_K and "
