@@ -9,9 +9,9 @@ import re
 from typing import Any, Callable
 
 from ...backend import host_numpy as np
+from ..exercises import all_mistakes, mistakes_for, register_mistakes, variant, variants_of
 from ..judge import escape
 from ..judge.harness import Outcome
-from ..exercises import all_mistakes, mistakes_for, register_mistakes, variant, variants_of
 from ..records import PROBES, Case, Exercise, Failure, Mistake
 from ..result import CheckResult, print_notes
 from . import HINTS, as_host, close, describe_difference, explain_error, same_output, show
