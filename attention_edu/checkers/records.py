@@ -119,7 +119,7 @@ class Failure:
     outcome: Any = None        # the call's Outcome (see .harness)
     expected: tuple = ()       # what the reference gave for the same inputs
     passed: list = field(default_factory=list)    # (case, expected) of the cases the function got right, in that run
-    ran: list = field(default_factory=list)       # (case, Outcome) of the public cases it returned the right shapes on
+    ran: list = field(default_factory=list)       # (case, Outcome, expected) of public cases it gave the right shapes
 
 
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:

@@ -151,7 +151,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     total = sum((counts := probe_counts(exercise, cases)).values())
     log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed, runs_by_rank = Counter(), {}     # not passed by group (a case's probe, "properties"...); rank -> runs
-    lost, stubs, ran, skipped = 0, 0, [], {}    # calls lost in a row; stubs; (case, call) of the right shape; not run
+    lost, stubs, ran, skipped = 0, 0, [], {}    # lost in a row; stubs; (case, call, expected), right shapes; not run
     sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case where no case ran
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
@@ -160,7 +160,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         stubs += is_stub(outcome)
-        ran += [(case, outcome)] if failure is None and case.probe != "hidden" else []    # any values
+        ran += [(case, outcome, expected)] if failure is None and case.probe != "hidden" else []    # any values
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
         failure = failure or _value_failure(exercise, case, outcome, expected)
@@ -190,7 +190,7 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
         if problem:
             fail("properties", Failure("properties", Case("properties", prop.title, (), ()), f"property violated: "
                                        f"{prop.title}", prop.id, evidence=problem, hint=prop.hint), log[-1])
-    sample, first = next((r for r in ran if r[0].probe == "random"), ran[0] if ran else (sample, None))   # (41)
+    sample, first, _ = next((r for r in ran if r[0].probe == "random"), ran[0] if ran else (sample, None, ()))  # 41
     failure, expected = _determinism(exercise, invoke, sample, timeout, log, first)
     if failure is not None:
         fail("determinism", failure, log[-1], expected)

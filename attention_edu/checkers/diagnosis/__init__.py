@@ -243,7 +243,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.fixed-ndim", error.is_a("IndexError") and re.search("tuple ind|many ind|of dim", text) or "to unpack"
          in text and "shape" in line
          or any(math.prod(sizes[1:k]) == sizes[0] < math.prod(sizes[1:]) for k in range(2, len(sizes)))
-         or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?)?\(?\s*\d+(\s*,\s*\d+){2,}\s*\)", line)
+         or "axes don't match" in text and re.search(r"transpose\((\w+, *(axes=)?)?\(?\d+(\s*,\s*\d+){2,}\s*\)", line)
          or value and any(np.ndim(a) == 2 and f"into shape ({np.shape(a)[0]},newaxis," in text for a in args)
          or value and re.search("must have same number of dim|an axis to squeeze", text)),   # concatenate, squeeze(0)
     )

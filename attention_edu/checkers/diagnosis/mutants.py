@@ -71,9 +71,8 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     said = getattr(failure.error, "line", "").split("#")[0]      # the student's line that raised, its comment cut
     mistakes = [m for m in mistakes if m.id in known or not (raised and said) or re.search(m.line, said)]  # 36, 77
-    checks = [(c, e, e) for c, e in failure.passed if raised or rank_of(c) == rank_of(failure.case)] + [   # (case,
-        (c, fingerprint(exercise, lambda: exercise.reference(*copy.deepcopy(c.args))), _outcome_print(o))   # right,
-        for c, o in failure.ran if raised and mistakes]     # the function's): dS @ Q raises as W @ d_output (78)
+    checks = [(c, e, e) for c, e in failure.passed if raised or rank_of(c) == rank_of(failure.case)] + [
+        (c, e, _outcome_print(o)) for c, o, e in failure.ran if raised]    # (case, right, the function's): red team 78
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
         theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
         if same_output(mine, theirs, failure.case.float_dtypes) and all(_agrees(fingerprint(exercise, lambda: mutant(

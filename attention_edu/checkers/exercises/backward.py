@@ -121,6 +121,11 @@ ATTENTION_BACKWARD = Exercise(
 
 # -- misconceptions -------------------------------------------------------------------------------
 
+def _dk_transposed(Q, K, V, d_output, mask=None):
+    dQ, dK, dV = backward(Q, K, V, d_output, mask)
+    return dQ, np.matrix_transpose(dK), dV
+
+
 register_mistakes("attention_backward", (
     ("diagonal-jacobian", "small", partial(backward, jacobian="diagonal"),
      "You kept only the diagonal of the softmax Jacobian, dS = W ⊙ dW: subtract each row's weighted mean, "
@@ -152,8 +157,7 @@ register_mistakes("attention_backward", (
      "Your gradients have no 1/√d_k anywhere: the scores are Q Kᵀ / √d_k, so recompute the weights with it, and "
      "dQ = dS K / √d_k, dK = dSᵀ Q / √d_k carry it too."),
     ("cross-entropy", "small", partial(backward, jacobian="cross-entropy"), CROSS_ENTROPY),
-    ("dk-transposed", "returns", lambda *args: (lambda dQ, dK, dV: (dQ, np.matrix_transpose(dK), dV))(
-        *backward(*args)),
+    ("dk-transposed", "returns", _dk_transposed,
      "dK has one row per key, shape (..., n, d_k): it is dSᵀ Q, not its transpose Qᵀ dS."),
     ("dv-transposed", "returns", partial(backward, dv=lambda W, dO: np.matrix_transpose(dO) @ W),
      "dV has one row per value, shape (..., n, d_v): it is Wᵀ d_output, not d_outputᵀ W."),
