@@ -2839,7 +2839,10 @@ def test_a_function_where_its_value_was_meant_is_told_by_its_type_name(kind, mes
 
     line = "line 3 in f: n = x.shape(1)" if "tuple" in message else "line 3 in f: return x - x.max"
     assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), line), ()) == hint_id
-    if "tuple" in message:              # a tuple called elsewhere is not a shape called, nor np.shape (red team 78)
+    if "tuple" in message:              # np.shape(Q)(-1), the same mistake through NumPy's function (red team 79)
+        line = "line 3 in f: d_k = np.shape(Q)(-1)"
+        assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), line), ()) == hint_id
+        # a tuple called elsewhere is not a shape called, nor np.shape indexed (red team 78)
         for other in ("line 3 in f: return f(x)", "line 3 in f: new = np.shape(X)[:-1] (num_heads, d)"):
             assert explain_error(ErrorInfo(kind, message, (kind, "Exception"), other), ()) == "error.other"
 

@@ -238,7 +238,7 @@ def explain_error(error: ErrorInfo, args: tuple, names: tuple = ()) -> str:
         ("error.none-argument", "'NoneType'" in text and re.search(r"mask|\bn\b", line)),    # mask.astype: no mask
         ("error.float-size", error.is_a("TypeError") and "'float' object cannot be interpreted as an integer" in text),
         ("error.function-value", re.search(r"(^|[:d] )'(builtin_function_or_)?(function|method)'( obj| and|$)", text)
-         or "'tuple' object is not callable" in text and re.search(r"(?<!np)\.shape\s*\(", line)),     # 43's 40
+         or "'tuple' object is not callable" in text and re.search(r"(?<!np)\.shape\s*\(|shape\([^()]*\)\s*\(", line)),
         # B, L, D = X.shape; reshape(B, L, H, d) of (L, D); x.transpose(0, 1, 3, 2); not x[2] of size 2, float indices
         ("error.fixed-ndim", error.is_a("IndexError") and re.search("tuple ind|many ind|of dim", text) or "to unpack"
          in text and "shape" in line
