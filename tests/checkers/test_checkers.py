@@ -429,7 +429,9 @@ def _result(mistake):
 #: a line each that shows a mistake whose mutant raises as another's does: only the line that raised tells them apart
 #: (a mutant's own line is the package's, which no error shows; tests/checkers/test_checkers_real_code.py has both)
 LINES = {"multi_head_attention.torch-layout": "q = X_q @ W_Q.T",
-         "multi_head_attention.weights-per-head": "q, k, v = X_q @ W_Q[h], X_kv @ W_K[h], X_kv @ W_V[h]"}
+         "multi_head_attention.weights-per-head": "q, k, v = X_q @ W_Q[h], X_kv @ W_K[h], X_kv @ W_V[h]",
+         "luong_general_scores.states-as-columns": "return S.T @ (W @ H)",      # a variant raises as the next does
+         "luong_general_scores.untransposed-H": "return S @ (W @ H)"}
 
 
 @pytest.mark.usefixtures("calls_inline")

@@ -2460,6 +2460,19 @@ CORPUS = [
             dK, dV = dS @ Q / root, Wtr @ d_output        # dK not transposed; dV right
             return dS @ K / root, dK, dV
         """, "dK = dS Q, and the mask added to the scores (red team 79)", ("attention_backward.chain",)),
+    ("luong-h-untransposed-nested", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 79: W h_i for every h_i, H left as it came
+            return S @ (W @ H)
+        """, "H never transposed (S used as rows, rightly)", ("luong_general_scores.untransposed-H",)),
+    ("luong-h-untransposed-named-w", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            w = S @ W                                     # s_t^T W for every decoder state: right
+            return w @ H                                  # H is (n, d_h): its .T is missing
+        """, "H never transposed, after a right S W named w", ("luong_general_scores.untransposed-H",)),
+    ("luong-h-untransposed-dot", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            return np.dot(np.dot(S, W), H)
+        """, "H never transposed, through np.dot", ("luong_general_scores.untransposed-H",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n

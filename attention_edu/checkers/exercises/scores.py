@@ -63,11 +63,9 @@ BAHDANAU_SCORES = Exercise(
     cases=_bahdanau_cases,
     properties=(
         Property("bahdanau_scores.property-key-order", "reordering encoder states reorders the columns",
-                 "Score (t, i) depends on s_t and h_i only, so permuting the rows of H must permute "
-                 "the columns of the scores the same way.", _encoder_order),
+                 "Score (t, i) uses s_t and h_i alone: permuting the rows of H permutes the columns.", _encoder_order),
         Property("bahdanau_scores.property-rows", "row t depends on decoder state t only",
-                 "Row t of the scores uses decoder state s_t alone; changing another state must "
-                 "leave it unchanged.", _row_independence),
+                 "Row t of the scores uses s_t alone: changing another state leaves it as it was.", _row_independence),
     ),
 )
 
@@ -106,11 +104,9 @@ LUONG_GENERAL_SCORES = Exercise(
     cases=_luong_cases,
     properties=(
         Property("luong_general_scores.property-linear", "the scores are linear in W",
-                 "sᵀ W h is linear in W: the scores for W = A + B must be the sum of the scores "
-                 "for A and for B.", _linear_in_w),
+                 "sᵀ W h is linear in W: the scores for W = A + B must be those for A plus those for B.", _linear_in_w),
         Property("luong_general_scores.property-identity", "W = I gives the dot score",
-                 "With W the identity the general score sᵀ W h is the plain dot product s · h.",
-                 _identity_is_dot),
+                 "With W the identity the general score sᵀ W h is the plain dot product s · h.", _identity_is_dot),
     ),
 )
 
@@ -120,6 +116,7 @@ LUONG_GENERAL_SCORES = Exercise(
 #: a weight as a product's first operand, on the line that raised: the column form (red team 73: not S @ W1.T @ W2 @ H);
 #: W by its name (W, Wa, W_a, w) in a line that raised, for Luong's mutants (red team 77)
 _WEIGHT_FIRST, _W = r"(^|[=(,+:-]\s*)[Ww]\w*\s*@|dot\(\s*[Ww]", r"\b[Ww]\w{0,3}\b"
+_W_NAME = r"(W(_\w*|[A-Za-z]{0,3})|w(_\w+|[A-Za-z]{1,3}))"     # W, Wa, W_mult, w_a; not w alone (w = S @ W)
 
 #: code that goes on to the attention's output, softmax(scores) @ H (hint studies 37 to 40)
 _CONTEXT = ("Your function goes on to the attention's output, the context vectors softmax(scores) @ H (and the "
@@ -194,7 +191,10 @@ register_mistakes("luong_general_scores", (
      "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
      "not the column-vector form S.T @ W @ H.",     # a transposed first operand on the line (red team 77)
      r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@|"   # or W first
-     r"(^|[=(,:]|return)\s*[Ww](_\w*|[A-Za-z]{0,3})\s*@|dot\(\s*[Ww](_\w*|[A-Za-z]{0,3})\s*,"),  # W_mult, not weights
+     rf"(^|[=,:]|return)\s*{_W_NAME}\s*@|dot\(\s*{_W_NAME}\s*,"),      # not S @ (W @ H), where H alone lacks its .T
+    ("untransposed-H", "runs", lambda S, H, W: S @ W @ H,     # red team 79's left; no transpose on the line
+     "H holds the encoder states as rows, (n, d_h): S @ W, (m, d_h), meets them as S @ W @ H.T, (m, n), not S @ W @ H.",
+     rf"^(?!.*(\.\s*m?T\b|transpose|swapaxes|moveaxis|permute)).*{_W}"),
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
      "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score.", rf"^(?!.*{_W})"),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
@@ -219,6 +219,7 @@ register_mistakes("luong_general_scores", (
      "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
+variant("luong_general_scores.untransposed-H")(lambda S, H, W: np.dot(np.dot(S, W), H))
 for _columns in (lambda S, H, W: np.dot(np.dot(S.T, W), H), lambda S, H, W: np.dot(S.T, np.dot(W, H)),
                  lambda S, H, W: S.T @ (W @ H)):    # np.dot's errors (study 43's 19), W H first (44's 19)
     variant("luong_general_scores.states-as-columns")(_columns)
@@ -243,8 +244,7 @@ def _weights_for_scores(case, mine, expected):
         if a.shape[-1] < 2 or np.any(a < 0) or not np.allclose(a.sum(-1), 1.0) or np.allclose(e.sum(-1), 1.0):
             return None
         return "value.softmaxed-scores", ("Your scores sum to 1 along each row: they are weights (a softmax, or a "
-                                          "division by the row's sum), not the raw scores asked for. Return the "
-                                          "scores before any normalising, then compare them with the expected ones.")
+                                          "division by the row's sum): return the raw scores, before any normalising.")
     return "value.softmaxed-scores", (f"Your scores sum to 1 along each row: they are weights, the softmax of {c:.4g} "
                                       "times the scores asked for. Return the raw scores, before any softmax and "
                                       "without that factor.")
