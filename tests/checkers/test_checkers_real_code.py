@@ -2473,6 +2473,12 @@ CORPUS = [
         def luong_general_scores(S, H, W):
             return np.dot(np.dot(S, W), H)
         """, "H never transposed, through np.dot", ("luong_general_scores.untransposed-H",)),
+    ("ds-softmax-again-columns-row-formula", "backward_ds", """
+        def backward_ds(W, dW):                           # red team 79: a softmax down the columns, the rows' formula
+            e = np.exp(W)
+            probs = e / e.sum(axis=-2, keepdims=True)
+            return probs * (dW - np.sum(dW * probs, axis=-1, keepdims=True))
+        """, "the softmax applied again to W, down its columns", ("backward_ds.softmax-again",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n

@@ -212,6 +212,7 @@ variant("backward_ds.cross-entropy")(lambda W, dW: (W - dW) / W.shape[-2])      
 variant("backward_ds.single-vector")(lambda W, dW: dW @ (np.diagonal(W) - np.outer(W, W)))
 variant("backward_ds.softmax-again")(          # each column's, the softmax over axis -2 (hint study 44's 28)
     lambda W, dW: np.matrix_transpose(grad_s(np.matrix_transpose(softmax(W, -2)), np.matrix_transpose(dW))))
+variant("backward_ds.softmax-again")(lambda W, dW: grad_s(softmax(W, -2), dW))      # by columns, in the row formula
 register_mistakes("backward_dq", (
     ("unscaled", "small", lambda dS, K: dS @ K,
      "S = Q Kᵀ / √d_k, so dQ = dS K carries the factor 1/√d_k too: divide by math.sqrt(K.shape[-1])."),
