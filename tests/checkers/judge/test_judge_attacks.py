@@ -238,6 +238,11 @@ ATTACKS = {
             print("\\x1b[2J\\x1b[H\\rcheck softmax: passed.")
             raise ValueError("\\x1b[1A\\x1b[2K\\rall probes passed")
         """, "\\x1b[1A\\x1b[2K\\rall probes passed"),
+    "forged_error_message": ("""
+        SIZES = ",".join(["9"] * 1977)      # NumPy's reshape error, with 1,977 axes for the diagnosis to multiply out
+        def softmax(x):
+            raise ValueError("cannot reshape array of size 1 into shape (" + SIZES + ")")
+        """, "cannot reshape array of size 1 into shape (9,9,9"),
 }
 
 
@@ -344,6 +349,13 @@ def test_attack_fails_and_harms_nobody(classroom, attack):
     for raw in (done.stdout, check.stdout, classroom["graded"]):
         assert b"\x1b" not in raw and b"\r" not in raw.replace(b"\r\n", b"\n"), attack
     assert b"FORGED" not in done.stdout + classroom["graded"]
+
+
+def test_an_error_forged_for_the_diagnosis_costs_the_grader_no_time(classroom):
+    """Red team 80: the reading of a reshape's error multiplied out every size in the message, 12 s of the grader's
+    own time (outside the submission's budget) for one row of 1,977 sizes; NumPy's error has 64 axes at most."""
+    rows = _rows(classroom["graded"])
+    assert float(rows["forged_error_message.py"]["seconds"]) < 6, rows["forged_error_message.py"]
 
 
 def test_grade_prints_one_line_per_submission(classroom):
