@@ -33,7 +33,30 @@ def test_variants_exist_for_the_mask_fills():
 def test_every_variant_spelling_gets_its_mistake(mistake, mutant):
     result = CHECKERS[mistake.exercise](mutant)
     raised = "\nError: " in result.details        # a spelling that raises ((d_a, n) + (d_a, m)) is told where it ran
-    assert (result.hint_id, result.probe) == (mistake.id, "runs" if raised else mistake.probe), str(result)
+    named = {mistake.id, LINE_TWINS.get(mistake.id) if raised else None}      # a twin: told apart by its line
+    assert result.hint_id in named and result.probe == ("runs" if raised else mistake.probe), str(result)
+
+
+#: spellings that raise as another mistake's variant does: a mutant shows no line of the student's, and the line that
+#: raised tells them apart (tests/checkers/test_checkers_real_code.py runs both, np.dot's among them)
+LINE_TWINS = {"luong_general_scores.untransposed-H": "luong_general_scores.states-as-columns"}
+
+
+@pytest.mark.parametrize("kind", ["U8", "complex128", "datetime64[s]"])
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_outputs_of_text_or_complex_numbers_are_told_their_dtype_by_every_exercise(name, kind):
+    """Red team 80: text returned where the entropies go crashed the exercise's own readers ("the grader failed on
+    this submission"): the right numbers as text, complex or dates are told their dtype, in every exercise."""
+    reference = EXERCISES[name].reference
+
+    def student(*args):
+        out = reference(*args)
+        converted = tuple(np.asarray(o).astype("int64" if kind.startswith("datetime") else o.dtype).astype(kind)
+                          for o in (out if isinstance(out, tuple) else (out,)))
+        return converted if isinstance(out, tuple) else converted[0]
+
+    result = CHECKERS[name](student)
+    assert not result.passed and result.hint_id == "harness.dtype", str(result)
 
 
 def test_readers_ids_are_listed():

@@ -2479,6 +2479,36 @@ CORPUS = [
             probs = e / e.sum(axis=-2, keepdims=True)
             return probs * (dW - np.sum(dW * probs, axis=-1, keepdims=True))
         """, "the softmax applied again to W, down its columns", ("backward_ds.softmax-again",)),
+    ("luong-params-declared-s-w-h", "luong_general_scores", """
+        def luong_general_scores(S, W, H):                # red team 81: declared (S, W, H), so W holds the states
+            Ht = H.T                                      # the transpose on a line of its own
+            return S @ W @ Ht
+        """, "parameters in another order than the signature's (S, H, W)", ()),
+    ("luong-params-declared-s-w-h-dot", "luong_general_scores", """
+        def luong_general_scores(S, W, H):
+            Ht = H.T
+            return np.dot(np.dot(S, W), Ht)
+        """, "parameters in another order than the signature's (S, H, W), through np.dot", ()),
+    ("luong-columns-s-transposed-apart", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 81: S's transpose on its own line
+            St = S.T
+            return St @ (W @ H)
+        """, "states taken as columns (sᵀ W H), W H first", ("luong_general_scores.states-as-columns",)),
+    ("luong-columns-s-transposed-apart-chain", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            St = S.T
+            return St @ W @ H
+        """, "states taken as columns (sᵀ W H)", ("luong_general_scores.states-as-columns",)),
+    ("luong-columns-h-transposed-apart", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # S as columns; H transposed, rightly, on its own line
+            St = S.T
+            Ht = H.T
+            return St @ W @ Ht
+        """, "S taken as columns (Sᵀ W Hᵀ)", ("luong_general_scores.states-as-columns",)),
+    ("luong-h-untransposed-nested-dot", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 81: S untouched, W H first through np.dot
+            return np.dot(S, np.dot(W, H))
+        """, "H never transposed, through nested np.dot", ("luong_general_scores.untransposed-H",)),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2507,6 +2537,9 @@ def test_the_corpus_is_large_enough_and_distinct():
 
 #: wrong code whose first hint is still generic (see the report): the real mistake shows only in the values
 GENERIC = {"ds-cross-entropy": "error.other",
+           # parameters declared in another order: the signature's words are the hint (red team 81)
+           "luong-params-declared-s-w-h": "error.matmul-shapes",
+           "luong-params-declared-s-w-h-dot": "error.matmul-shapes",
            # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
            # did not make (red teams 57, 58 and 75: keys cut to m from X_kv, per-head outputs as weights), so no more
            "mha-self-attention-causal-always": "harness.shape",
@@ -2708,6 +2741,10 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
+    # red team 81: its error on the chapter's case is S @ W @ H's, and not on the other cases where both raise
+    "luong-params-declared-s-w-h": "luong_general_scores.untransposed-H",
+    "luong-params-declared-s-w-h-dot": "luong_general_scores.untransposed-H",
+    "luong-h-untransposed-nested-dot": "luong_general_scores.states-as-columns",    # S untouched (red team 81)
     "luong-transposed-w-in-a-helper": "luong_general_scores.ignores-W",     # its error is W.T's (red team 77)
     "backward-dk-no-transpose": "attention_backward.dv-no-transpose",       # raises as W @ d_output does
     # red team 78: dS @ Q raises as W @ d_output does, on a line that also holds dV's product, right on every case it

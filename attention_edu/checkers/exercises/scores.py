@@ -85,14 +85,12 @@ def _luong_cases() -> list[Case]:
 def _linear_in_w(student) -> str | None:
     S, H, A, B = normal_arrays(33, (3, 4), (5, 2), (4, 2), (4, 2))
     (a,), (b,), (both,) = student(S, H, A), student(S, H, B), student(S, H, A + B)
-    linear = np.allclose(a + b, both, rtol=1e-4, atol=1e-6)
-    return None if linear else "scores(W = A + B) differ from scores(A) + scores(B)"
+    return None if np.allclose(a + b, both, rtol=1e-4, atol=1e-6) else "scores(W = A + B) are not scores(A) + scores(B)"
 
 
 def _identity_is_dot(student) -> str | None:
     S, H = normal_arrays(34, (3, 4), (5, 4))
-    (a,) = student(S, H, np.eye(4))
-    dot = np.allclose(a, S @ H.T, rtol=1e-4, atol=1e-6)
+    dot = np.allclose(student(S, H, np.eye(4))[0], S @ H.T, rtol=1e-4, atol=1e-6)
     return None if dot else "with W = I the general score should equal the dot score S Hᵀ"
 
 
@@ -191,7 +189,8 @@ register_mistakes("luong_general_scores", (
      "S and H hold the states as rows, (m, d_s) and (n, d_h): s_tᵀ W h_i for every pair is S @ W @ H.T, "
      "not the column-vector form S.T @ W @ H.",     # a transposed first operand on the line (red team 77)
      r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@|"   # or W first
-     rf"(^|[=,:]|return)\s*{_W_NAME}\s*@|dot\(\s*{_W_NAME}\s*,"),      # not S @ (W @ H), where H alone lacks its .T
+     rf"(^|[=,:]|return)\s*{_W_NAME}\s*@|(?<![\w.])(?![Ss]\b)\w+\s*@\s*\(?\s*{_W}\s*@|^(?!.*dot\(\s*S\s*,).*dot\(\s*"
+     rf"{_W_NAME}\s*,"),   # St @ W @ H, np.dot(St, np.dot(W, H)); not S @ (W @ H), where H alone lacks its .T (81)
     ("untransposed-H", "runs", lambda S, H, W: S @ W @ H,     # red team 79's left; no transpose on the line
      "H holds the encoder states as rows, (n, d_h): S @ W, (m, d_h), meets them as S @ W @ H.T, (m, n), not S @ W @ H.",
      rf"^(?!.*(\.\s*m?T\b|transpose|swapaxes|moveaxis|permute)).*{_W}"),
@@ -219,7 +218,8 @@ register_mistakes("luong_general_scores", (
      "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
-variant("luong_general_scores.untransposed-H")(lambda S, H, W: np.dot(np.dot(S, W), H))
+for _nested in (lambda S, H, W: np.dot(np.dot(S, W), H), lambda S, H, W: np.dot(S, np.dot(W, H))):   # np.dot's errors
+    variant("luong_general_scores.untransposed-H")(_nested)
 for _columns in (lambda S, H, W: np.dot(np.dot(S.T, W), H), lambda S, H, W: np.dot(S.T, np.dot(W, H)),
                  lambda S, H, W: S.T @ (W @ H)):    # np.dot's errors (study 43's 19), W H first (44's 19)
     variant("luong_general_scores.states-as-columns")(_columns)
