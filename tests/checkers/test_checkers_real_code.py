@@ -2509,6 +2509,82 @@ CORPUS = [
         def luong_general_scores(S, H, W):                # red team 81: S untouched, W H first through np.dot
             return np.dot(S, np.dot(W, H))
         """, "H never transposed, through nested np.dot", ("luong_general_scores.untransposed-H",)),
+    ("mha-head-size-from-d-model-own-assert", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):
+            d_model = X_q.shape[-1]                       # hint study 47's 07: the head size from d_model, checked
+            assert d_model % num_heads == 0, "d_model must be divisible by num_heads"
+            d = d_model // num_heads
+            m, n = X_q.shape[0], X_kv.shape[0]
+            q = (X_q @ W_Q).reshape(m, num_heads, d).transpose(1, 0, 2)
+            k = (X_kv @ W_K).reshape(n, num_heads, d).transpose(1, 0, 2)
+            v = (X_kv @ W_V).reshape(n, num_heads, d).transpose(1, 0, 2)
+            s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            w = e / e.sum(axis=-1, keepdims=True)
+            o = (w @ v).transpose(1, 0, 2).reshape(m, -1)
+            return o @ W_O, w
+        """, "the head size taken from d_model (its own assert says so on some cases), 2-D only",
+        ("multi_head_attention.head-size-from-d_model",)),
+    ("sdpa-no-transpose-own-raise", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # red team 82: its own check raises on other cases
+            if Q.shape[-2] > K.shape[-2]:
+                raise ValueError("there cannot be more queries than keys")
+            s = Q @ K / np.sqrt(Q.shape[-1])              # K not transposed
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            top = np.max(s, axis=-1, keepdims=True)
+            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
+            total = e.sum(axis=-1, keepdims=True)
+            w = e / np.where(total == 0, 1.0, total)
+            return w @ V, w
+        """, "Q K without the transpose (and a check of its own, wrong, where m > n)", ("attention.no-transpose",)),
+    ("mha-weights-per-head-values-first", "multi_head_attention", """
+        def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):   # red team 82: V's line first
+            outs, ws = [], []
+            for h in range(num_heads):
+                v = X_kv @ W_V[h]
+                k = X_kv @ W_K[h]
+                q = X_q @ W_Q[h]
+                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                e = np.exp(s - s.max(axis=-1, keepdims=True))
+                w = e / e.sum(axis=-1, keepdims=True)
+                outs.append(w @ v)
+                ws.append(w)
+            return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
+        """, "W_Q[h], W_K[h], W_V[h] as per-head matrices", ("multi_head_attention.weights-per-head",)),
+    ("bahdanau-row-vector-weights-keys-first", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):             # red team 82: the encoder's projection first
+            keys = H @ W2
+            query = S @ W1
+            return np.tanh(query[:, None, :] + keys[None, :, :]) @ v
+        """, "S @ W1 and H @ W2 with the column-vector weights", ("bahdanau_scores.row-vector-weights",)),
+    ("bahdanau-row-vector-weights-own-assert", "bahdanau_scores", """
+        def bahdanau_scores(S, H, W1, W2, v):
+            assert S.shape[-1] == H.shape[-1], "states must have the same size"   # wrong: d_s need not be d_h
+            a = S @ W1
+            b = H @ W2
+            return np.tanh(a[:, None, :] + b[None, :, :]) @ v
+        """, "S @ W1 with the column-vector weights (and an assert of its own, wrong)",
+        ("bahdanau_scores.row-vector-weights",)),
+    ("luong-elementwise-keys-first", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 82: W applied to H, then `*`
+            keys = H @ W.T
+            return (S * keys).sum(axis=-1)
+        """, "`*` where a matrix product belongs", ("luong_general_scores.elementwise",)),
+    ("luong-h-untransposed-own-assert", "luong_general_scores", """
+        def luong_general_scores(S, H, W):
+            assert W.shape[0] == W.shape[1], "W must be square"   # wrong: d_s need not be d_h
+            return S @ W @ H
+        """, "H never transposed (and an assert of its own, wrong)", ("luong_general_scores.untransposed-H",)),
+    ("luong-h-projected-untransposed", "luong_general_scores", """
+        def luong_general_scores(S, H, W):                # red team 82: raises as code declared (S, W, H) does
+            Wh = H @ W.T
+            return S @ Wh
+        """, "(H Wᵀ) not transposed", ()),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2540,6 +2616,7 @@ GENERIC = {"ds-cross-entropy": "error.other",
            # parameters declared in another order: the signature's words are the hint (red team 81)
            "luong-params-declared-s-w-h": "error.matmul-shapes",
            "luong-params-declared-s-w-h-dot": "error.matmul-shapes",
+           "luong-h-projected-untransposed": "error.matmul-shapes",
            # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
            # did not make (red teams 57, 58 and 75: keys cut to m from X_kv, per-head outputs as weights), so no more
            "mha-self-attention-causal-always": "harness.shape",

@@ -64,9 +64,9 @@ def is_stub(outcome: Outcome) -> bool:
 def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
     """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
     its rank the function got right; one matched on an error, no output the function got right on a case it ran on,
-    and the function's own error on each plain case of that rank where both raised. Mistakes in ``known`` (found on
-    earlier probes) are tried first, then those registered for ``probe``, then for the case's own: one mistake that
-    explains every probe is named once."""
+    and the function's own error on each plain case of that rank where both raised one of a type and the function
+    on the same line. Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for
+    ``probe``, then for the case's own: one mistake that explains every probe is named once."""
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
     raised = _raised(mine)     # NumPy's error: of every rank
@@ -75,7 +75,7 @@ def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tupl
     checks = [(c, e, e) for c, e in failure.passed if raised or rank_of(c) == rank_of(failure.case)] + [
         (c, e, _outcome_print(o)) for c, o, e in failure.ran if raised]    # (case, right, the function's): red team 78
     errors = [(c, _outcome_print(o)) for c, o, _ in failure.raised if raised and rank_of(c) == rank_of(failure.case)
-              and c.probe in ("small", "random", "batched")]    # the same, where the mutant raises too (red team 81)
+              and c.probe in ("small", "random", "batched") and o.error.line == failure.error.line]   # red team 81
 
     def on(mutant, case):
         return fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
@@ -93,8 +93,9 @@ def _raised(fingerprint: tuple) -> bool:
 
 
 def _same_error(mutants: tuple, functions: tuple) -> bool:
-    """The function's error word for word where the mutant raises too (elsewhere another mistake may raise)."""
-    return not _raised(mutants) or same_output(mutants, functions)
+    """The function's error word for word where the mutant raises one of its type (elsewhere another mistake, or a
+    check of the student's own, may raise: hint study 47's 05, red team 82)."""
+    return not _raised(mutants) or mutants[0][1] != functions[0][1] or same_output(mutants, functions)
 
 
 def _agrees(mutants: tuple, right: tuple, functions: tuple, dtypes: tuple) -> bool:

@@ -43,14 +43,12 @@ def _encoder_order(student) -> str | None:
     S, H, W1, W2, v = normal_arrays(31, (2, 3), (6, 5), (4, 3), (4, 5), (4,))
     order = np.array([2, 4, 0, 5, 1, 3])
     (a,), (b,) = student(S, H, W1, W2, v), student(S, H[order], W1, W2, v)
-    reordered = np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6)
-    return None if reordered else "reordering the encoder states did not simply reorder the score columns"
+    return None if np.allclose(a[:, order], b, rtol=1e-4, atol=1e-6) else "reordering H did not reorder the columns"
 
 
 def _row_independence(student) -> str | None:
     S, H, W1, W2, v = normal_arrays(32, (4, 2), (3, 3), (5, 2), (5, 3), (5,))
-    S2 = S + np.eye(len(S))[:, :1]                          # change decoder state 0 only
-    (a,), (b,) = student(S, H, W1, W2, v), student(S2, H, W1, W2, v)
+    (a,), (b,) = student(S, H, W1, W2, v), student(S + np.eye(len(S))[:, :1], H, W1, W2, v)   # state 0 changed
     row_0_only = np.allclose(a[1:], b[1:], rtol=1e-4, atol=1e-6) and not np.allclose(a[0], b[0])
     return None if row_0_only else "changing decoder state 0 should change score row 0 and no other row"
 
@@ -178,6 +176,7 @@ variant("bahdanau_scores.context")(lambda S, H, W1, W2, v: _with_weights(stable_
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(W2 @ H + W1 @ S) @ v)   # W2 @ H first
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W1, S) + np.dot(W2, H)) @ v)
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W2, H) + np.dot(W1, S)) @ v)
+variant("bahdanau_scores.row-vector-weights")(lambda S, H, W1, W2, v: np.tanh((H @ W2)[None] + (S @ W1)[:, None]) @ v)
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
@@ -206,20 +205,20 @@ register_mistakes("luong_general_scores", (
      "`*` multiplies entry by entry, so it pairs decoder state t with encoder state t only (and needs m = n). The "
      "score of every decoder state with every encoder state is a matrix product: S @ W @ H.T, shape (m, n)."),
     ("no-encoder-states", "returns", lambda S, H, W: S @ W,      # hint study 24's 09
-     "Your scores never meet the encoder states: S @ W is s_tᵀ W alone, (m, d_h). Each score pairs it with an "
-     "encoder state h_i, so multiply by H.T: S @ W @ H.T, one score per pair, (m, n)."),
+     "Your scores never meet the encoder states (S @ W is s_tᵀ W alone): pair it with each h_i, S @ W @ H.T, (m, n)."),
     ("one-decoder-state", "returns", lambda S, H, W: S[:1] @ W @ H.T,
      "Your scores are for one decoder state (S[0] or S[-1]), as code written for one decoder step is; S holds all m "
      "decoder states as rows, and S @ W @ H.T scores every one of them against every encoder state, (m, n)."),
     ("context", "returns", lambda S, H, W: stable_softmax(S @ W @ H.T) @ H, _CONTEXT),
     ("one-state-as-column", "returns", lambda S, H, W: H @ (W.T @ S),      # hint studies 37's 21 and 38's 26
-     "Your code scores one decoder state s given as a vector, one score per encoder state (H @ W.T @ s); here S holds "
-     "all m decoder states as rows, (m, d_s), and W meets S on the wrong axis. Score every pair at once: S @ W @ H.T, "
-     "(m, n).", rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
+     "Your code scores one decoder state s given as a vector (H @ W.T @ s); S holds all m decoder states as rows, "
+     "(m, d_s), and W meets S on the wrong axis: score every pair at once, S @ W @ H.T, (m, n).",
+     rf"(^|[=(,+:-]|return)\s*\(?\s*{_W}(\s*\.\s*m?T)?\s*@|dot\(\s*{_W}"),     # W first (red team 77)
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
 for _nested in (lambda S, H, W: np.dot(np.dot(S, W), H), lambda S, H, W: np.dot(S, np.dot(W, H))):   # np.dot's errors
-    variant("luong_general_scores.untransposed-H")(_nested)
+    variant("luong_general_scores.untransposed-H")(_nested)      # not S @ (H @ W.T): declared (S, W, H) raises so (81)
+variant("luong_general_scores.elementwise")(lambda S, H, W: np.sum(S * (H @ W.T), axis=-1))    # H projected first (82)
 for _columns in (lambda S, H, W: np.dot(np.dot(S.T, W), H), lambda S, H, W: np.dot(S.T, np.dot(W, H)),
                  lambda S, H, W: S.T @ (W @ H)):    # np.dot's errors (study 43's 19), W H first (44's 19)
     variant("luong_general_scores.states-as-columns")(_columns)
