@@ -45,3 +45,24 @@ def test_readme_counts_the_mistake_registry_as_it_is():
     text = " ".join(README.read_text().split())
     line = f"A registry of {len(checkers.all_mistakes())} known mistakes"
     assert line in text, f"the README's count of known mistakes is stale; it is now {line}"
+
+
+def test_readme_and_the_studies_page_total_the_hint_studies_table():
+    """Both totals of the hint studies (files, wrong, named, partly, not at all, wrongly) are the sums of the table's
+    rows: each new study changes three places by hand, and a stale sum would be a claim no study made."""
+    page = (ROOT / "docs" / "hint-studies.md").read_text()
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in page.splitlines()
+            if line.startswith("| ") and not line.startswith(("| study", "| ---"))]
+    real = [row for row in rows if "real code" in row[0]]
+    files, wrong, named, partly, nothing, wrongly = (sum(int(row[i].split()[0].replace(",", "")) for row in real)
+                                                     for i in (1, 4, 5, 6, 7, 8))
+    everything = sum(int(row[1]) for row in rows)
+    readme, studies = " ".join(README.read_text().split()), " ".join(page.split())
+    for text, said in ((readme, (f"{files:,} files of which {wrong:,} are wrong", f"in {named:,} of the {wrong:,}",
+                                 f"part of it in {partly},", f"not at all in {nothing} ", f"a wrong one in {wrongly}.",
+                                 f"{everything:,} files, one verdict was wrong")),
+                       (studies, (f"({files:,} files from public repositories, {wrong:,} of them wrong)",
+                                  f"in {named:,} of the {wrong:,} failing files", f"partly in {partly}, not at all in "
+                                  f"{nothing} and wrongly in {wrongly}."))):
+        missing = [s for s in said if s not in text]
+        assert not missing, f"stale totals of docs/hint-studies.md's table: {missing}"
