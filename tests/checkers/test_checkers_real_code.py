@@ -2532,26 +2532,18 @@ CORPUS = [
             if Q.shape[-2] > K.shape[-2]:
                 raise ValueError("there cannot be more queries than keys")
             s = Q @ K / np.sqrt(Q.shape[-1])              # K not transposed
-            if mask is not None:
-                s = np.where(mask, s, -np.inf)
-            top = np.max(s, axis=-1, keepdims=True)
-            e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
-            total = e.sum(axis=-1, keepdims=True)
-            w = e / np.where(total == 0, 1.0, total)
+            w = np.exp(s - s.max(axis=-1, keepdims=True)) if mask is None else np.where(mask, np.exp(s), 0.0)
+            w = w / w.sum(axis=-1, keepdims=True)
             return w @ V, w
         """, "Q K without the transpose (and a check of its own, wrong, where m > n)", ("attention.no-transpose",)),
-    ("mha-weights-per-head-values-first", "multi_head_attention", """
+    ("mha-weights-per-head-values-first", "multi_head_attention", _GUARDED_WEIGHTS + """
         def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, num_heads, mask=None):   # red team 82: V's line first
             outs, ws = [], []
             for h in range(num_heads):
                 v = X_kv @ W_V[h]
                 k = X_kv @ W_K[h]
                 q = X_q @ W_Q[h]
-                s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-                if mask is not None:
-                    s = np.where(mask, s, -np.inf)
-                e = np.exp(s - s.max(axis=-1, keepdims=True))
-                w = e / e.sum(axis=-1, keepdims=True)
+                w = _weights(q, k, mask)
                 outs.append(w @ v)
                 ws.append(w)
             return np.concatenate(outs, axis=-1) @ W_O, np.stack(ws, axis=-3)
