@@ -120,7 +120,6 @@ class Failure:
     expected: tuple = ()       # what the reference gave for the same inputs
     passed: list = field(default_factory=list)    # (case, expected) of the cases the function got right, in that run
     ran: list = field(default_factory=list)       # (case, Outcome, expected) of public cases it gave the right shapes
-    raised: list = field(default_factory=list)    # (case, Outcome, expected) of public cases where it raised
 
 
 def probe_counts(exercise: Exercise, cases: list[Case]) -> dict[str, int]:

@@ -25,8 +25,9 @@ class _Stopped(Exception):
 
 def _parts(exercise: Exercise, value: Any) -> tuple | None:
     """The returned value as a tuple of outputs, or None when its arity is wrong."""
-    n = len(exercise.outputs)
-    return (value,) if n == 1 else tuple(value) if isinstance(value, (tuple, list)) and len(value) == n else None
+    if len(exercise.outputs) == 1:
+        return (value,)
+    return tuple(value) if isinstance(value, (tuple, list)) and len(value) == len(exercise.outputs) else None
 
 
 def _basic_failure(exercise: Exercise, case: Case, outcome: Outcome, expected: tuple, timeout: float) -> Failure | None:
@@ -150,21 +151,20 @@ def _run(exercise: Exercise, invoke: Callable[..., Outcome], timeout: float, see
     total = sum((counts := probe_counts(exercise, cases)).values())
     log, failures, passed = [], [], []     # every call's Outcome; every Failure; (case, expected) of those passed
     not_passed, runs_by_rank = Counter(), {}     # not passed by group (a case's probe, "properties"...); rank -> runs
-    lost, stubs, ran, raised, skipped = 0, 0, [], [], {}   # ran, raised: (case, call, expected) of public cases
+    lost, stubs, ran, skipped = 0, 0, [], {}    # lost in a row; stubs; (case, call, expected), right shapes; not run
     sample = next((c for c in cases if c.probe == "random"), cases[0])    # determinism's case where no case ran
 
     def fail(group: str, failure: Failure, outcome: Outcome, expected: tuple = ()) -> None:
-        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed, ran=ran,
-                                            raised=raised))
+        failures.append(dataclasses.replace(failure, outcome=outcome, expected=expected, passed=passed, ran=ran))
         not_passed[group] += 1
     for index, case in enumerate(cases):
         outcome, expected, failure = _probe(exercise, invoke, case, timeout, log)
         stubs += is_stub(outcome)
-        if case.probe != "hidden" and (failure is None or outcome.error is not None):     # any values, or an error
-            (ran if failure is None else raised).append((case, outcome, expected))
+        ran += [(case, outcome, expected)] if failure is None and case.probe != "hidden" else []    # any values
         if rank_of(case) is not None and not outcome.timed_out:
             runs_by_rank.setdefault(rank_of(case), []).append(failure is None or failure.probe == "inputs")
-        if failure := failure or _value_failure(exercise, case, outcome, expected):
+        failure = failure or _value_failure(exercise, case, outcome, expected)
+        if failure is not None:
             fail(case.probe, failure, outcome, expected)
         else:
             passed.append((case, expected))

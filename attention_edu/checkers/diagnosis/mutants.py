@@ -63,39 +63,22 @@ def is_stub(outcome: Outcome) -> bool:
 
 def match_mistake(exercise: Exercise, failure: Failure, mine: tuple, known: tuple[str, ...] = ()) -> Mistake | None:
     """The first registered mistake whose mutant reproduces ``mine`` on the failure's case and gets right every case of
-    its rank the function got right; one matched on an error, no output the function got right on a case it ran on,
-    and the function's own error on each plain case of that rank where both raised one of a type and the function
-    on the same line. Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for
-    ``probe``, then for the case's own: one mistake that explains every probe is named once."""
+    its rank the function got right; one matched on an error, no output the function got right on a case it ran on.
+    Mistakes in ``known`` (found on earlier probes) are tried first, then those registered for ``probe``, then for the
+    case's own: one mistake that explains every probe is named once."""
     mistakes = sorted(mistakes_for(exercise.name), key=lambda m: (m.id not in known, m.probe != failure.probe,
                                                                   m.probe != failure.case.probe))
-    raised = _raised(mine)     # NumPy's error: of every rank
+    raised = len(mine) == 1 and type(mine[0]) is tuple and mine[0][0] == "error"     # NumPy's error: of every rank
     said = getattr(failure.error, "line", "").split("#")[0]      # the student's line that raised, its comment cut
     mistakes = [m for m in mistakes if m.id in known or not (raised and said) or re.search(m.line, said)]  # 36, 77
     checks = [(c, e, e) for c, e in failure.passed if raised or rank_of(c) == rank_of(failure.case)] + [
         (c, e, _outcome_print(o)) for c, o, e in failure.ran if raised]    # (case, right, the function's): red team 78
-    errors = [(c, _outcome_print(o)) for c, o, _ in failure.raised if raised and rank_of(c) == rank_of(failure.case)
-              and c.probe in ("small", "random", "batched") and o.error.line == failure.error.line]   # red team 81
-
-    def on(mutant, case):
-        return fingerprint(exercise, lambda: mutant(*copy.deepcopy(case.args)))
     for mistake, mutant in ((mistake, mutant) for mistake in mistakes for mutant in variants_of(mistake)):
-        if same_output(mine, on(mutant, failure.case)[:len(mine)], failure.case.float_dtypes) and all(  # output alone
-                _agrees(on(mutant, c), right, its, c.float_dtypes) for c, right, its in checks) and all(  # its rank's
-                _same_error(on(mutant, c), its) for c, its in errors):     # of its rank: axis=1 is the queries' on 3-D
-            return mistake
+        theirs = fingerprint(exercise, lambda: mutant(*copy.deepcopy(failure.case.args)))[:len(mine)]   # output alone
+        if same_output(mine, theirs, failure.case.float_dtypes) and all(_agrees(fingerprint(exercise, lambda: mutant(
+                *copy.deepcopy(c.args))), right, its, c.float_dtypes) for c, right, its in checks):   # of its rank:
+            return mistake      # axis=1 is the queries' on 3-D
     return None
-
-
-def _raised(fingerprint: tuple) -> bool:
-    """True for the fingerprint of an exception."""
-    return len(fingerprint) == 1 and type(fingerprint[0]) is tuple and fingerprint[0][0] == "error"
-
-
-def _same_error(mutants: tuple, functions: tuple) -> bool:
-    """The function's error word for word where the mutant raises one of its type (elsewhere another mistake, or a
-    check of the student's own, may raise: hint study 47's 05, red team 82)."""
-    return not _raised(mutants) or mutants[0][1] != functions[0][1] or same_output(mutants, functions)
 
 
 def _agrees(mutants: tuple, right: tuple, functions: tuple, dtypes: tuple) -> bool:

@@ -176,7 +176,6 @@ variant("bahdanau_scores.context")(lambda S, H, W1, W2, v: _with_weights(stable_
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(W2 @ H + W1 @ S) @ v)   # W2 @ H first
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W1, S) + np.dot(W2, H)) @ v)
 variant("bahdanau_scores.states-as-columns")(lambda S, H, W1, W2, v: np.tanh(np.dot(W2, H) + np.dot(W1, S)) @ v)
-variant("bahdanau_scores.row-vector-weights")(lambda S, H, W1, W2, v: np.tanh((H @ W2)[None] + (S @ W1)[:, None]) @ v)
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W2 @ H.T + W1 @ S.T))  # states as columns
 variant("bahdanau_scores.no-pairs")(lambda S, H, W1, W2, v: v[None] @ np.tanh(W1 @ S.T + W2 @ H.T))
 
@@ -190,9 +189,9 @@ register_mistakes("luong_general_scores", (
      r"(^|[=(,:]|return)\s*\w+\s*\.\s*m?T\s*@|dot\(\s*\w+\.m?T\b|transpose\(\s*\w+\s*\)\s*@|"   # or W first
      rf"(^|[=,:]|return)\s*{_W_NAME}\s*@|(?<![\w.])(?![Ss]\b)\w+\s*@\s*\(?\s*{_W}\s*@|^(?!.*dot\(\s*S\s*,).*dot\(\s*"
      rf"{_W_NAME}\s*,"),   # St @ W @ H, np.dot(St, np.dot(W, H)); not S @ (W @ H), where H alone lacks its .T (81)
-    ("untransposed-H", "runs", lambda S, H, W: S @ W @ H,     # red team 79's left; no transpose on the line
+    ("untransposed-H", "runs", lambda S, H, W: S @ W @ H,     # red team 79's left: no transpose on the line, W then H
      "H holds the encoder states as rows, (n, d_h): S @ W, (m, d_h), meets them as S @ W @ H.T, (m, n), not S @ W @ H.",
-     rf"^(?!.*(\.\s*m?T\b|transpose|swapaxes|moveaxis|permute)).*{_W}"),
+     rf"^(?!.*(\.\s*m?T\b|transpose|swapaxes|moveaxis|permute|einsum)).*{_W}.*(@\s*\(?|[,(])\s*[Hh]\b"),  # not Ht (81)
     ("ignores-W", "small", lambda S, H, W: S @ H.T,
      "The general score puts W between the states, s_tᵀ W h_i; without W it is the dot score.", rf"^(?!.*{_W})"),
     ("scaled", "small", lambda S, H, W: S @ W @ H.T / math.sqrt(H.shape[-1]),
@@ -217,8 +216,7 @@ register_mistakes("luong_general_scores", (
 ))
 variant("luong_general_scores.one-state-as-column")(lambda S, H, W: H @ (W @ S))    # W taken as (d_h, d_s)
 for _nested in (lambda S, H, W: np.dot(np.dot(S, W), H), lambda S, H, W: np.dot(S, np.dot(W, H))):   # np.dot's errors
-    variant("luong_general_scores.untransposed-H")(_nested)      # not S @ (H @ W.T): declared (S, W, H) raises so (81)
-variant("luong_general_scores.elementwise")(lambda S, H, W: np.sum(S * (H @ W.T), axis=-1))    # H projected first (82)
+    variant("luong_general_scores.untransposed-H")(_nested)
 for _columns in (lambda S, H, W: np.dot(np.dot(S.T, W), H), lambda S, H, W: np.dot(S.T, np.dot(W, H)),
                  lambda S, H, W: S.T @ (W @ H)):    # np.dot's errors (study 43's 19), W H first (44's 19)
     variant("luong_general_scores.states-as-columns")(_columns)
