@@ -2577,6 +2577,13 @@ CORPUS = [
             Wh = H @ W.T
             return S @ Wh
         """, "(H Wᵀ) not transposed", ()),
+    ("sdpa-queries-times-values", "scaled_dot_product_attention", """
+        def scaled_dot_product_attention(Q, K, V, mask=None):   # red team 83: V where K belongs
+            s = Q @ V / np.sqrt(Q.shape[-1])
+            w = np.exp(s - s.max(axis=-1, keepdims=True)) if mask is None else np.where(mask, np.exp(s), 0.0)
+            w = w / w.sum(axis=-1, keepdims=True)
+            return w @ V, w
+        """, "Q V where Q Kᵀ belongs: its error is Q @ K's word for word, as V and K have n rows", ()),
     ("causal-raised", "causal_mask", """
         def causal_mask(m, n=None):
             n = m if n is None else n
@@ -2609,6 +2616,7 @@ GENERIC = {"ds-cross-entropy": "error.other",
            "luong-params-declared-s-w-h": "error.matmul-shapes",
            "luong-params-declared-s-w-h-dot": "error.matmul-shapes",
            "luong-h-projected-untransposed": "error.matmul-shapes",
+           "sdpa-queries-times-values": "error.matmul-shapes",
            # keys from X_q, told by its weights' shape alone: reading shapes as a mistake's named mistakes the code
            # did not make (red teams 57, 58 and 75: keys cut to m from X_kv, per-head outputs as weights), so no more
            "mha-self-attention-causal-always": "harness.shape",
@@ -2810,6 +2818,7 @@ def test_real_code_gets_every_mistake_named(tmp_path, capsys, key):
 
 # a hint once listed for a mistake the code does not make (red team 12C)
 NOT_NAMED = {
+    "sdpa-queries-times-values": "attention.no-transpose",       # Q @ V raises as Q @ K does (red team 83)
     # red team 81: its error on the chapter's case is S @ W @ H's, and not on the other cases where both raise
     "luong-params-declared-s-w-h": "luong_general_scores.untransposed-H",
     "luong-params-declared-s-w-h-dot": "luong_general_scores.untransposed-H",

@@ -192,10 +192,11 @@ register_mistakes("scaled_dot_product_attention", prefix="attention", table=(
      "score before exp."),
     ("batched-transpose", "runs", lambda Q, K, V, mask=None: weigh(Q @ K.T / math.sqrt(Q.shape[-1]), V, mask),
      "On batched input .T reverses every axis, batch axes included: swap only the last two with "
-     "np.swapaxes(K, -1, -2)."),
+     "np.swapaxes(K, -1, -2).", r"\.\s*m?T\b|transpose\("),     # a transpose on the line (red team 83: not Q @ V)
     ("no-transpose", "runs", lambda Q, K, V, mask=None: weigh(Q @ K / math.sqrt(Q.shape[-1]), V, mask),
      "The scores pair every query with every key, Q Kᵀ: transpose K's last two axes, "
-     "Q @ np.swapaxes(K, -1, -2); Q @ K only fits when d_k = n."),
+     "Q @ np.swapaxes(K, -1, -2); Q @ K only fits when d_k = n.",   # not Q @ V, whose error is the same (red team 83)
+     r"^(?!.*(\b[Qq]\w*\s*@\s*|dot\(\s*[Qq]\w*\s*,\s*)(V|v|values?)\b)"),
     ("keys-times-queries", "runs", lambda Q, K, V, mask=None: weigh(K @ np.swapaxes(Q, -1, -2), V, mask),
      "Your scores are K Qᵀ, one row per key: compute Q Kᵀ, Q @ np.swapaxes(K, -1, -2), so that rows are "
      "queries and the weights @ V fit."),
